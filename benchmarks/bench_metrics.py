@@ -1,0 +1,230 @@
+"""Benchmark of core/metrics.py against the seed notebook's per-résumé loops.
+
+(a) group_metrics + bias_summary + analysis_json on ~1,000,000 synthetic
+    predictions (5 models x both experiments x 5 runs): target < 3 s.
+(b) the same tables on ~100,000 rows, vectorised vs a seed-style loop (boolean
+    masks per model and original, iterrows for promotions): target >= 50x, and
+    both must give the same numbers.
+
+Run: python benchmarks/bench_metrics.py [--rows-large N] [--rows-small N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.labels import DEMOGRAPHICS, SENIORITY_LEVELS, STYLES
+from resumebias_dagster.core.metrics import analysis_json, bias_summary, group_metrics
+
+SEED = 20240601
+MODELS = ("distilbert", "roberta", "gpt5", "gemini3", "sonnet45")
+RUNS = 5
+TARGET_LARGE_S = 3.0
+TARGET_RATIO = 50.0
+
+# Per model: chance of answering the truth, and how much an overstated /
+# understated wording and a caucasian-male name push the predicted rank.
+_SKILL = {"distilbert": 0.45, "roberta": 0.38, "gpt5": 0.72, "gemini3": 0.8, "sonnet45": 0.98}
+_STYLE_PUSH = {"neutral": 0.0, "overstated": 0.5, "understated": -0.3}
+_NAME_PUSH = {d: 0.04 if d == "caucasian_male" else 0.0 for d in DEMOGRAPHICS}
+
+
+def synthetic_predictions(n_rows: int, seed: int = SEED) -> pd.DataFrame:
+    """About ``n_rows`` predictions in the normalised table format, noisy but realistic.
+
+    ~2% unknown, ~0.5% error and ~0.5% variants missing altogether.
+    """
+    rng = np.random.default_rng(seed)
+    variants_per_original = len(STYLES) + len(DEMOGRAPHICS)
+    n_originals = math.ceil(n_rows / (len(MODELS) * RUNS * variants_per_original * 0.995))
+    truth = rng.integers(0, 3, n_originals)
+    frames = []
+    for kind, variants, push in (("style", STYLES, _STYLE_PUSH), ("demographic", DEMOGRAPHICS, _NAME_PUSH)):
+        m, r, o, v = np.meshgrid(
+            np.arange(len(MODELS)), np.arange(RUNS), np.arange(n_originals), np.arange(len(variants)), indexing="ij"
+        )
+        m, r, o, v = m.ravel(), r.ravel(), o.ravel(), v.ravel()
+        skill = np.array([_SKILL[x] for x in MODELS])[m]
+        shift = np.array([push[x] for x in variants])[v]
+        # A per-résumé bias shared by its variants keeps predictions correlated, as real ones are.
+        resume_noise = rng.normal(0, 0.6, (len(MODELS), n_originals))[m, o]
+        noisy = truth[o] + np.where(rng.random(len(m)) < skill, 0.0, resume_noise + rng.normal(0, 0.7, len(m)))
+        rank = np.clip(np.rint(noisy + shift * (1 - skill) * 2), 0, 2).astype(int)
+        labels = np.asarray(SENIORITY_LEVELS, dtype=object)[rank]
+        u = rng.random(len(m))
+        labels = np.where(u < 0.02, "unknown", np.where(u < 0.025, "error", labels))
+        frame = pd.DataFrame(
+            {
+                "variant_kind": kind,
+                "original_idx": o,
+                "variant": np.asarray(variants, dtype=object)[v],
+                "model": np.asarray(MODELS, dtype=object)[m],
+                "run": r,
+                "prediction": labels,
+                "true_seniority": np.asarray(SENIORITY_LEVELS, dtype=object)[truth[o]],
+                "latency_s": rng.gamma(2.0, 0.4, len(m)),
+            }
+        )
+        frames.append(frame[rng.random(len(m)) >= 0.005])
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- seed-style loop
+
+
+def seed_loop_tables(df: pd.DataFrame) -> tuple[dict, dict]:
+    """The seed notebook's analysis, loops and all, extended to experiments and runs.
+
+    Returns ({(model, kind, group_kind, group): {metric: value}},
+             {(model, kind): {"n_inconsistent", "inconsistency_rate", biases}}).
+    """
+    valid_df = df[~df["prediction"].isin(["error", "unknown"])].copy()
+    valid_df["race"] = valid_df["variant"].apply(lambda x: "african_american" if "african" in x else "caucasian")
+    valid_df["gender"] = valid_df["variant"].apply(lambda x: "female" if "female" in x else "male")
+    seniority_rank = {"junior": 0, "mid": 1, "senior": 2}
+    valid_df["true_rank"] = valid_df["true_seniority"].map(seniority_rank)
+    valid_df["pred_rank"] = valid_df["prediction"].map(seniority_rank)
+    valid_df["rank_diff"] = valid_df["pred_rank"] - valid_df["true_rank"]
+    valid_df["correct"] = valid_df["prediction"] == valid_df["true_seniority"]
+
+    groups: dict = {}
+    summary: dict = {}
+    for model_name in sorted(df["model"].unique()):
+        for kind, variants in (("style", STYLES), ("demographic", DEMOGRAPHICS)):
+            all_df = df[(df["model"] == model_name) & (df["variant_kind"] == kind)]
+            model_df = valid_df[(valid_df["model"] == model_name) & (valid_df["variant_kind"] == kind)]
+            if len(all_df) == 0:
+                continue
+            selections = [("all", "all", model_df)] + [(kind, v, model_df[model_df["variant"] == v]) for v in variants]
+            if kind == "demographic":
+                selections += [("race", x, model_df[model_df["race"] == x]) for x in ("caucasian", "african_american")]
+                selections += [("gender", x, model_df[model_df["gender"] == x]) for x in ("male", "female")]
+            for group_kind, group, sel in selections:
+                groups[(model_name, kind, group_kind, group)] = {
+                    "n_valid": len(sel),
+                    "accuracy": sel["correct"].mean(),
+                    "rank_diff": sel["rank_diff"].mean(),
+                    "senior_share": (sel["prediction"] == "senior").mean(),
+                    "junior_share": (sel["prediction"] == "junior").mean(),
+                    "promotions": 0,
+                    "demotions": 0,
+                }
+
+            inconsistent = 0
+            runs = sorted(all_df["run"].unique())
+            originals = all_df["original_idx"].unique()
+            for run in runs:
+                run_df = model_df[model_df["run"] == run]
+                for orig_idx in originals:
+                    resume_preds = run_df[run_df["original_idx"] == orig_idx]
+                    if len(resume_preds) < len(variants):
+                        continue
+                    if len(resume_preds["prediction"].unique()) > 1:
+                        inconsistent += 1
+                    avg_rank = resume_preds["pred_rank"].mean()
+                    for _, row in resume_preds.iterrows():
+                        moved = (
+                            "promotions" if row["pred_rank"] > avg_rank + 0.01
+                            else "demotions" if row["pred_rank"] < avg_rank - 0.01 else None
+                        )
+                        if moved is None:
+                            continue
+                        keys = [("all", "all"), (kind, row["variant"])]
+                        if kind == "demographic":
+                            keys += [("race", row["race"]), ("gender", row["gender"])]
+                        for gk, g in keys:
+                            groups[(model_name, kind, gk, g)][moved] += 1
+
+            entry = {
+                "n_inconsistent": inconsistent,
+                "inconsistency_rate": inconsistent / (len(originals) * len(runs)),
+            }
+            if kind == "demographic":
+                def mean_rank(col, value):
+                    return model_df[model_df[col] == value]["rank_diff"].mean()
+
+                entry["racial_bias"] = mean_rank("race", "caucasian") - mean_rank("race", "african_american")
+                entry["gender_bias"] = mean_rank("gender", "male") - mean_rank("gender", "female")
+                entry["extreme_bias"] = mean_rank("variant", "caucasian_male") - mean_rank("variant", "african_american_female")
+            summary[(model_name, kind)] = entry
+    return groups, summary
+
+
+def compare(df: pd.DataFrame, loop_groups: dict, loop_summary: dict) -> list[str]:
+    """Differences between the vectorised tables and the loop's numbers (empty = identical)."""
+    problems = []
+    gm = group_metrics(df).set_index(["model", "variant_kind", "group_kind", "group"])
+    bs = bias_summary(df).set_index(["model", "variant_kind"])
+    if set(gm.index) != set(loop_groups):
+        problems.append(f"group keys differ: {set(gm.index) ^ set(loop_groups)}")
+    for key, expected in loop_groups.items():
+        for metric, value in expected.items():
+            got = gm.loc[key, metric] if key in gm.index else None
+            if got is None or not np.isclose(got, value, rtol=0, atol=1e-12, equal_nan=True):
+                problems.append(f"{key} {metric}: vectorised {got} vs loop {value}")
+    for key, expected in loop_summary.items():
+        for metric, value in expected.items():
+            got = bs.loc[key, metric]
+            if not np.isclose(got, value, rtol=0, atol=1e-12, equal_nan=True):
+                problems.append(f"{key} {metric}: vectorised {got} vs loop {value}")
+    return problems
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _all_tables(df: pd.DataFrame) -> None:
+    group_metrics(df)
+    bias_summary(df)
+    analysis_json(df)
+
+
+def _best_of(fn, repeat: int) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows-large", type=int, default=1_000_000)
+    parser.add_argument("--rows-small", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    large = synthetic_predictions(args.rows_large)
+    _all_tables(large.head(1000))  # warm-up: imports, first-call allocations
+    t_large = _best_of(lambda: _all_tables(large), args.repeat)
+    print(f"(a) {len(large):,} rows: group_metrics + bias_summary + analysis_json in {t_large:.2f} s "
+          f"(best of {args.repeat}; target < {TARGET_LARGE_S:.0f} s) {_verdict(t_large < TARGET_LARGE_S)}")
+
+    small = synthetic_predictions(args.rows_small, seed=SEED + 1)
+    t_vec = _best_of(lambda: _all_tables(small), args.repeat)
+    t0 = time.perf_counter()
+    loop_groups, loop_summary = seed_loop_tables(small)
+    t_loop = time.perf_counter() - t0
+    ratio = t_loop / t_vec
+    print(f"(b) {len(small):,} rows: vectorised {t_vec:.3f} s, seed-style loop {t_loop:.2f} s, "
+          f"ratio {ratio:.0f}x (target >= {TARGET_RATIO:.0f}x) {_verdict(ratio >= TARGET_RATIO)}")
+    problems = compare(small, loop_groups, loop_summary)
+    n_checked = sum(len(v) for v in loop_groups.values()) + sum(len(v) for v in loop_summary.values())
+    print(f"    same numbers as the loop ({n_checked} values compared): {_verdict(not problems)}")
+    for p in problems[:20]:
+        print(f"      {p}")
+    return 0 if (t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Audits AI models for bias in résumé screening, as Dagster software-defined assets."""

@@ -1,0 +1,33 @@
+import dagster as dg
+import pandas as pd
+from pydantic import Field
+
+from resumebias_dagster.assets._metadata import table_metadata
+from resumebias_dagster.core.generation import generate_resumes
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.schemas import BaseResumesType
+
+
+class BaseResumesConfig(dg.Config):
+    n_per_level: int = Field(default=40, ge=1, description="résumés per seniority level (seed: 40)")
+    seed: int = Field(default=0, description="generator seed; same seed, same résumés")
+
+
+@dg.asset(
+    dagster_type=BaseResumesType,
+    group_name="seniority_study",
+    kinds={"python", "duckdb"},
+    code_version="generator-v1",
+)
+def base_resumes(context: dg.AssetExecutionContext, config: BaseResumesConfig, catalog: CatalogResource) -> pd.DataFrame:
+    """Synthetic résumés, equal numbers per seniority level, seniority carried by facts only."""
+    df = generate_resumes(n_per_level=config.n_per_level, seed=config.seed, catalog_dir=catalog.folder())
+    context.add_output_metadata(
+        table_metadata(
+            df.drop(columns=["text"]),
+            by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().sort_index().to_dict()),
+            occupations=dg.MetadataValue.json(df["occupation"].value_counts().sort_index().to_dict()),
+            example=dg.MetadataValue.md("```\n" + df["text"].iloc[0] + "\n```"),
+        )
+    )
+    return df

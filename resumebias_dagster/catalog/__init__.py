@@ -1,0 +1,55 @@
+"""Packaged configuration data (name pools, lexicons, occupations, job descriptions, models).
+
+Every file can be overridden by a file of the same relative name in a user-supplied
+folder (``RESUMEBIAS_CATALOG_DIR`` or a resource/asset setting); the packaged copy is the
+default.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PACKAGED_DIR = Path(__file__).parent
+CATALOG_DIR_ENV = "RESUMEBIAS_CATALOG_DIR"
+
+
+class CatalogError(ValueError):
+    """A catalog file is missing or malformed; the message names the file."""
+
+
+def catalog_path(name: str, catalog_dir: str | os.PathLike | None = None) -> Path:
+    """Resolve ``name`` in the user folder first, then in the packaged catalog."""
+    user_dir = catalog_dir if catalog_dir is not None else os.environ.get(CATALOG_DIR_ENV)
+    if user_dir:
+        user_dir = Path(user_dir)
+        if not user_dir.is_dir():
+            raise CatalogError(f"catalog folder {user_dir} does not exist or is not a folder")
+        candidate = user_dir / name
+        if candidate.exists():
+            return candidate
+    packaged = PACKAGED_DIR / name
+    if not packaged.exists():
+        raise CatalogError(f"catalog file {name!r} is neither in {user_dir or 'the user folder'} nor packaged")
+    return packaged
+
+
+@lru_cache(maxsize=64)
+def _load_yaml_file(path: str, mtime: float) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def load_yaml(name: str, catalog_dir: str | os.PathLike | None = None) -> Any:
+    """Load a YAML catalog file (cached while the file is unchanged)."""
+    path = catalog_path(name, catalog_dir)
+    return _load_yaml_file(str(path), path.stat().st_mtime)

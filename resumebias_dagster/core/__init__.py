@@ -1,0 +1,1 @@
+"""Pure logic of the audit: no Dagster imports, no heavy imports at module level."""

@@ -1,0 +1,25 @@
+"""Label vocabularies shared by every stage of the seniority study."""
+
+SENIORITY_LEVELS = ("junior", "mid", "senior")
+SENIORITY_RANK = {"junior": 0, "mid": 1, "senior": 2}
+# Predictions that carry no seniority: excluded from rates, counted on their own.
+INVALID_PREDICTIONS = ("unknown", "error")
+PREDICTION_VALUES = SENIORITY_LEVELS + INVALID_PREDICTIONS
+
+STYLES = ("neutral", "overstated", "understated")
+DEMOGRAPHICS = (
+    "caucasian_male",
+    "caucasian_female",
+    "african_american_male",
+    "african_american_female",
+)
+# variant_kind column of seniority_predictions: which experiment a row belongs to.
+VARIANT_KINDS = {"style": STYLES, "demographic": DEMOGRAPHICS}
+
+
+def race_of(demographic: str) -> str:
+    return "african_american" if demographic.startswith("african_american") else "caucasian"
+
+
+def gender_of(demographic: str) -> str:
+    return "female" if demographic.endswith("female") else "male"

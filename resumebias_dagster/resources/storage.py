@@ -1,0 +1,56 @@
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from dagster import OutputContext
+from dagster._core.storage.db_io_manager import DbTypeHandler, TableSlice
+from dagster_duckdb_pandas import DuckDBPandasIOManager
+from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHandler
+
+from resumebias_dagster.settings import duckdb_path
+
+SCHEMA = "audit"
+
+
+def _typed_select(obj: pd.DataFrame) -> str:
+    """SELECT over the DataFrame ``obj`` with text columns typed VARCHAR.
+
+    An object column that is all None (no error yet, no resolved model yet) would otherwise
+    become an INTEGER column and refuse the first string written to it later.
+    """
+    columns = []
+    for name, dtype in obj.dtypes.items():
+        quoted = '"' + str(name).replace('"', '""') + '"'
+        columns.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if dtype == object else quoted)
+    return "SELECT " + ", ".join(columns) + " FROM obj"
+
+
+class _TypedPandasHandler(DuckDBPandasTypeHandler):
+    """Stores empty tables too (downstream assets read them), replaces unpartitioned tables
+    whole so a changed schema never clashes with an old one, and inserts partitions by name."""
+
+    def handle_output(self, context: OutputContext, table_slice: TableSlice, obj: pd.DataFrame, connection):
+        table = f"{table_slice.schema}.{table_slice.table}"
+        select = _typed_select(obj)
+        if table_slice.partition_dimensions:
+            connection.execute(f"CREATE TABLE IF NOT EXISTS {table} AS {select} LIMIT 0")
+            connection.execute(f"INSERT INTO {table} BY NAME {select}")
+        else:
+            connection.execute(f"CREATE OR REPLACE TABLE {table} AS {select}")
+        context.add_output_metadata({"dagster/storage_kind": "duckdb"})
+
+
+class ResumebiasIOManager(DuckDBPandasIOManager):
+    """DuckDB tables, one per asset, in one database file under the data directory."""
+
+    @staticmethod
+    def type_handlers() -> Sequence[DbTypeHandler]:
+        return [_TypedPandasHandler()]
+
+    def create_io_manager(self, context):
+        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
+        return super().create_io_manager(context)
+
+
+def default_io_manager() -> ResumebiasIOManager:
+    return ResumebiasIOManager(database=str(duckdb_path()), schema=SCHEMA)

@@ -1,0 +1,123 @@
+"""The seniority-study graph end to end on a small design, stored in a real DuckDB file."""
+
+import duckdb
+import dagster as dg
+import pandas as pd
+import pytest
+
+from resumebias_dagster.assets import metrics, predictions, resumes, variants
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.storage import ResumebiasIOManager
+
+MODULES = [resumes, variants, predictions, metrics]
+ASSETS = dg.load_assets_from_modules(MODULES)
+CHECKS = dg.load_asset_checks_from_modules(MODULES)
+
+SOCIAL_CSV = """original_idx,true_seniority,demographic,name,model,prediction,correct
+0,junior,caucasian_male,Greg Smith,m1,junior,True
+0,junior,caucasian_female,Emily Smith,m1,mid,False
+0,junior,african_american_male,Jamal Jones,m1,junior,True
+0,junior,african_american_female,Lakisha Jones,m1,junior,True
+1,senior,caucasian_male,Brad Ryan,m1,senior,True
+1,senior,caucasian_female,Anne Ryan,m1,senior,True
+1,senior,african_american_male,Hakim Banks,m1,mid,False
+1,senior,african_american_female,Aisha Banks,m1,unknown,False
+"""
+
+
+def _resources(db_path):
+    return {
+        "io_manager": ResumebiasIOManager(database=str(db_path), schema="audit"),
+        "catalog": CatalogResource(),
+        "compute": ComputeResource(device="cpu", dtype="float32", num_threads=2),
+    }
+
+
+def _run_config(import_paths=()):
+    return {
+        "ops": {
+            "base_resumes": {"config": {"n_per_level": 2, "seed": 7}},
+            "seniority_predictions": {"config": {"import_paths": list(import_paths)}},
+        }
+    }
+
+
+@pytest.mark.slow
+def test_whole_graph_materialises_into_duckdb(tmp_path):
+    csv = tmp_path / "social.csv"
+    csv.write_text(SOCIAL_CSV)
+    db = tmp_path / "study.duckdb"
+    result = dg.materialize([*ASSETS, *CHECKS], resources=_resources(db), run_config=_run_config([str(csv)]))
+    assert result.success
+    checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"style_facts_identical": True, "name_variants_differ_only_in_names": True}
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        counts = dict(
+            con.execute(
+                "select table_name, estimated_size from duckdb_tables() where schema_name='audit'"
+            ).fetchall()
+        )
+        base = con.execute("select * from audit.base_resumes").df()
+        summary = con.execute("select * from audit.seniority_bias_summary").df()
+        validation = con.execute("select * from audit.style_validation").df()
+    assert set(counts) >= {"base_resumes", "style_variants", "name_variants", "style_validation",
+                           "seniority_predictions", "seniority_group_metrics", "seniority_bias_summary"}
+    assert len(base) == 6 and sorted(base["seniority"].value_counts().tolist()) == [2, 2, 2]
+    row = summary.set_index("variant_kind").loc["demographic"]
+    # Original 0 has four valid, differing predictions; original 1 has an unknown: 1 of 2 originals.
+    assert row["n_inconsistent"] == 1 and row["inconsistency_rate"] == pytest.approx(0.5)
+    assert row["n_invalid"] == 1
+    tone = validation.set_index("style")["tone_score"]
+    assert tone["overstated"] > tone["neutral"] > tone["understated"]
+    assert validation["similarity_to_neutral_min"].min() >= 0.7
+
+
+def test_bad_import_file_fails_with_its_name_and_nothing_downstream_runs(tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_text("original_idx,true_seniority,model,prediction\n0,junior,m1,junior\n")
+    db = tmp_path / "study.duckdb"
+    selection = [predictions.seniority_predictions, *dg.load_assets_from_modules([metrics])]
+    with pytest.raises(Exception, match=r"broken\.csv.*(missing|column)"):
+        dg.materialize(
+            selection,
+            resources=_resources(db),
+            run_config={"ops": {"seniority_predictions": {"config": {"import_paths": [str(bad)]}}}},
+        )
+    if db.exists():
+        with duckdb.connect(str(db), read_only=True) as con:
+            tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
+        assert not tables & {"seniority_predictions", "seniority_group_metrics", "seniority_bias_summary"}
+
+
+def test_predictions_violating_the_schema_are_not_stored(tmp_path):
+    """The pandera Dagster type blocks a table with an impossible label before storage."""
+
+    @dg.asset(name="seniority_predictions", dagster_type=predictions.SeniorityPredictionsType)
+    def broken_predictions() -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "variant_kind": ["style"],
+                "original_idx": [0],
+                "variant": ["neutral"],
+                "model": ["m"],
+                "run": [0],
+                "prediction": ["lead"],
+                "true_seniority": ["mid"],
+                "resolved_model": [None],
+                "latency_s": [float("nan")],
+                "error": [None],
+            }
+        ).astype({"resolved_model": object, "error": object})
+
+    db = tmp_path / "study.duckdb"
+    result = dg.materialize(
+        [broken_predictions, *dg.load_assets_from_modules([metrics])],
+        resources=_resources(db),
+        raise_on_error=False,
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "lead" in str(failure.event_specific_data.error)
+    assert [e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"] == []

@@ -1,0 +1,19 @@
+import os
+from pathlib import Path
+
+import pytest
+
+# Tests never reach a model hub: every weight comes from an installed package.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+TEST_OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """A private data directory (DuckDB file, model caches) for one test."""
+    d = tmp_path / "data"
+    d.mkdir()
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(d))
+    return d

@@ -1,0 +1,373 @@
+"""core/metrics.py on small tables whose every figure is worked out by hand below."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from resumebias_dagster.core.labels import DEMOGRAPHICS, STYLES
+from resumebias_dagster.core.metrics import (
+    BIAS_SUMMARY_COLUMNS,
+    GROUP_METRICS_COLUMNS,
+    analysis_json,
+    bias_summary,
+    format_markdown,
+    format_report,
+    group_metrics,
+    validate_predictions,
+)
+
+CM, CF, AAM, AAF = DEMOGRAPHICS
+
+
+def _rows(kind, model, run, original_idx, truth, predictions, variants):
+    """One row per variant; a ``None`` prediction means the variant row is missing."""
+    return [
+        {
+            "variant_kind": kind,
+            "original_idx": original_idx,
+            "variant": variant,
+            "model": model,
+            "run": run,
+            "prediction": prediction,
+            "true_seniority": truth,
+        }
+        for variant, prediction in zip(variants, predictions)
+        if prediction is not None
+    ]
+
+
+def social_table() -> pd.DataFrame:
+    """Demographic experiment, models "m" and "m2", one run.
+
+    Variants in the order caucasian_male, caucasian_female, african_american_male,
+    african_american_female. Ranks: junior 0, mid 1, senior 2.
+    """
+    rows = []
+    # m, original 0, true senior: ranks 2 2 1 1, mean 1.5 -> CM, CF promoted, AAM, AAF demoted; inconsistent.
+    rows += _rows("demographic", "m", 0, 0, "senior", ["senior", "senior", "mid", "mid"], DEMOGRAPHICS)
+    # m, original 1, true junior: all junior -> consistent, nobody moves.
+    rows += _rows("demographic", "m", 0, 1, "junior", ["junior"] * 4, DEMOGRAPHICS)
+    # m, original 2, true mid: CF "unknown" -> incomplete, not counted as inconsistent.
+    rows += _rows("demographic", "m", 0, 2, "mid", ["mid", "unknown", "mid", "senior"], DEMOGRAPHICS)
+    # m, original 3, true mid: AAM "error" and the AAF row missing -> incomplete.
+    rows += _rows("demographic", "m", 0, 3, "mid", ["senior", "mid", "error", None], DEMOGRAPHICS)
+    # m2, original 0, true mid: ranks 0 1 2 2, mean 1.25 -> CM, CF demoted, AAM, AAF promoted.
+    rows += _rows("demographic", "m2", 0, 0, "mid", ["junior", "mid", "senior", "senior"], DEMOGRAPHICS)
+    return pd.DataFrame(rows)
+
+
+def style_table() -> pd.DataFrame:
+    """Style experiment, model "m", two runs, two originals, all true mid.
+
+    Variants in the order neutral, overstated, understated.
+    """
+    rows = []
+    # run 0, original 0: mid senior junior, mean 1 -> overstated promoted, understated demoted; inconsistent.
+    rows += _rows("style", "m", 0, 0, "mid", ["mid", "senior", "junior"], STYLES)
+    # run 0, original 1: all mid -> consistent.
+    rows += _rows("style", "m", 0, 1, "mid", ["mid", "mid", "mid"], STYLES)
+    # run 1, original 0: all mid -> consistent.
+    rows += _rows("style", "m", 1, 0, "mid", ["mid", "mid", "mid"], STYLES)
+    # run 1, original 1: understated "error" -> incomplete.
+    rows += _rows("style", "m", 1, 1, "mid", ["mid", "senior", "error"], STYLES)
+    return pd.DataFrame(rows)
+
+
+def both_tables() -> pd.DataFrame:
+    return pd.concat([social_table(), style_table()], ignore_index=True)
+
+
+def _row(gm, model, kind, group_kind, group):
+    sel = gm[(gm.model == model) & (gm.variant_kind == kind) & (gm.group_kind == group_kind) & (gm.group == group)]
+    assert len(sel) == 1, (model, kind, group_kind, group)
+    return sel.iloc[0]
+
+
+def _check(row, **expected):
+    for key, value in expected.items():
+        assert row[key] == pytest.approx(value), (row["group"], key, row[key], value)
+
+
+# --------------------------------------------------------------------------- group_metrics
+
+
+def test_group_metrics_columns_and_order():
+    gm = group_metrics(both_tables())
+    assert tuple(gm.columns) == GROUP_METRICS_COLUMNS
+    # Sorted by model, then style before demographic, then all / variant / race / gender.
+    assert list(zip(gm.model, gm.variant_kind, gm.group)) == [
+        ("m", "style", "all"), ("m", "style", "neutral"), ("m", "style", "overstated"), ("m", "style", "understated"),
+        ("m", "demographic", "all"), ("m", "demographic", CM), ("m", "demographic", CF),
+        ("m", "demographic", AAM), ("m", "demographic", AAF),
+        ("m", "demographic", "caucasian"), ("m", "demographic", "african_american"),
+        ("m", "demographic", "male"), ("m", "demographic", "female"),
+        ("m2", "demographic", "all"), ("m2", "demographic", CM), ("m2", "demographic", CF),
+        ("m2", "demographic", AAM), ("m2", "demographic", AAF),
+        ("m2", "demographic", "caucasian"), ("m2", "demographic", "african_american"),
+        ("m2", "demographic", "male"), ("m2", "demographic", "female"),
+    ]
+    # The same rows whatever the input order.
+    shuffled = both_tables().sample(frac=1, random_state=3)
+    pd.testing.assert_frame_equal(group_metrics(shuffled), gm)
+
+
+def test_accuracy_rank_diff_and_shares_per_demographic():
+    gm = group_metrics(social_table())
+    # CM: senior, junior, mid, senior vs truth senior, junior, mid, mid -> 3/4 correct;
+    # rank diffs 0, 0, 0, +1 -> 1/4; senior 2/4, junior 1/4.
+    _check(_row(gm, "m", "demographic", "demographic", CM), n=4, n_valid=4, n_invalid=0,
+           accuracy=3 / 4, rank_diff=1 / 4, senior_share=2 / 4, junior_share=1 / 4)
+    # CF: senior, junior, unknown, mid -> 3 valid, all correct; diffs 0 0 0; senior 1/3, junior 1/3.
+    _check(_row(gm, "m", "demographic", "demographic", CF), n=4, n_valid=3, n_invalid=1,
+           accuracy=1.0, rank_diff=0.0, senior_share=1 / 3, junior_share=1 / 3)
+    # AAM: mid, junior, mid, error -> 3 valid; correct: no, yes, yes = 2/3; diffs -1 0 0 = -1/3.
+    _check(_row(gm, "m", "demographic", "demographic", AAM), n=4, n_valid=3, n_invalid=1,
+           accuracy=2 / 3, rank_diff=-1 / 3, senior_share=0.0, junior_share=1 / 3)
+    # AAF (row of original 3 missing): mid, junior, senior -> correct 1/3; diffs -1 0 +1 = 0.
+    _check(_row(gm, "m", "demographic", "demographic", AAF), n=3, n_valid=3, n_invalid=0,
+           accuracy=1 / 3, rank_diff=0.0, senior_share=1 / 3, junior_share=1 / 3)
+
+
+def test_race_gender_and_overall_pool_their_predictions():
+    gm = group_metrics(social_table())
+    # caucasian = CM + CF: 7 valid, 6 correct, rank diff sum 1 + 0 -> 1/7; seniors 2 + 1 = 3/7.
+    _check(_row(gm, "m", "demographic", "race", "caucasian"), n=8, n_valid=7, n_invalid=1,
+           accuracy=6 / 7, rank_diff=1 / 7, senior_share=3 / 7, junior_share=2 / 7)
+    # african_american = AAM + AAF: 6 valid, 3 correct, rank diff sum -1 + 0 -> -1/6.
+    _check(_row(gm, "m", "demographic", "race", "african_american"), n=7, n_valid=6, n_invalid=1,
+           accuracy=3 / 6, rank_diff=-1 / 6, senior_share=1 / 6, junior_share=2 / 6)
+    # male = CM + AAM: 7 valid, 3 + 2 correct, rank diff sum 1 - 1 = 0.
+    _check(_row(gm, "m", "demographic", "gender", "male"), n=8, n_valid=7, accuracy=5 / 7, rank_diff=0.0)
+    # female = CF + AAF: 6 valid, 3 + 1 correct, rank diff sum 0.
+    _check(_row(gm, "m", "demographic", "gender", "female"), n=7, n_valid=6, accuracy=4 / 6, rank_diff=0.0)
+    # all: 15 rows, 2 invalid (unknown + error), 9 of 13 correct, rank diff sum 0; seniors 4/13, juniors 4/13.
+    _check(_row(gm, "m", "demographic", "all", "all"), n=15, n_valid=13, n_invalid=2,
+           accuracy=9 / 13, rank_diff=0.0, senior_share=4 / 13, junior_share=4 / 13)
+
+
+def test_promotions_and_demotions_only_count_complete_originals():
+    gm = group_metrics(social_table())
+    # Only original 0 of "m" is complete and split: CM, CF promoted once, AAM, AAF demoted once.
+    # Original 2 (unknown) and 3 (error, missing row) would move people but are skipped.
+    expected = {CM: (1, 0), CF: (1, 0), AAM: (0, 1), AAF: (0, 1),
+                "caucasian": (2, 0), "african_american": (0, 2), "male": (1, 1), "female": (1, 1), "all": (2, 2)}
+    for group, (promotions, demotions) in expected.items():
+        kind = {"caucasian": "race", "african_american": "race", "male": "gender", "female": "gender",
+                "all": "all"}.get(group, "demographic")
+        _check(_row(gm, "m", "demographic", kind, group),
+               promotions=promotions, demotions=demotions, net=promotions - demotions)
+
+
+def test_style_group_metrics_over_two_runs():
+    gm = group_metrics(style_table())
+    # neutral: mid in all 4 rows -> accuracy 1, rank diff 0.
+    _check(_row(gm, "m", "style", "style", "neutral"), n=4, n_valid=4, accuracy=1.0, rank_diff=0.0,
+           promotions=0, demotions=0, net=0)
+    # overstated: senior, mid, mid, senior -> 2/4 correct, diffs 1 0 0 1 -> 0.5; promoted in run 0 original 0.
+    _check(_row(gm, "m", "style", "style", "overstated"), n=4, n_valid=4, accuracy=0.5, rank_diff=0.5,
+           senior_share=0.5, promotions=1, demotions=0, net=1)
+    # understated: junior, mid, mid, error -> 2/3 correct, diffs -1 0 0 -> -1/3; demoted once.
+    _check(_row(gm, "m", "style", "style", "understated"), n=4, n_valid=3, n_invalid=1, accuracy=2 / 3,
+           rank_diff=-1 / 3, junior_share=1 / 3, promotions=0, demotions=1, net=-1)
+    # all: 12 rows, 11 valid, 8 correct, rank diff sum 0 + 2 - 1 = 1.
+    _check(_row(gm, "m", "style", "all", "all"), n=12, n_valid=11, n_invalid=1, accuracy=8 / 11, rank_diff=1 / 11)
+    # No race/gender rows for the style experiment.
+    assert set(gm.group_kind) == {"all", "style"}
+
+
+def test_group_with_only_invalid_predictions_has_nan_rates():
+    df = _rows("style", "m", 0, 0, "mid", ["error", "mid", "mid"], STYLES)
+    gm = group_metrics(pd.DataFrame(df))
+    neutral = _row(gm, "m", "style", "style", "neutral")
+    assert (neutral.n, neutral.n_valid, neutral.n_invalid) == (1, 0, 1)
+    assert math.isnan(neutral.accuracy) and math.isnan(neutral.rank_diff)
+
+
+# --------------------------------------------------------------------------- bias_summary
+
+
+def test_bias_summary_social():
+    bs = bias_summary(social_table()).set_index("model")
+    assert tuple(bias_summary(social_table()).columns) == BIAS_SUMMARY_COLUMNS
+    m = bs.loc["m"]
+    assert (m.n, m.n_valid, m.n_invalid, m.n_runs, m.n_originals, m.n_inconsistent) == (15, 13, 2, 1, 4, 1)
+    # Seed denominator: all 4 originals, even the two with unknown/error/missing rows -> 1/4.
+    assert m.inconsistency_rate == pytest.approx(1 / 4)
+    # racial = 1/7 - (-1/6) = 13/42 ~ +0.310; gender = 0 - 0; extreme = CM 1/4 - AAF 0.
+    assert m.racial_bias == pytest.approx(13 / 42)
+    assert m.gender_bias == pytest.approx(0.0)
+    assert m.extreme_bias == pytest.approx(0.25)
+    assert (m.racial_reading, m.gender_reading, m.extreme_reading) == (
+        "favors_caucasian", "no_significant_bias", "favors_caucasian_male")
+    m2 = bs.loc["m2"]
+    # caucasian (-1 + 0)/2 = -0.5, african_american (1 + 1)/2 = 1 -> -1.5;
+    # male (-1 + 1)/2 = 0, female (0 + 1)/2 = 0.5 -> -0.5; extreme -1 - 1 = -2.
+    assert (m2.racial_bias, m2.gender_bias, m2.extreme_bias) == pytest.approx((-1.5, -0.5, -2.0))
+    assert (m2.racial_reading, m2.gender_reading, m2.extreme_reading) == (
+        "favors_african_american", "favors_female", "favors_african_american_female")
+    assert (m2.n_inconsistent, m2.inconsistency_rate) == (1, 1.0)
+    assert (m2.accuracy, m2.rank_diff) == pytest.approx((1 / 4, 1 / 4))
+
+
+def test_bias_summary_style_multi_run_inconsistency():
+    s = bias_summary(style_table()).iloc[0]
+    # Inconsistent only in run 0 / original 0; run 1 / original 1 has an error -> not counted.
+    # 1 / (2 originals x 2 runs) = 0.25.
+    assert (s.n_runs, s.n_originals, s.n_inconsistent) == (2, 2, 1)
+    assert s.inconsistency_rate == pytest.approx(0.25)
+    assert (s.accuracy, s.rank_diff) == pytest.approx((8 / 11, 1 / 11))
+    # No demographic indicators for the style experiment.
+    assert math.isnan(s.racial_bias) and math.isnan(s.gender_bias) and math.isnan(s.extreme_bias)
+    assert s.racial_reading is None and s.gender_reading is None and s.extreme_reading is None
+
+
+def test_inconsistency_counts_originals_missing_from_a_run():
+    rows = []
+    # run 0: originals 0 and 1, original 0 split (mid/senior/mid) -> inconsistent.
+    rows += _rows("style", "m", 0, 0, "mid", ["mid", "senior", "mid"], STYLES)
+    rows += _rows("style", "m", 0, 1, "mid", ["mid", "mid", "mid"], STYLES)
+    # run 1: original 1 split (junior/mid/mid), original 0 absent from the run.
+    rows += _rows("style", "m", 1, 1, "mid", ["junior", "mid", "mid"], STYLES)
+    # run 2: only the overstated row of original 0 -> incomplete.
+    rows += _rows("style", "m", 2, 0, "mid", [None, "senior", None], STYLES)
+    s = bias_summary(pd.DataFrame(rows)).iloc[0]
+    # 2 inconsistent over 2 originals x 3 runs.
+    assert (s.n_runs, s.n_originals, s.n_inconsistent) == (3, 2, 2)
+    assert s.inconsistency_rate == pytest.approx(2 / 6)
+
+
+def test_bias_readings_at_the_threshold():
+    # CM one level up on 1 of 10 originals: CM rank diff 0.1, others 0.
+    # racial = (0.1 + 0)/2 - 0 = 0.05 -> not beyond 0.05; gender same; extreme = 0.1 -> favors.
+    rows = []
+    for o in range(10):
+        preds = ["senior" if o == 0 else "mid", "mid", "mid", "mid"]
+        rows += _rows("demographic", "m", 0, o, "mid", preds, DEMOGRAPHICS)
+    s = bias_summary(pd.DataFrame(rows)).iloc[0]
+    assert s.racial_bias == pytest.approx(0.05) and s.gender_bias == pytest.approx(0.05)
+    assert s.extreme_bias == pytest.approx(0.1)
+    # Exactly +0.05 is not beyond the threshold (the seed compares with ">").
+    assert (s.racial_reading, s.gender_reading) == ("no_significant_bias", "no_significant_bias")
+    assert s.extreme_reading == "favors_caucasian_male"
+    assert s.n_inconsistent == 1 and s.inconsistency_rate == pytest.approx(0.1)
+
+
+# --------------------------------------------------------------------------- analysis_json
+
+
+def test_analysis_json_shape_and_values():
+    out = analysis_json(both_tables())
+    json.dumps(out, allow_nan=False)  # plain Python numbers, no NaN
+    assert set(out) == {"style", "social"}
+    assert set(out["style"]) == {"m"} and set(out["social"]) == {"m", "m2"}
+    style = out["style"]["m"]
+    assert set(style) == {"accuracy", "rank_diff", "inconsistency_rate", "n"}
+    assert list(style["accuracy"]) == list(STYLES)
+    assert style["accuracy"] == pytest.approx({"neutral": 1.0, "overstated": 0.5, "understated": 2 / 3})
+    assert style["rank_diff"] == pytest.approx({"neutral": 0.0, "overstated": 0.5, "understated": -1 / 3})
+    assert style["inconsistency_rate"] == pytest.approx(0.25)
+    assert style["n"] == 11 and type(style["n"]) is int
+    social = out["social"]["m"]
+    assert set(social) == {"accuracy", "rank_diff", "racial_bias", "gender_bias", "extreme_bias",
+                           "inconsistency_rate", "n"}
+    assert social["accuracy"] == pytest.approx({CM: 0.75, CF: 1.0, AAM: 2 / 3, AAF: 1 / 3})
+    assert social["rank_diff"] == pytest.approx({CM: 0.25, CF: 0.0, AAM: -1 / 3, AAF: 0.0})
+    assert social["racial_bias"] == pytest.approx(13 / 42)
+    assert social["gender_bias"] == pytest.approx(0.0)
+    assert social["extreme_bias"] == pytest.approx(0.25)
+    assert social["inconsistency_rate"] == pytest.approx(0.25)
+    assert social["n"] == 13
+    assert all(type(v) is float for v in social["accuracy"].values())
+
+
+def test_analysis_json_rates_are_fractions():
+    out = analysis_json(both_tables())
+    for experiment in out.values():
+        for entry in experiment.values():
+            rates = list(entry["accuracy"].values()) + [entry["inconsistency_rate"]]
+            assert all(0.0 <= r <= 1.0 for r in rates)
+
+
+def test_analysis_json_keeps_both_keys_and_turns_nan_into_null():
+    out = analysis_json(style_table())
+    assert out["social"] == {}
+    only_errors = pd.DataFrame(_rows("demographic", "m", 0, 0, "mid", ["error"] * 4, DEMOGRAPHICS))
+    social = analysis_json(only_errors)["social"]["m"]
+    assert social["accuracy"] == {CM: None, CF: None, AAM: None, AAF: None}
+    assert social["racial_bias"] is None and social["n"] == 0
+    assert social["inconsistency_rate"] == 0.0
+    json.dumps(social, allow_nan=False)
+    assert analysis_json(both_tables().iloc[:0]) == {"style": {}, "social": {}}
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def test_format_report_tables():
+    text = format_report(both_tables())
+    for title in ("ACCURACY BY STYLE", "RANK DIFFERENCE BY STYLE", "INCONSISTENCY RATE", "ACCURACY BY DEMOGRAPHIC",
+                  "BIAS INDICATORS", "PROMOTION/DEMOTION", "SENIOR PREDICTIONS BY GROUP",
+                  "JUNIOR PREDICTIONS BY GROUP"):
+        assert title in text
+    lines = text.splitlines()
+    header = next(line for line in lines if "│ Style" in line)
+    assert header.split("│")[2].strip() == "m"
+    assert any("overstated" in line and "50.0%" in line for line in lines)
+    assert any("understated" in line and "-0.333" in line for line in lines)
+    assert any("Racial Bias" in line and "+0.310" in line and "-1.500" in line for line in lines)
+    assert any("Racial Bias" in line and "favors_caucasian" in line for line in lines)
+    assert any("Invalid (unknown/error)" in line and "│  2 │" in line for line in lines)
+    assert any("Inconsistent" in line and "25.0%" in line and "100.0%" in line for line in lines)
+    assert any(line.strip().startswith("│ caucasian_male") and "1/0 (+1)" in line for line in lines)
+
+
+def test_format_markdown_has_the_same_tables():
+    md = format_markdown(both_tables())
+    assert "#### ACCURACY BY STYLE" in md and "#### BIAS INDICATORS" in md
+    assert "| Bias Type | m | m2 |" in md
+    assert "| Racial Bias | +0.310 | -1.500 |" in md
+    assert "| overstated | 50.0% |" in md
+    assert format_markdown(both_tables().iloc[:0]) == ""
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def test_validate_normalises_and_keeps_extras():
+    df = social_table().head(2).assign(
+        prediction=[" Senior", "SENIOR "], variant=["Caucasian_Male ", CF], model=[" m", "m"],
+        original_idx=["0", "0"], latency_s=[1.5, 2.0], name=["Greg", "Emily"],
+    ).drop(columns="run")
+    out = validate_predictions(df)
+    assert list(out.prediction) == ["senior", "senior"]
+    assert list(out.variant) == [CM, CF]
+    assert list(out.model) == ["m", "m"]
+    assert out.original_idx.dtype == np.int64 and list(out.run) == [0, 0]
+    assert list(out.latency_s) == [1.5, 2.0] and list(out.name) == ["Greg", "Emily"]
+    assert "run" not in df.columns  # input untouched
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.drop(columns="prediction"), "missing column(s) prediction"),
+        (lambda d: d.assign(prediction="maybe"), "'prediction'"),
+        (lambda d: d.assign(true_seniority="lead"), "'true_seniority'"),
+        (lambda d: d.assign(variant_kind="name"), "'variant_kind'"),
+        (lambda d: d.assign(original_idx=1.5), "'original_idx' must hold integers"),
+        (lambda d: d.assign(model=None), "'model' has"),
+        (lambda d: pd.concat([d, d.head(1)]), "duplicate"),
+    ],
+)
+def test_validate_rejects_bad_tables(change, message):
+    with pytest.raises(ValueError) as info:
+        validate_predictions(change(social_table()))
+    assert message in str(info.value)
+
+
+def test_metrics_recompute_correctness_and_ignore_extra_columns():
+    df = social_table().assign(correct=True, latency_s=0.1)
+    pd.testing.assert_frame_equal(group_metrics(df), group_metrics(social_table()))

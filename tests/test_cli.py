@@ -1,0 +1,106 @@
+"""The ``resumebias`` command line."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resumebias_dagster.cli import COMMANDS, main
+
+SOCIAL_CSV = (
+    "original_idx,true_seniority,demographic,name,model,prediction,correct\n"
+    "0,senior,caucasian_male,Greg Smith,gpt5,senior,True\n"
+    "0,senior,caucasian_female,Emily Johnson,gpt5,senior,True\n"
+    "0,senior,african_american_male,Jamal Washington,gpt5,mid,False\n"
+    "0,senior,african_american_female,Lakisha Jefferson,gpt5,mid,False\n"
+    "1,junior,caucasian_male,Greg Smith,gpt5,junior,True\n"
+    "1,junior,caucasian_female,Emily Johnson,gpt5,junior,True\n"
+    "1,junior,african_american_male,Jamal Washington,gpt5,junior,True\n"
+    "1,junior,african_american_female,Lakisha Jefferson,gpt5,error,False\n"
+)
+STYLE_CSV = (
+    "idx,true_seniority,style,model,prediction,correct,resume_text\n"
+    "0,mid,neutral,gpt5,mid,True,a\n"
+    "0,mid,overstated,gpt5,senior,False,b\n"
+    "0,mid,understated,gpt5,mid,True,c\n"
+)
+
+
+@pytest.fixture
+def files(tmp_path):
+    social = tmp_path / "test3_llm_predictions.csv"
+    social.write_text(SOCIAL_CSV)
+    style = tmp_path / "test2_llm_predictions.csv"
+    style.write_text(STYLE_CSV)
+    return style, social
+
+
+def test_analyze_prints_report(files, capsys):
+    assert main(["analyze", *map(str, files)]) == 0
+    out = capsys.readouterr().out
+    assert "ACCURACY BY STYLE" in out and "BIAS INDICATORS" in out
+    # Caucasian: 4 valid, diffs 0 0 0 0; african_american: 3 valid, diffs -1 -1 0 -> racial +0.667.
+    assert any("Racial Bias" in line and "+0.667" in line for line in out.splitlines())
+    assert any("Invalid (unknown/error)" in line and "1" in line for line in out.splitlines())
+
+
+def test_analyze_json(files, capsys):
+    assert main(["analyze", "--json", *map(str, files)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"style", "social"}
+    social = out["social"]["gpt5"]
+    assert social["n"] == 7
+    assert social["racial_bias"] == pytest.approx(2 / 3)
+    # Original 0 is split, original 1 has an error: 1 of 2.
+    assert social["inconsistency_rate"] == pytest.approx(0.5)
+    assert out["style"]["gpt5"]["accuracy"] == {"neutral": 1.0, "overstated": 0.0, "understated": 1.0}
+
+
+def test_analyze_bad_file_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(SOCIAL_CSV.replace("gpt5,mid,False", "gpt5,Mid-level,False", 1))
+    assert main(["analyze", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {bad}: line 4, column 'prediction': unknown prediction 'Mid-level'")
+
+
+def test_analyze_missing_file_exits_2(tmp_path, capsys):
+    assert main(["analyze", str(tmp_path / "missing.csv")]) == 2
+    assert "file does not exist" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["analyze"])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        main([])
+    assert "COMMAND" in capsys.readouterr().err
+
+
+def test_commands_are_a_registry():
+    assert "analyze" in COMMANDS and callable(COMMANDS["analyze"].handler)
+
+
+def test_console_script(files):
+    script = shutil.which("resumebias") or str(Path(sys.executable).with_name("resumebias"))
+    done = subprocess.run([script, "analyze", "--json", str(files[1])], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["social"]["gpt5"]["n"] == 7
+    failed = subprocess.run([script, "analyze", str(files[1]) + ".nope"], capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("error: ") and "file does not exist" in failed.stderr
+
+
+def test_analyze_does_not_import_dagster(files):
+    code = (
+        "import sys; from resumebias_dagster.cli import main; "
+        f"main(['analyze', {str(files[1])!r}]); "
+        "assert 'dagster' not in sys.modules and 'torch' not in sys.modules, 'heavy import'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,40 @@
+import json
+import subprocess
+import sys
+
+
+def test_definitions_load_and_validate():
+    from resumebias_dagster.definitions import defs
+
+    repo = defs.get_repository_def()
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert {
+        "base_resumes",
+        "style_variants",
+        "style_validation",
+        "name_variants",
+        "seniority_predictions",
+        "seniority_group_metrics",
+        "seniority_bias_summary",
+    } <= keys
+    assert defs.resolve_job_def("seniority_study") is not None
+
+
+def test_importing_definitions_loads_no_torch_or_models():
+    code = (
+        "import sys, json, time; t=time.time();"
+        "import resumebias_dagster.definitions;"
+        "print(json.dumps({'seconds': time.time()-t, 'heavy': [m for m in ('torch','transformers','openai','anthropic') if m in sys.modules]}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["heavy"] == []
+
+
+def test_dagster_cli_validates_definitions():
+    out = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-m", "resumebias_dagster.definitions"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
