@@ -1,10 +1,14 @@
 """Benchmark of core/metrics.py against the seed notebook's per-résumé loops.
 
 (a) group_metrics + bias_summary + analysis_json on ~1,000,000 synthetic
-    predictions (5 models x both experiments x 5 runs): target < 3 s.
+    predictions (5 models x both experiments x 5 runs), 3 of the 5 models with
+    label distributions (p_junior, p_mid, p_senior; their predictions are drawn
+    from them): target < 3 s. Also timed without the p_* columns, for reference.
 (b) the same tables on ~100,000 rows, vectorised vs a seed-style loop (boolean
     masks per model and original, iterrows for promotions): target >= 50x, and
     both must give the same numbers.
+(c) the expected-value (exp_*) figures of (b)'s table against a plain pandas
+    groupby reference: same numbers.
 
 Run: python benchmarks/bench_metrics.py [--rows-large N] [--rows-small N]
 """
@@ -32,12 +36,18 @@ TARGET_RATIO = 50.0
 _SKILL = {"distilbert": 0.45, "roberta": 0.38, "gpt5": 0.72, "gemini3": 0.8, "sonnet45": 0.98}
 _STYLE_PUSH = {"neutral": 0.0, "overstated": 0.5, "understated": -0.3}
 _NAME_PUSH = {d: 0.04 if d == "caucasian_male" else 0.0 for d in DEMOGRAPHICS}
+# Models that store a label distribution (scored models); the others are API-like (p_* NaN).
+DIST_MODELS = ("distilbert", "roberta", "gemini3")
+DIST_COLUMNS = ["p_junior", "p_mid", "p_senior"]
 
 
 def synthetic_predictions(n_rows: int, seed: int = SEED) -> pd.DataFrame:
     """About ``n_rows`` predictions in the normalised table format, noisy but realistic.
 
-    ~2% unknown, ~0.5% error and ~0.5% variants missing altogether.
+    ~2% unknown, ~0.5% error and ~0.5% variants missing altogether. Models in
+    ``DIST_MODELS`` get a label distribution per (original, variant), the same on
+    every run, and their predictions are draws from it; error rows and the other
+    models have NaN ``p_*``.
     """
     rng = np.random.default_rng(seed)
     variants_per_original = len(STYLES) + len(DEMOGRAPHICS)
@@ -55,9 +65,22 @@ def synthetic_predictions(n_rows: int, seed: int = SEED) -> pd.DataFrame:
         resume_noise = rng.normal(0, 0.6, (len(MODELS), n_originals))[m, o]
         noisy = truth[o] + np.where(rng.random(len(m)) < skill, 0.0, resume_noise + rng.normal(0, 0.7, len(m)))
         rank = np.clip(np.rint(noisy + shift * (1 - skill) * 2), 0, 2).astype(int)
+        # Label distribution per (model, original, variant): a softmax around a noisy
+        # mean rank, wider for weaker models; the scored models' predictions are draws from it.
+        variant_noise = rng.normal(0, 0.3, (len(MODELS), n_originals, len(variants)))[m, o, v]
+        centre = truth[o] + (resume_noise + variant_noise + shift * 2) * (1 - skill)
+        width = 0.35 + 0.8 * (1 - skill)
+        logits = -((np.arange(3)[None, :] - centre[:, None]) ** 2) / (2 * width[:, None] ** 2)
+        dist = np.exp(logits - logits.max(axis=1, keepdims=True))
+        dist /= dist.sum(axis=1, keepdims=True)
+        scored = np.isin(np.asarray(MODELS)[m], DIST_MODELS)
+        draw = rng.random(len(m))
+        sampled = (draw > dist[:, 0]).astype(int) + (draw > dist[:, 0] + dist[:, 1])
+        rank = np.where(scored, sampled, rank)
         labels = np.asarray(SENIORITY_LEVELS, dtype=object)[rank]
         u = rng.random(len(m))
         labels = np.where(u < 0.02, "unknown", np.where(u < 0.025, "error", labels))
+        dist[~scored | (labels == "error")] = np.nan
         frame = pd.DataFrame(
             {
                 "variant_kind": kind,
@@ -68,6 +91,7 @@ def synthetic_predictions(n_rows: int, seed: int = SEED) -> pd.DataFrame:
                 "prediction": labels,
                 "true_seniority": np.asarray(SENIORITY_LEVELS, dtype=object)[truth[o]],
                 "latency_s": rng.gamma(2.0, 0.4, len(m)),
+                **{c: dist[:, j] for j, c in enumerate(DIST_COLUMNS)},
             }
         )
         frames.append(frame[rng.random(len(m)) >= 0.005])
@@ -175,6 +199,62 @@ def compare(df: pd.DataFrame, loop_groups: dict, loop_summary: dict) -> list[str
     return problems
 
 
+def expected_reference(df: pd.DataFrame) -> tuple[dict, dict]:
+    """The exp_* figures with plain pandas groupbys (an independent formulation).
+
+    Returns ({(model, kind, group_kind, group): {exp metric: value}},
+             {(model, kind): {"n_dist_originals", "exp_inconsistency_rate"}}).
+    """
+    d = df[df["p_junior"].notna()].copy()
+    rank = d["true_seniority"].map({"junior": 0, "mid": 1, "senior": 2}).to_numpy()
+    p = d[DIST_COLUMNS].to_numpy()
+    p = p / p.sum(axis=1, keepdims=True)
+    d["exp_accuracy"] = p[np.arange(len(d)), rank]
+    d["exp_rank_diff"] = p[:, 1] + 2 * p[:, 2] - rank
+    d["exp_senior_share"], d["exp_junior_share"] = p[:, 2], p[:, 0]
+    d["all"] = "all"
+    d["race"] = d["variant"].map(lambda x: "african_american" if "african" in x else "caucasian")
+    d["gender"] = d["variant"].map(lambda x: "female" if "female" in x else "male")
+    measures = ["exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"]
+    groups: dict = {}
+    for group_kind, column in (("all", "all"), ("style", "variant"), ("demographic", "variant"),
+                               ("race", "race"), ("gender", "gender")):
+        sel = d if group_kind in ("all", "race", "gender") else d[d["variant_kind"] == group_kind]
+        if group_kind in ("race", "gender"):
+            sel = d[d["variant_kind"] == "demographic"]
+        for (model, kind, group), values in sel.groupby(["model", "variant_kind", column])[measures].mean().iterrows():
+            groups[(model, kind, group_kind, group)] = dict(values)
+    d[DIST_COLUMNS] = p
+    n_variants = df.groupby("variant_kind")["variant"].nunique()
+    per_variant = d.groupby(["model", "variant_kind", "original_idx", "variant"])[DIST_COLUMNS].mean()
+    per_original = per_variant.groupby(level=[0, 1, 2])
+    agree = per_original.prod().sum(axis=1)
+    count = per_original.size()
+    complete = count.to_numpy() == n_variants.reindex(count.index.get_level_values(1)).to_numpy()
+    incons = (1 - agree)[complete].groupby(level=[0, 1])
+    summary = {key: {"n_dist_originals": n, "exp_inconsistency_rate": rate}
+               for key, n, rate in zip(incons.size().index, incons.size(), incons.mean())}
+    return groups, summary
+
+
+def compare_expected(df: pd.DataFrame, ref_groups: dict, ref_summary: dict) -> list[str]:
+    problems = []
+    gm = group_metrics(df).set_index(["model", "variant_kind", "group_kind", "group"])
+    bs = bias_summary(df).set_index(["model", "variant_kind"])
+    with_dist = set(gm.index[gm["n_dist"] > 0])
+    if with_dist != set(ref_groups):
+        problems.append(f"groups with distributions differ: {with_dist ^ set(ref_groups)}")
+    if gm.loc[gm["n_dist"] == 0, ["exp_accuracy", "exp_rank_diff"]].notna().any().any():
+        problems.append("a group without distributions has expected values")
+    for table, reference in ((gm, ref_groups), (bs, ref_summary)):
+        for key, expected in reference.items():
+            for metric, value in expected.items():
+                got = table.loc[key, metric] if key in table.index else None
+                if got is None or not np.isclose(got, value, rtol=0, atol=1e-9):
+                    problems.append(f"{key} {metric}: vectorised {got} vs reference {value}")
+    return problems
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -207,8 +287,13 @@ def main() -> int:
     large = synthetic_predictions(args.rows_large)
     _all_tables(large.head(1000))  # warm-up: imports, first-call allocations
     t_large = _best_of(lambda: _all_tables(large), args.repeat)
-    print(f"(a) {len(large):,} rows: group_metrics + bias_summary + analysis_json in {t_large:.2f} s "
+    share = large["p_junior"].notna().mean()
+    print(f"(a) {len(large):,} rows, p_* on {len(DIST_MODELS)} of {len(MODELS)} models ({share:.0%} of rows): "
+          f"group_metrics + bias_summary + analysis_json in {t_large:.2f} s "
           f"(best of {args.repeat}; target < {TARGET_LARGE_S:.0f} s) {_verdict(t_large < TARGET_LARGE_S)}")
+    plain = large.drop(columns=DIST_COLUMNS)
+    t_plain = _best_of(lambda: _all_tables(plain), args.repeat)
+    print(f"    same rows without p_* columns: {t_plain:.2f} s")
 
     small = synthetic_predictions(args.rows_small, seed=SEED + 1)
     t_vec = _best_of(lambda: _all_tables(small), args.repeat)
@@ -223,7 +308,15 @@ def main() -> int:
     print(f"    same numbers as the loop ({n_checked} values compared): {_verdict(not problems)}")
     for p in problems[:20]:
         print(f"      {p}")
-    return 0 if (t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems) else 1
+
+    ref_groups, ref_summary = expected_reference(small)
+    exp_problems = compare_expected(small, ref_groups, ref_summary)
+    n_exp = sum(len(v) for v in ref_groups.values()) + sum(len(v) for v in ref_summary.values())
+    print(f"(c) expected values vs pandas groupby reference ({n_exp} values compared): {_verdict(not exp_problems)}")
+    for p in exp_problems[:20]:
+        print(f"      {p}")
+    ok = t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems and not exp_problems
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

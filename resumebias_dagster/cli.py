@@ -55,6 +55,89 @@ def _run(_: argparse.Namespace) -> int:
     return run_study()
 
 
+def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--models-file", help="models config (default: $RESUMEBIAS_MODELS_FILE or the packaged one)")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME",
+                        help="only this provider model (repeatable); disabled models may be named")
+    parser.add_argument("--all", action="store_true", help="every provider model of the config, disabled ones too")
+    parser.add_argument("--n-per-level", type=int, default=40, help="base résumés per seniority level (asset default 40)")
+    parser.add_argument("--seed", type=int, default=0, help="generator, rewriter and name seed (asset default 0)")
+    parser.add_argument("--store", help="response store file (default: <data dir>/responses.sqlite)")
+    parser.add_argument("--catalog-dir", help="folder overriding packaged catalog files (prices.yaml, prompts)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _estimate_cost(args: argparse.Namespace) -> int:
+    from resumebias_dagster.core.model_config import ModelConfigError, load_models
+    from resumebias_dagster.core.providers import ProviderConfigError, ProviderSettings, ResponseStore
+    from resumebias_dagster.core.providers.estimate import (
+        CHARS_PER_TOKEN,
+        design_variants,
+        estimate_cost,
+    )
+
+    try:
+        specs = load_models(args.models_file, args.catalog_dir, include_disabled=bool(args.all or args.model))
+        specs = [s for s in specs if s.kind == "provider" and (not args.model or s.name in args.model)]
+        unknown = set(args.model) - {s.name for s in specs}
+        if unknown:
+            raise ModelConfigError(f"no provider model named {', '.join(sorted(unknown))} in the models config")
+        models = [ProviderSettings.from_spec(s) for s in specs]
+    except (ModelConfigError, ProviderConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if not models:
+        print("no provider model is enabled; name one with --model or use --all", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    variants = design_variants(args.n_per_level, args.seed, args.catalog_dir)
+    with ResponseStore(args.store) as store:
+        table = estimate_cost(models, variants, store, catalog_dir=args.catalog_dir)
+    if args.json:
+        import json
+
+        print(json.dumps({"variants": len(variants), "models": table.to_dict(orient="records")}, indent=2))
+        return 0
+    print(f"{len(variants)} variants ({args.n_per_level} résumés per level); tokens estimated as characters / "
+          f"{CHARS_PER_TOKEN}, output from stored answers where there are some; prices from prices.yaml "
+          "(list prices, they change).")
+    print(table.to_markdown(index=False))
+    total = table["usd_to_call"].dropna().sum()
+    print(f"\nto spend now: ${total:,.2f} for {int(table['to_call'].sum()):,} calls "
+          f"({int(table['in_store'].sum()):,} already in the store)")
+    missing = table.loc[table["usd_to_call"].isna(), "model"].tolist()
+    if missing:
+        print(f"no price for: {', '.join(missing)} (add them to prices.yaml)")
+    return 0
+
+
+def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="long CSV or Parquet of fit-score runs (variant, model, jd, run, score)")
+    parser.add_argument("--json", action="store_true", help="print a list of cell objects as JSON instead of tables")
+    parser.add_argument("--all", action="store_true", help="list every cell, not only the significant ones")
+
+
+def _analyze_fit(args: argparse.Namespace) -> int:
+    from resumebias_dagster.core.fit_import import (
+        FitScoreFileError,
+        analyze_fit_file,
+        effects_json,
+        format_fit_report,
+    )
+
+    try:
+        effects = analyze_fit_file(args.path)
+    except FitScoreFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if args.json:
+        import json
+
+        print(json.dumps(effects_json(effects), indent=2))
+    else:
+        sys.stdout.write(format_fit_report(effects, all_cells=args.all))
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "run": Command(
         "materialise the whole study on the embedded defaults and print where the results are",
@@ -65,6 +148,16 @@ COMMANDS: dict[str, Command] = {
         "seed 001 metrics (accuracy, rank difference, inconsistency, bias indicators) of prediction CSVs",
         _analyze_arguments,
         _analyze,
+    ),
+    "analyze-fit": Command(
+        "seed 003 fit-score effects (Welch CI, p, BH q, placebo noise floor) of existing runs",
+        _analyze_fit_arguments,
+        _analyze_fit,
+    ),
+    "estimate-cost": Command(
+        "calls, expected tokens and dollars of the configured provider models for the study, and how many are stored",
+        _estimate_cost_arguments,
+        _estimate_cost,
     ),
 }
 

@@ -3,18 +3,57 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from resumebias_dagster.settings import data_dir, duckdb_path
 
 
+INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
+
+
 def _dagster_home() -> Path:
     """Runs go to $DAGSTER_HOME so `dagster dev` with the same home shows them in the UI."""
     home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home").absolute()
     home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        shutil.copyfile(INSTANCE_TEMPLATE, home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+LAUNCHER_TAGS = {"resumebias/launcher": "cli"}
+PID_TAG = "resumebias/pid"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def release_abandoned_runs(instance, out=None) -> int:
+    """Mark failed the runs of a `resumebias run` that was killed, freeing their pool slots
+    (an in-process run holds its `gpu` slot until it ends; a killed one never ends)."""
+    import dagster as dg
+
+    released = 0
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING], tags=LAUNCHER_TAGS)
+    )
+    for run in runs:
+        pid = int(run.tags.get(PID_TAG, "0") or 0)
+        if pid and not _alive(pid):
+            instance.report_run_failed(run, f"the `resumebias run` process {pid} that ran it is gone")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            print(f"released run {run.run_id} of a killed `resumebias run` (pid {pid})", file=out or sys.stdout)
+            released += 1
+    return released
 
 
 def step_timings(instance, run_id: str) -> dict[str, float]:
@@ -39,26 +78,52 @@ def run_study(out=sys.stdout) -> int:
 
     from resumebias_dagster.core.metrics import format_report
     from resumebias_dagster.definitions import defs
+    from resumebias_dagster.automation import model_jd_tags, model_tags
+    from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 
     instance = dg.DagsterInstance.get()
-    job = defs.resolve_job_def("seniority_study")
-    result = job.execute_in_process(instance=instance, raise_on_error=False)
-    print(f"run {result.run_id}: {'succeeded' if result.success else 'FAILED'}", file=out)
-    for step, seconds in sorted(step_timings(instance, result.run_id).items(), key=lambda kv: -kv[1]):
-        print(f"  {step:<40} {seconds:8.1f} s", file=out)
-    if not result.success:
-        for event in result.all_events:
-            if event.event_type_value == "STEP_FAILURE":
-                print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
-        return 1
+    release_abandoned_runs(instance, out)
+    launcher = {**LAUNCHER_TAGS, PID_TAG: str(os.getpid())}
+    # Partitioned and unpartitioned assets run as separate jobs, each partition its own run.
+    plan = [("study_inputs", None, {})]
+    plan += [("seniority_predictions_job", k, model_tags(k)) for k in model_partitions.get_partition_keys()]
+    plan += [("fit_scores_job", k, model_jd_tags(k)) for k in model_jd_partitions.get_partition_keys()]
+    plan += [("study_tables", None, {})]
+    totals: dict[str, float] = {}
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    for job_name, partition, tags in plan:
+        label = job_name + (f" [{partition}]" if partition else "")
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            instance=instance, partition_key=partition, tags={**launcher, **tags}, run_config=quiet, raise_on_error=False
+        )
+        timings = step_timings(instance, result.run_id)
+        print(f"{label}: {'succeeded' if result.success else 'FAILED'} in {sum(timings.values()):.1f} s", file=out, flush=True)
+        for step, seconds in timings.items():
+            totals[step] = totals.get(step, 0.0) + seconds
+        if not result.success:
+            for event in result.all_events:
+                if event.event_type_value == "STEP_FAILURE":
+                    print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
+            return 1
+    print("\nSECONDS PER ASSET (all partitions)", file=out)
+    for step, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
+        print(f"  {step:<55} {seconds:8.1f}", file=out)
     db = duckdb_path()
     with duckdb.connect(str(db), read_only=True) as con:
         validation = con.execute("select * from audit.style_validation").df()
         predictions = con.execute("select * from audit.seniority_predictions").df()
+        fit_summary = con.execute("select * from audit.fit_model_summary").df()
+        plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
     print("\nSTYLE VALIDATION (seed 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
     print(file=out)
     out.write(format_report(predictions) if len(predictions) else "No predictions yet.\n")
+    print("\nJOB-DESCRIPTION AUDIT (seed 003): per model", file=out)
+    columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
+               "largest_penalty_jd", "largest_penalty_variant", "injection_mean_delta", "anonymize_mean_delta"]
+    print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
+    for plot in plots.itertuples(index=False):
+        print(f"Plot {plot.plot}: {plot.path}", file=out)
     print(f"UI: DAGSTER_HOME={home} dagster dev   (from the repository root; opens http://127.0.0.1:3000)", file=out)
     return 0

@@ -4,7 +4,9 @@ table that fails its schema is never stored and nothing downstream runs on it.""
 from __future__ import annotations
 
 import warnings
+from typing import Optional
 
+import pandas as pd
 import pandera.pandas as pa
 from dagster_pandera import pandera_schema_to_dagster_type
 from pandera.typing.pandas import Series
@@ -127,6 +129,12 @@ class SeniorityPredictions(pa.DataFrameModel):
     resolved_model: Series[str] = pa.Field(nullable=True)
     latency_s: Series[float] = pa.Field(nullable=True, ge=0)
     error: Series[str] = pa.Field(nullable=True)
+    # Label distribution the sampled prediction was drawn from (scoring models only).
+    p_junior: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1)
+    p_mid: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1)
+    p_senior: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1)
+    # Next-token probability an LLM put on the three label words before renormalising.
+    label_mass: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1.0001)
 
     @pa.dataframe_check(name="variant_matches_kind")
     def variant_matches_kind(cls, df) -> Series[bool]:
@@ -140,6 +148,26 @@ class SeniorityPredictions(pa.DataFrameModel):
     class Config:
         name = "SeniorityPredictions"
         strict = False
+
+
+class FineTunedClassifiers(pa.DataFrameModel):
+    """One row per fine-tuned classifier: where its weights are and how training went."""
+
+    model: Series[str] = pa.Field(unique=True)
+    base_model: Series[str]
+    path: Series[str]
+    fingerprint: Series[str] = pa.Field(str_length={"min_value": 8})
+    heldout_accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    n_train: Series[int] = pa.Field(ge=1)
+    n_heldout: Series[int] = pa.Field(ge=0)
+    steps: Series[int] = pa.Field(ge=1)
+    final_loss: Series[float] = pa.Field(nullable=True)
+    train_seconds: Series[float] = pa.Field(ge=0)
+    retrained: Series[bool]
+
+    class Config:
+        name = "FineTunedClassifiers"
+        strict = True
 
 
 class SeniorityGroupMetrics(pa.DataFrameModel):
@@ -159,6 +187,12 @@ class SeniorityGroupMetrics(pa.DataFrameModel):
     promotions: Series[int] = pa.Field(ge=0)
     demotions: Series[int] = pa.Field(ge=0)
     net: Series[int]
+    # Expectations under the stored label distribution (p_junior, p_mid, p_senior); NaN without one.
+    n_dist: Series[int] = pa.Field(ge=0)
+    exp_accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    exp_rank_diff: Series[float] = pa.Field(ge=-2, le=2, nullable=True)
+    exp_senior_share: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    exp_junior_share: Series[float] = pa.Field(ge=0, le=1, nullable=True)
 
     class Config:
         name = "SeniorityGroupMetrics"
@@ -185,11 +219,289 @@ class SeniorityBiasSummary(pa.DataFrameModel):
     gender_reading: Series[str] = pa.Field(nullable=True, isin=READINGS)
     extreme_bias: Series[float] = pa.Field(nullable=True)
     extreme_reading: Series[str] = pa.Field(nullable=True, isin=READINGS)
+    # Expectations under the stored label distribution (p_junior, p_mid, p_senior); NaN without one.
+    n_dist: Series[int] = pa.Field(ge=0)
+    n_dist_originals: Series[int] = pa.Field(ge=0)
+    exp_inconsistency_rate: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    exp_accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    exp_rank_diff: Series[float] = pa.Field(ge=-2, le=2, nullable=True)
+    exp_racial_bias: Series[float] = pa.Field(nullable=True)
+    exp_gender_bias: Series[float] = pa.Field(nullable=True)
+    exp_extreme_bias: Series[float] = pa.Field(nullable=True)
 
     class Config:
         name = "SeniorityBiasSummary"
         strict = False
 
+
+
+class JobDescriptions(pa.DataFrameModel):
+    """The job descriptions of the audit; `jd` is a partition key."""
+
+    jd: Series[str] = pa.Field(unique=True, str_matches=r"^[a-z0-9][a-z0-9_-]*$")
+    title: Series[str] = pa.Field(str_length={"min_value": 1})
+    seniority: Series[str]
+    text: Series[str] = pa.Field(str_length={"min_value": 50})
+
+    class Config:
+        name = "JobDescriptions"
+        strict = True
+
+
+class ProbeVariants(pa.DataFrameModel):
+    """Baseline and single-signal variants of the audit's base résumés."""
+
+    resume_id: Series[str]
+    variant: Series[str] = pa.Field(str_matches=r"^(baseline|[A-Za-z0-9]+_[a-z0-9_]+)$")
+    arm: Series[str] = pa.Field(isin=["baseline", "probe", "anonymize", "injection", "placebo"])
+    axis: Series[str]
+    level: Series[str]
+    text: Series[str] = pa.Field(str_length={"min_value": 100})
+
+    @pa.dataframe_check(name="one_baseline_per_resume")
+    def one_baseline(cls, df) -> bool:
+        return bool((df[df["variant"] == "baseline"].groupby("resume_id").size() == 1).all()) and set(
+            df.loc[df["variant"] == "baseline", "resume_id"]
+        ) == set(df["resume_id"])
+
+    @pa.dataframe_check(name="one_row_per_resume_and_variant")
+    def unique_pairs(cls, df) -> bool:
+        return not df.duplicated(["resume_id", "variant"]).any()
+
+    class Config:
+        name = "ProbeVariants"
+        strict = True
+
+
+class FitScores(pa.DataFrameModel):
+    """One row per (model, JD, résumé, variant, run); a failed run has no score and says why."""
+
+    model: Series[str]
+    jd: Series[str]
+    resume_id: Series[str]
+    variant: Series[str]
+    arm: Series[str]
+    axis: Series[str]
+    level: Series[str]
+    run: Series[int] = pa.Field(ge=0)
+    score: Series[float] = pa.Field(nullable=True, ge=1, le=10)
+    recommend: Series[str] = pa.Field(nullable=True, isin=["yes", "no", "maybe"])
+    justification: Series[str] = pa.Field(nullable=True)
+    strengths: Series[str] = pa.Field(nullable=True)
+    concerns: Series[str] = pa.Field(nullable=True)
+    resolved_model: Series[str] = pa.Field(nullable=True)
+    latency_s: Series[float] = pa.Field(nullable=True, ge=0)
+    error: Series[str] = pa.Field(nullable=True)
+    expected_score: Series[float] = pa.Field(nullable=True, ge=1, le=10)
+    score_distribution: Series[str] = pa.Field(nullable=True)
+    note: Series[str] = pa.Field(nullable=True)
+
+    @pa.dataframe_check(name="failed_runs_say_why")
+    def failures_explained(cls, df) -> Series[bool]:
+        return df["score"].notna() | df["error"].notna()
+
+    @pa.dataframe_check(name="one_row_per_cell_and_run")
+    def unique_rows(cls, df) -> bool:
+        return not df.duplicated(["model", "jd", "resume_id", "variant", "run"]).any()
+
+    class Config:
+        name = "FitScores"
+        strict = True
+
+
+class FitEffects(pa.DataFrameModel):
+    """Per (model, JD, variant): the score change against the baseline and its statistics."""
+
+    model: Series[str]
+    jd: Series[str]
+    variant: Series[str]
+    axis: Series[str]
+    level: Series[str]
+    arm: Series[str]
+    n_baseline: Series[int] = pa.Field(ge=0)
+    n_variant: Series[int] = pa.Field(ge=0)
+    n_failed_baseline: Series[int] = pa.Field(ge=0)
+    n_failed_variant: Series[int] = pa.Field(ge=0)
+    baseline_mean: Series[float] = pa.Field(nullable=True)
+    variant_mean: Series[float] = pa.Field(nullable=True)
+    baseline_sd: Series[float] = pa.Field(nullable=True, ge=0)
+    variant_sd: Series[float] = pa.Field(nullable=True, ge=0)
+    delta: Series[float] = pa.Field(nullable=True, ge=-9, le=9)
+    se: Series[float] = pa.Field(nullable=True, ge=0)
+    df: Series[float] = pa.Field(nullable=True, ge=0)
+    ci_low: Series[float] = pa.Field(nullable=True)
+    ci_high: Series[float] = pa.Field(nullable=True)
+    t: Series[float] = pa.Field(nullable=True)
+    p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    q_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    paired_n: Series[int] = pa.Field(ge=0)
+    paired_delta: Series[float] = pa.Field(nullable=True)
+    paired_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    noise_floor: Series[float] = pa.Field(nullable=True, ge=0)
+    clears_floor: Series[bool]
+    significant: Series[bool]
+    degenerate: Series[bool]
+    note: Series[str] = pa.Field(nullable=True)
+
+    @pa.dataframe_check(name="ci_contains_delta")
+    def ci_contains_delta(cls, df) -> Series[bool]:
+        return df["ci_low"].isna() | ((df["ci_low"] <= df["delta"] + 1e-9) & (df["delta"] <= df["ci_high"] + 1e-9))
+
+    class Config:
+        name = "FitEffects"
+        strict = True
+
+
+class FitModelSummary(pa.DataFrameModel):
+    """Per model: bias index, largest penalty, noise floor, significant cells."""
+
+    model: Series[str] = pa.Field(unique=True)
+    n_cells: Series[int] = pa.Field(ge=0)
+    n_significant: Series[int] = pa.Field(ge=0)
+    noise_floor: Series[float] = pa.Field(nullable=True, ge=0)
+    bias_index: Series[float] = pa.Field(nullable=True)
+    largest_penalty: Series[float] = pa.Field(nullable=True, le=0)
+
+    class Config:
+        name = "FitModelSummary"
+        strict = False
+
+
+class FitAxisSummary(pa.DataFrameModel):
+    """Per (model, axis, level) over the job descriptions."""
+
+    model: Series[str]
+    axis: Series[str]
+    level: Series[str]
+    n_jds: Series[int] = pa.Field(ge=0)
+    mean_delta: Series[float] = pa.Field(nullable=True)
+    pooled_delta: Series[float] = pa.Field(nullable=True)
+    pooled_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+
+    class Config:
+        name = "FitAxisSummary"
+        strict = False
+
+
+class ReportFiles(pa.DataFrameModel):
+    """Plots written under the data directory."""
+
+    plot: Series[str] = pa.Field(unique=True)
+    path: Series[str]
+    bytes: Series[int] = pa.Field(gt=0)
+
+    class Config:
+        name = "ReportFiles"
+        strict = True
+
+
+class AuditVerdicts(pa.DataFrameModel):
+    """Per judge and cell: the verdicts on the first and the most typical evaluation pair."""
+
+    judge: Series[str]
+    model: Series[str]
+    jd: Series[str]
+    resume_id: Series[str]
+    variant: Series[str]
+    arm: Series[str]
+    n_runs: Series[int] = pa.Field(ge=2)
+    mean_delta: Series[float] = pa.Field(nullable=True)
+    samples_coincide: Series[bool]
+    self_judging: Series[bool]
+    verdict: Series[str] = pa.Field(nullable=True, isin=["justified", "bias", "mixed"])
+    verdict_first: Series[str] = pa.Field(nullable=True, isin=["justified", "bias", "mixed"])
+    verdict_typical: Series[str] = pa.Field(nullable=True, isin=["justified", "bias", "mixed"])
+    confidence_first: Series[str] = pa.Field(nullable=True, isin=["high", "medium", "low"])
+    confidence_typical: Series[str] = pa.Field(nullable=True, isin=["high", "medium", "low"])
+    n_non_verbatim_first: Series[int] = pa.Field(ge=0)
+    n_non_verbatim_typical: Series[int] = pa.Field(ge=0)
+    error_first: Series[str] = pa.Field(nullable=True)
+    error_typical: Series[str] = pa.Field(nullable=True)
+
+    @pa.dataframe_check(name="a_verdict_or_its_error")
+    def verdict_or_error(cls, df) -> Series[bool]:
+        return (df["verdict_first"].notna() | df["error_first"].notna()) & (
+            df["verdict_typical"].notna() | df["error_typical"].notna()
+        )
+
+    @pa.dataframe_check(name="one_row_per_judge_and_cell")
+    def unique_rows(cls, df) -> bool:
+        return not df.duplicated(["judge", "model", "jd", "resume_id", "variant"]).any()
+
+    class Config:
+        name = "AuditVerdicts"
+        strict = False
+
+
+class AuditorStability(pa.DataFrameModel):
+    """Per judge: how often its verdict on the first sample differs from the typical sample's."""
+
+    judge: Series[str]
+    n_compared: Series[int] = pa.Field(ge=0)
+    n_disagree: Series[int] = pa.Field(ge=0)
+    disagreement_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    kappa: Series[float] = pa.Field(nullable=True, ge=-1, le=1)
+    n_bias_to_justified: Series[int] = pa.Field(ge=0)
+    n_justified_to_bias: Series[int] = pa.Field(ge=0)
+    asymmetry: Series[float] = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        name = "AuditorStability"
+        strict = False
+
+
+class AuditorStabilityMatrix(pa.DataFrameModel):
+    """First-sample verdict (rows) x typical-sample verdict (columns), per judge."""
+
+    judge: Series[str]
+    first_verdict: Series[str] = pa.Field(isin=["bias", "justified", "mixed", "col_total"])
+    bias: Series[int] = pa.Field(ge=0)
+    justified: Series[int] = pa.Field(ge=0)
+    mixed: Series[int] = pa.Field(ge=0)
+    row_total: Series[int] = pa.Field(ge=0)
+
+    class Config:
+        name = "AuditorStabilityMatrix"
+        strict = True
+
+
+class CrossJudgeAgreement(pa.DataFrameModel):
+    """With two judges: agreement of their headline verdicts per model."""
+
+    model: Series[str]
+    judge_a: Series[str]
+    judge_b: Series[str]
+    n_both: Series[int] = pa.Field(ge=0)
+    n_agree: Series[int] = pa.Field(ge=0)
+    agreement_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    kappa: Series[float] = pa.Field(nullable=True, ge=-1, le=1)
+
+    class Config:
+        name = "CrossJudgeAgreement"
+        strict = True
+
+
+class JudgeVsEffects(pa.DataFrameModel):
+    """Per judge and model: the judge's verdicts against the significance of the deltas."""
+
+    judge: Series[str]
+    model: Series[str]
+    n_significant: Series[int] = pa.Field(ge=0)
+    n_unverbalised_bias: Series[int] = pa.Field(ge=0)
+    unverbalised_bias_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    n_judged_bias: Series[int] = pa.Field(ge=0)
+    n_bias_on_noise: Series[int] = pa.Field(ge=0)
+    bias_on_noise_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+
+    class Config:
+        name = "JudgeVsEffects"
+        strict = False
+
+
+def empty_table(model: type[pa.DataFrameModel]) -> pd.DataFrame:
+    """A table with no rows and the model's columns and dtypes (nothing to report yet)."""
+    schema = model.to_schema()
+    return pd.DataFrame({name: pd.Series(dtype=column.dtype.type) for name, column in schema.columns.items()})
 
 with warnings.catch_warnings():
     # The converter is marked beta; it is the documented way to enforce pandera in Dagster.
@@ -199,5 +511,18 @@ with warnings.catch_warnings():
     NameVariantsType = pandera_schema_to_dagster_type(NameVariants)
     StyleValidationType = pandera_schema_to_dagster_type(StyleValidation)
     SeniorityPredictionsType = pandera_schema_to_dagster_type(SeniorityPredictions)
+    FineTunedClassifiersType = pandera_schema_to_dagster_type(FineTunedClassifiers)
     SeniorityGroupMetricsType = pandera_schema_to_dagster_type(SeniorityGroupMetrics)
     SeniorityBiasSummaryType = pandera_schema_to_dagster_type(SeniorityBiasSummary)
+    JobDescriptionsType = pandera_schema_to_dagster_type(JobDescriptions)
+    ProbeVariantsType = pandera_schema_to_dagster_type(ProbeVariants)
+    FitScoresType = pandera_schema_to_dagster_type(FitScores)
+    FitEffectsType = pandera_schema_to_dagster_type(FitEffects)
+    FitModelSummaryType = pandera_schema_to_dagster_type(FitModelSummary)
+    FitAxisSummaryType = pandera_schema_to_dagster_type(FitAxisSummary)
+    ReportFilesType = pandera_schema_to_dagster_type(ReportFiles)
+    AuditVerdictsType = pandera_schema_to_dagster_type(AuditVerdicts)
+    AuditorStabilityType = pandera_schema_to_dagster_type(AuditorStability)
+    AuditorStabilityMatrixType = pandera_schema_to_dagster_type(AuditorStabilityMatrix)
+    CrossJudgeAgreementType = pandera_schema_to_dagster_type(CrossJudgeAgreement)
+    JudgeVsEffectsType = pandera_schema_to_dagster_type(JudgeVsEffects)

@@ -12,3 +12,11 @@ def data_dir() -> Path:
 
 def duckdb_path() -> Path:
     return data_dir() / "resumebias.duckdb"
+
+
+MODEL_CACHE_ENV = "RESUMEBIAS_MODEL_CACHE"
+
+
+def model_cache_dir() -> Path:
+    """Converted model weights (e.g. dequantised GGUF as safetensors): rebuildable, shareable."""
+    return Path(os.environ.get(MODEL_CACHE_ENV) or data_dir() / "model-cache").absolute()

@@ -17,3 +17,8 @@ def data_dir(tmp_path, monkeypatch):
     d.mkdir()
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(d))
     return d
+
+# Converted model weights (e.g. the dequantised Gemma GGUF, ~1 GB) are shared by every test
+# and every local test run: converting takes about a minute, reading the cache seconds.
+SHARED_MODEL_CACHE = Path(__file__).resolve().parent.parent / "data" / "test-cache"
+os.environ.setdefault("RESUMEBIAS_MODEL_CACHE", str(SHARED_MODEL_CACHE))

@@ -14,10 +14,14 @@ def test_definitions_load_and_validate():
         "style_validation",
         "name_variants",
         "seniority_predictions",
+        "imported_predictions",
+        "classifier_training_set",
+        "fine_tuned_classifiers",
         "seniority_group_metrics",
         "seniority_bias_summary",
     } <= keys
-    assert defs.resolve_job_def("seniority_study") is not None
+    for job in ("study_inputs", "seniority_predictions_job", "study_tables"):
+        assert defs.resolve_job_def(job) is not None
 
 
 def test_importing_definitions_loads_no_torch_or_models():

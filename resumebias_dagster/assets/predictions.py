@@ -4,23 +4,99 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.importer import empty_prediction_table, read_prediction_files
+from resumebias_dagster.core.model_config import model_by_name
+from resumebias_dagster.core.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.seniority_task import predict_with_classifier, predict_with_local_llm, variant_table
+from resumebias_dagster.partitions import model_partitions
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import SeniorityPredictionsType
+from resumebias_dagster.settings import model_cache_dir
 
 
-class SeniorityPredictionsConfig(dg.Config):
+def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    """The predictions asset over the given model partitions (the models config's by default)."""
+
+    @dg.asset(
+        name="seniority_predictions",
+        dagster_type=SeniorityPredictionsType,
+        partitions_def=partitions_def,
+        metadata={"partition_expr": "model"},
+        group_name="seniority_study",
+        kinds={"pytorch", "duckdb"},
+        backfill_policy=dg.BackfillPolicy.single_run(),
+    )
+    def seniority_predictions(
+        context: dg.AssetExecutionContext,
+        compute: ComputeResource,
+        catalog: CatalogResource,
+        providers: ProvidersResource,
+        style_variants: pd.DataFrame,
+        name_variants: pd.DataFrame,
+        fine_tuned_classifiers: pd.DataFrame,
+    ) -> pd.DataFrame:
+        """One row per (variant, model, run) for every model partition: the sampled label and,
+        for scoring models, the label distribution it was drawn from (one forward pass per
+        variant, never one per sample); provider models answer through the response store."""
+        variants = variant_table(style_variants, name_variants)
+        frames = [
+            _predict(context, name, variants, compute, catalog, providers, fine_tuned_classifiers)
+            for name in context.partition_keys
+        ]
+        df = pd.concat(frames, ignore_index=True)
+        invalid = df["prediction"].isin(["unknown", "error"]).sum()
+        context.add_output_metadata(
+            table_metadata(
+                df.drop(columns=["name"]),
+                models=dg.MetadataValue.json(list(context.partition_keys)),
+                variants=dg.MetadataValue.int(len(variants)),
+                invalid_predictions=dg.MetadataValue.int(int(invalid)),
+                mean_latency_s=dg.MetadataValue.float(float(df["latency_s"].mean())),
+            )
+        )
+        return df
+
+    return seniority_predictions
+
+
+def _predict(context, model_name, variants, compute, catalog, providers, fine_tuned_classifiers) -> pd.DataFrame:
+    spec = model_by_name(model_name, catalog_dir=catalog.folder())
+    if spec.kind == "local-llm":
+        settings = compute.settings()
+
+        def progress(done: int, total: int) -> None:
+            if done == total or done % (settings.batch_size * 25) == 0:
+                context.log.info(f"{model_name}: scored {done}/{total} variants")
+
+        template = load_prompt(SENIORITY_PROMPT, catalog.folder())
+        return predict_with_local_llm(spec, variants, settings, model_cache_dir(), template, progress)
+    if spec.kind == "fine-tuned":
+        trained = fine_tuned_classifiers.set_index("model") if len(fine_tuned_classifiers) else pd.DataFrame()
+        if model_name not in trained.index:
+            raise dg.Failure(f"{model_name}: no trained classifier; materialise fine_tuned_classifiers first")
+        return predict_with_classifier(
+            spec, variants, compute.settings(), trained.at[model_name, "path"], trained.at[model_name, "fingerprint"]
+        )
+    frame, stats = providers.predict_seniority(variants, model_name, progress=progress_logger(context.log))
+    prefix = f"{model_name}/" if len(context.partition_keys) > 1 else ""
+    context.add_output_metadata({prefix + k: v for k, v in stats_metadata(stats).items()})
+    return frame
+
+
+seniority_predictions = build_seniority_predictions(model_partitions)
+
+
+class ImportedPredictionsConfig(dg.Config):
     import_paths: list[str] = Field(
         default_factory=list,
         description="prediction CSVs in the seed's style or social format to (re-)analyse",
     )
 
 
-@dg.asset(
-    dagster_type=SeniorityPredictionsType,
-    group_name="seniority_study",
-    kinds={"python", "duckdb"},
-)
-def seniority_predictions(context: dg.AssetExecutionContext, config: SeniorityPredictionsConfig) -> pd.DataFrame:
-    """One row per (variant, model, run): the table every seniority metric reads."""
+@dg.asset(dagster_type=SeniorityPredictionsType, group_name="seniority_study", kinds={"python", "duckdb"})
+def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPredictionsConfig) -> pd.DataFrame:
+    """Predictions of an existing study read from the seed's CSV formats (empty unless configured)."""
     df = read_prediction_files(config.import_paths) if config.import_paths else empty_prediction_table()
     context.add_output_metadata(
         table_metadata(

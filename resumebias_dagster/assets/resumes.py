@@ -1,16 +1,25 @@
+import functools
+
 import dagster as dg
 import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.generation import generate_resumes
+from resumebias_dagster.core.llm_generation import llm_base_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import BaseResumesType
 
 
 class BaseResumesConfig(dg.Config):
     n_per_level: int = Field(default=40, ge=1, description="résumés per seniority level (seed: 40)")
     seed: int = Field(default=0, description="generator seed; same seed, same résumés")
+    generator_model: str = Field(
+        default="",
+        description="an enabled provider model of the models config that writes the résumés with the seed 004 "
+        "prompt instead of the offline generator (empty = offline generator)",
+    )
 
 
 @dg.asset(
@@ -19,9 +28,16 @@ class BaseResumesConfig(dg.Config):
     kinds={"python", "duckdb"},
     code_version="generator-v1",
 )
-def base_resumes(context: dg.AssetExecutionContext, config: BaseResumesConfig, catalog: CatalogResource) -> pd.DataFrame:
+def base_resumes(
+    context: dg.AssetExecutionContext, config: BaseResumesConfig, catalog: CatalogResource, providers: ProvidersResource
+) -> pd.DataFrame:
     """Synthetic résumés, equal numbers per seniority level, seniority carried by facts only."""
-    df = generate_resumes(n_per_level=config.n_per_level, seed=config.seed, catalog_dir=catalog.folder())
+    if config.generator_model:
+        run = functools.partial(providers.run, config.generator_model, progress=progress_logger(context.log))
+        df, stats = llm_base_resumes(run, config.n_per_level, catalog_dir=catalog.folder())
+        context.add_output_metadata(stats_metadata(stats))
+    else:
+        df = generate_resumes(n_per_level=config.n_per_level, seed=config.seed, catalog_dir=catalog.folder())
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),

@@ -1,3 +1,5 @@
+import functools
+
 import dagster as dg
 import numpy as np
 import pandas as pd
@@ -7,6 +9,7 @@ from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.diffing import unexplained_changes
 from resumebias_dagster.core.embedding import DEFAULT_EMBEDDING_MODEL, embed_texts
 from resumebias_dagster.core.labels import STYLES
+from resumebias_dagster.core.llm_generation import llm_style_variants
 from resumebias_dagster.core.model_sources import resolve_model_source
 from resumebias_dagster.core.names import name_tokens
 from resumebias_dagster.core.names import name_variants as make_name_variants
@@ -14,11 +17,17 @@ from resumebias_dagster.core.style import extract_facts, load_tone_lexicon, rewr
 from resumebias_dagster.core.validation import style_validation_table
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import NameVariantsType, StyleValidationType, StyleVariantsType
 
 
 class StyleVariantsConfig(dg.Config):
     seed: int = Field(default=0, description="varies the rewriter's word choices deterministically")
+    rewriter_model: str = Field(
+        default="",
+        description="an enabled provider model that rewrites with the seed 004 overstated/understated prompts "
+        "instead of the offline rewriter (empty = offline rewriter)",
+    )
 
 
 @dg.asset(
@@ -31,15 +40,21 @@ def style_variants(
     context: dg.AssetExecutionContext,
     config: StyleVariantsConfig,
     catalog: CatalogResource,
+    providers: ProvidersResource,
     base_resumes: pd.DataFrame,
 ) -> pd.DataFrame:
     """Every base résumé as neutral, overstated and understated text (seed Test 2)."""
-    rows = []
-    for original_idx, resume in enumerate(base_resumes.itertuples(index=False)):
-        for style in STYLES:
-            text = rewrite_style(resume.text, style, seed=config.seed, catalog_dir=catalog.folder())
-            rows.append((resume.resume_id, original_idx, resume.seniority, style, text))
-    df = pd.DataFrame(rows, columns=["resume_id", "original_idx", "seniority", "style", "text"])
+    if config.rewriter_model:
+        run = functools.partial(providers.run, config.rewriter_model, progress=progress_logger(context.log))
+        df, stats = llm_style_variants(run, base_resumes, catalog_dir=catalog.folder())
+        context.add_output_metadata(stats_metadata(stats))
+    else:
+        rows = []
+        for original_idx, resume in enumerate(base_resumes.itertuples(index=False)):
+            for style in STYLES:
+                text = rewrite_style(resume.text, style, seed=config.seed, catalog_dir=catalog.folder())
+                rows.append((resume.resume_id, original_idx, resume.seniority, style, text))
+        df = pd.DataFrame(rows, columns=["resume_id", "original_idx", "seniority", "style", "text"])
     words = df.assign(words=df["text"].str.split().str.len()).groupby("style")["words"].mean().round(1)
     context.add_output_metadata(table_metadata(df, mean_words=dg.MetadataValue.json(words.to_dict())))
     return df

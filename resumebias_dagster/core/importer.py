@@ -269,6 +269,14 @@ def empty_prediction_table() -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+def combine_predictions(*frames: pd.DataFrame) -> pd.DataFrame:
+    """Stack prediction tables; empty or column-less frames (nothing materialised yet) add nothing."""
+    parts = [f for f in frames if len(f)]
+    if not parts:
+        return empty_prediction_table()
+    return pd.concat(parts, ignore_index=True)
+
+
 def read_prediction_files(paths: PathLike | Iterable[PathLike]) -> pd.DataFrame:
     """Read and concatenate seed-format prediction CSVs into one normalised table.
 

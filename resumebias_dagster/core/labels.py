@@ -2,6 +2,8 @@
 
 SENIORITY_LEVELS = ("junior", "mid", "senior")
 SENIORITY_RANK = {"junior": 0, "mid": 1, "senior": 2}
+# The level words a generated résumé must never contain (its seniority is carried by facts).
+LEVEL_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 # Predictions that carry no seniority: excluded from rates, counted on their own.
 INVALID_PREDICTIONS = ("unknown", "error")
 PREDICTION_VALUES = SENIORITY_LEVELS + INVALID_PREDICTIONS

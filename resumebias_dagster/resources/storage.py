@@ -1,6 +1,7 @@
 from collections.abc import Sequence
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 from dagster import OutputContext
 from dagster._core.storage.db_io_manager import DbTypeHandler, TableSlice
@@ -39,6 +40,13 @@ class _TypedPandasHandler(DuckDBPandasTypeHandler):
             connection.execute(f"CREATE OR REPLACE TABLE {table} AS {select}")
         context.add_output_metadata({"dagster/storage_kind": "duckdb"})
 
+    def load_input(self, context, table_slice: TableSlice, connection) -> pd.DataFrame:
+        # A partitioned upstream with no partition materialised yet has no table: no rows.
+        try:
+            return super().load_input(context, table_slice, connection)
+        except duckdb.CatalogException:
+            return pd.DataFrame()
+
 
 class ResumebiasIOManager(DuckDBPandasIOManager):
     """DuckDB tables, one per asset, in one database file under the data directory."""
@@ -48,6 +56,9 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         return [_TypedPandasHandler()]
 
     def create_io_manager(self, context):
+        if Path(self.database).stem == (self.schema_ or SCHEMA):
+            # DuckDB names the catalog after the file: `audit.t` would be ambiguous.
+            raise ValueError(f"io_manager: database file {self.database} must not be named like the schema {self.schema_!r}")
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
         return super().create_io_manager(context)
 

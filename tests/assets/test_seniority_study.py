@@ -5,14 +5,18 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from resumebias_dagster.assets import metrics, predictions, resumes, variants
+from resumebias_dagster.assets import metrics, predictions, resumes, training, variants
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 
-MODULES = [resumes, variants, predictions, metrics]
+MODULES = [resumes, variants, training, predictions, metrics]
 ASSETS = dg.load_assets_from_modules(MODULES)
 CHECKS = dg.load_asset_checks_from_modules(MODULES)
+# The seed-study tables without the models (tested in test_seniority_models.py).
+TRAINING = {"classifier_training_set", "fine_tuned_classifiers"}
+UNPARTITIONED = [a for a in ASSETS if a.partitions_def is None and a.key.path[-1] not in TRAINING]
 
 SOCIAL_CSV = """original_idx,true_seniority,demographic,name,model,prediction,correct
 0,junior,caucasian_male,Greg Smith,m1,junior,True
@@ -31,6 +35,7 @@ def _resources(db_path):
         "io_manager": ResumebiasIOManager(database=str(db_path), schema="audit"),
         "catalog": CatalogResource(),
         "compute": ComputeResource(device="cpu", dtype="float32", num_threads=2),
+        "providers": ProvidersResource(store_path=str(db_path.parent / "responses.sqlite")),
     }
 
 
@@ -38,7 +43,7 @@ def _run_config(import_paths=()):
     return {
         "ops": {
             "base_resumes": {"config": {"n_per_level": 2, "seed": 7}},
-            "seniority_predictions": {"config": {"import_paths": list(import_paths)}},
+            "imported_predictions": {"config": {"import_paths": list(import_paths)}},
         }
     }
 
@@ -48,7 +53,12 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     csv = tmp_path / "social.csv"
     csv.write_text(SOCIAL_CSV)
     db = tmp_path / "study.duckdb"
-    result = dg.materialize([*ASSETS, *CHECKS], resources=_resources(db), run_config=_run_config([str(csv)]))
+    result = dg.materialize(
+        [*ASSETS, *CHECKS],
+        selection=UNPARTITIONED,
+        resources=_resources(db),
+        run_config=_run_config([str(csv)]),
+    )
     assert result.success
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"style_facts_identical": True, "name_variants_differ_only_in_names": True}
@@ -63,7 +73,7 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
         summary = con.execute("select * from audit.seniority_bias_summary").df()
         validation = con.execute("select * from audit.style_validation").df()
     assert set(counts) >= {"base_resumes", "style_variants", "name_variants", "style_validation",
-                           "seniority_predictions", "seniority_group_metrics", "seniority_bias_summary"}
+                           "imported_predictions", "seniority_group_metrics", "seniority_bias_summary"}
     assert len(base) == 6 and sorted(base["seniority"].value_counts().tolist()) == [2, 2, 2]
     row = summary.set_index("variant_kind").loc["demographic"]
     # Original 0 has four valid, differing predictions; original 1 has an unknown: 1 of 2 originals.
@@ -78,23 +88,24 @@ def test_bad_import_file_fails_with_its_name_and_nothing_downstream_runs(tmp_pat
     bad = tmp_path / "broken.csv"
     bad.write_text("original_idx,true_seniority,model,prediction\n0,junior,m1,junior\n")
     db = tmp_path / "study.duckdb"
-    selection = [predictions.seniority_predictions, *dg.load_assets_from_modules([metrics])]
+    selection = [predictions.imported_predictions, *dg.load_assets_from_modules([metrics])]
     with pytest.raises(Exception, match=r"broken\.csv.*(missing|column)"):
         dg.materialize(
-            selection,
+            [*ASSETS],
+            selection=selection,
             resources=_resources(db),
-            run_config={"ops": {"seniority_predictions": {"config": {"import_paths": [str(bad)]}}}},
+            run_config={"ops": {"imported_predictions": {"config": {"import_paths": [str(bad)]}}}},
         )
     if db.exists():
         with duckdb.connect(str(db), read_only=True) as con:
             tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
-        assert not tables & {"seniority_predictions", "seniority_group_metrics", "seniority_bias_summary"}
+        assert not tables & {"imported_predictions", "seniority_group_metrics", "seniority_bias_summary"}
 
 
 def test_predictions_violating_the_schema_are_not_stored(tmp_path):
     """The pandera Dagster type blocks a table with an impossible label before storage."""
 
-    @dg.asset(name="seniority_predictions", dagster_type=predictions.SeniorityPredictionsType)
+    @dg.asset(name="imported_predictions", dagster_type=predictions.SeniorityPredictionsType)
     def broken_predictions() -> pd.DataFrame:
         return pd.DataFrame(
             {
@@ -113,7 +124,8 @@ def test_predictions_violating_the_schema_are_not_stored(tmp_path):
 
     db = tmp_path / "study.duckdb"
     result = dg.materialize(
-        [broken_predictions, *dg.load_assets_from_modules([metrics])],
+        [broken_predictions, *[a for a in ASSETS if a.key.path[-1] != "imported_predictions"]],
+        selection=[broken_predictions, *dg.load_assets_from_modules([metrics])],
         resources=_resources(db),
         raise_on_error=False,
     )

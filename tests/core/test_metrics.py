@@ -371,3 +371,178 @@ def test_validate_rejects_bad_tables(change, message):
 def test_metrics_recompute_correctness_and_ignore_extra_columns():
     df = social_table().assign(correct=True, latency_s=0.1)
     pd.testing.assert_frame_equal(group_metrics(df), group_metrics(social_table()))
+
+
+# --------------------------------------------------------------------------- expected values (label distributions)
+
+# p_junior, p_mid, p_senior per (original, demographic) of model "lm"; the same on both runs.
+_DISTS = {
+    # original 0, true mid (rank 1). p(true) = p_mid; expected rank = p_mid + 2 p_senior.
+    0: {CM: (0.1, 0.5, 0.4),    # p(true) 0.5, E rank 0.5 + 0.8 = 1.3 -> +0.3
+        CF: (0.2, 0.6, 0.2),    # 0.6, 0.6 + 0.4 = 1.0 -> 0.0
+        AAM: (0.1, 0.5, 0.4),   # 0.5, 1.3 -> +0.3
+        AAF: (0.3, 0.6, 0.1)},  # 0.6, 0.6 + 0.2 = 0.8 -> -0.2
+    # original 1, true senior (rank 2). p(true) = p_senior.
+    1: {CM: (0.0, 0.2, 0.8),    # 0.8, 0.2 + 1.6 = 1.8 -> -0.2
+        CF: (0.0, 0.4, 0.6),    # 0.6, 0.4 + 1.2 = 1.6 -> -0.4
+        AAM: (0.1, 0.3, 0.6),   # 0.6, 0.3 + 1.2 = 1.5 -> -0.5
+        AAF: (0.0, 0.5, 0.5)},  # 0.5, 0.5 + 1.0 = 1.5 -> -0.5
+}
+_TRUTH = {0: "mid", 1: "senior"}
+# Sampled predictions of "lm" differ between the runs; the expected values must not care.
+_SAMPLES = {(0, 0): ["mid"] * 4, (0, 1): ["senior", "mid", "mid", "junior"],
+            (1, 0): ["senior"] * 4, (1, 1): ["senior", "mid", "senior", "mid"]}
+
+
+def dist_table() -> pd.DataFrame:
+    """Demographic experiment: "lm" with label distributions (2 runs x 2 originals x 4
+    demographics) and "api" with the same originals and no distribution (p_* NaN)."""
+    rows = []
+    for (original, run), preds in _SAMPLES.items():
+        for row in _rows("demographic", "lm", run, original, _TRUTH[original], preds, DEMOGRAPHICS):
+            p = _DISTS[original][row["variant"]]
+            rows.append({**row, "p_junior": p[0], "p_mid": p[1], "p_senior": p[2]})
+    for original in (0, 1):
+        for row in _rows("demographic", "api", 0, original, _TRUTH[original], ["mid"] * 4, DEMOGRAPHICS):
+            rows.append({**row, "p_junior": np.nan, "p_mid": np.nan, "p_senior": np.nan})
+    return pd.DataFrame(rows)
+
+
+def test_expected_group_metrics_from_distributions():
+    gm = group_metrics(dist_table())
+    assert tuple(gm.columns) == GROUP_METRICS_COLUMNS
+    # Each demographic: 2 originals x 2 runs = 4 distribution rows; runs repeat the distribution,
+    # so the means are over the two originals.
+    # CM:  acc (0.5 + 0.8)/2 = 0.65, rank diff (0.3 - 0.2)/2 = 0.05, senior (0.4 + 0.8)/2 = 0.6, junior 0.05.
+    _check(_row(gm, "lm", "demographic", "demographic", CM), n=4, n_dist=4,
+           exp_accuracy=0.65, exp_rank_diff=0.05, exp_senior_share=0.6, exp_junior_share=0.05)
+    # CF:  acc (0.6 + 0.6)/2 = 0.6, rank diff (0.0 - 0.4)/2 = -0.2, senior (0.2 + 0.6)/2 = 0.4, junior 0.1.
+    _check(_row(gm, "lm", "demographic", "demographic", CF), n_dist=4,
+           exp_accuracy=0.6, exp_rank_diff=-0.2, exp_senior_share=0.4, exp_junior_share=0.1)
+    # AAM: acc (0.5 + 0.6)/2 = 0.55, rank diff (0.3 - 0.5)/2 = -0.1, senior (0.4 + 0.6)/2 = 0.5, junior 0.1.
+    _check(_row(gm, "lm", "demographic", "demographic", AAM), n_dist=4,
+           exp_accuracy=0.55, exp_rank_diff=-0.1, exp_senior_share=0.5, exp_junior_share=0.1)
+    # AAF: acc (0.6 + 0.5)/2 = 0.55, rank diff (-0.2 - 0.5)/2 = -0.35, senior (0.1 + 0.5)/2 = 0.3, junior 0.15.
+    _check(_row(gm, "lm", "demographic", "demographic", AAF), n_dist=4,
+           exp_accuracy=0.55, exp_rank_diff=-0.35, exp_senior_share=0.3, exp_junior_share=0.15)
+    # caucasian = CM + CF: rank diff (0.05 - 0.2)/2 = -0.075; african_american = (-0.1 - 0.35)/2 = -0.225.
+    _check(_row(gm, "lm", "demographic", "race", "caucasian"), n_dist=8, exp_accuracy=0.625, exp_rank_diff=-0.075)
+    _check(_row(gm, "lm", "demographic", "race", "african_american"), n_dist=8, exp_accuracy=0.55,
+           exp_rank_diff=-0.225)
+    # male = CM + AAM: (0.05 - 0.1)/2 = -0.025; female = CF + AAF: (-0.2 - 0.35)/2 = -0.275.
+    _check(_row(gm, "lm", "demographic", "gender", "male"), n_dist=8, exp_rank_diff=-0.025)
+    _check(_row(gm, "lm", "demographic", "gender", "female"), n_dist=8, exp_rank_diff=-0.275)
+    # all: acc (0.65 + 0.6 + 0.55 + 0.55)/4 = 0.5875; rank diff (0.05 - 0.2 - 0.1 - 0.35)/4 = -0.15;
+    # senior (0.6 + 0.4 + 0.5 + 0.3)/4 = 0.45; junior (0.05 + 0.1 + 0.1 + 0.15)/4 = 0.1.
+    _check(_row(gm, "lm", "demographic", "all", "all"), n=16, n_dist=16, exp_accuracy=0.5875,
+           exp_rank_diff=-0.15, exp_senior_share=0.45, exp_junior_share=0.1)
+    # The model without distributions: no rows, every exp_* NaN.
+    for r in gm[gm.model == "api"].itertuples():
+        assert r.n_dist == 0
+        assert all(math.isnan(getattr(r, c)) for c in
+                   ("exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"))
+    # The sampled metrics are untouched by the p_* columns.
+    sampled = [c for c in GROUP_METRICS_COLUMNS if not c.startswith(("exp_", "n_dist"))]
+    no_dist = dist_table().drop(columns=["p_junior", "p_mid", "p_senior"])
+    pd.testing.assert_frame_equal(gm[sampled], group_metrics(no_dist)[sampled])
+    assert (group_metrics(no_dist).n_dist == 0).all() and group_metrics(no_dist).exp_accuracy.isna().all()
+
+
+def test_expected_bias_summary_and_inconsistency():
+    bs = bias_summary(dist_table())
+    assert tuple(bs.columns) == BIAS_SUMMARY_COLUMNS
+    lm = bs.set_index("model").loc["lm"]
+    assert (lm.n_dist, lm.n_dist_originals) == (16, 2)
+    assert (lm.exp_accuracy, lm.exp_rank_diff) == pytest.approx((0.5875, -0.15))
+    # racial = -0.075 - (-0.225) = 0.15; gender = -0.025 - (-0.275) = 0.25; extreme = CM 0.05 - AAF (-0.35) = 0.4.
+    assert (lm.exp_racial_bias, lm.exp_gender_bias, lm.exp_extreme_bias) == pytest.approx((0.15, 0.25, 0.4))
+    # P(all four draws agree) = sum over labels of the product of the four p(label):
+    # original 0: junior 0.1*0.2*0.1*0.3 = 0.0006, mid 0.5*0.6*0.5*0.6 = 0.09, senior 0.4*0.2*0.4*0.1 = 0.0032
+    #             -> agree 0.0938, inconsistent 0.9062;
+    # original 1: junior 0, mid 0.2*0.4*0.3*0.5 = 0.012, senior 0.8*0.6*0.6*0.5 = 0.144
+    #             -> agree 0.156, inconsistent 0.844.
+    # Once per original (runs repeat the distribution): (0.9062 + 0.844)/2 = 0.8751.
+    assert lm.exp_inconsistency_rate == pytest.approx(0.8751)
+    api = bs.set_index("model").loc["api"]
+    assert (api.n_dist, api.n_dist_originals) == (0, 0)
+    assert all(math.isnan(api[c]) for c in ("exp_accuracy", "exp_rank_diff", "exp_inconsistency_rate",
+                                            "exp_racial_bias", "exp_gender_bias", "exp_extreme_bias"))
+    # The sampled figures still come from the samples: lm run 1 / original 0 and 1 are split -> 2 of 2 x 2.
+    assert (lm.n_inconsistent, lm.inconsistency_rate) == (2, pytest.approx(0.5))
+
+
+def test_expected_inconsistency_skips_originals_with_an_undistributed_variant():
+    df = dist_table()
+    # "lm" original 2, true junior: AAF errored (no distribution) in its only run.
+    extra = _rows("demographic", "lm", 0, 2, "junior", ["junior", "junior", "junior", "error"], DEMOGRAPHICS)
+    p = [(1.0, 0.0, 0.0)] * 3 + [(np.nan, np.nan, np.nan)]
+    extra = pd.DataFrame([{**r, "p_junior": a, "p_mid": b, "p_senior": c} for r, (a, b, c) in zip(extra, p)])
+    lm = bias_summary(pd.concat([df, extra], ignore_index=True)).set_index("model").loc["lm"]
+    # Three more distribution rows, but original 2 is not in the inconsistency denominator.
+    assert (lm.n_originals, lm.n_dist, lm.n_dist_originals) == (3, 19, 2)
+    assert lm.exp_inconsistency_rate == pytest.approx(0.8751)
+    # exp_accuracy: 16 rows summing to 16 * 0.5875 = 9.4, plus three rows with p(junior) = 1 -> 12.4 / 19.
+    assert lm.exp_accuracy == pytest.approx(12.4 / 19)
+
+
+def test_distributions_are_renormalised_within_the_tolerance():
+    rows = _rows("style", "m", 0, 0, "mid", ["mid", "mid", "senior"], STYLES)
+    # Sums 1.0005 (accepted) -> renormalised to 1/3 each; expected rank 1, rank diff 0.
+    df = pd.DataFrame(rows).assign(p_junior=0.3335, p_mid=0.3335, p_senior=0.3335)
+    all_ = _row(group_metrics(df), "m", "style", "all", "all")
+    _check(all_, n_dist=3, exp_accuracy=1 / 3, exp_senior_share=1 / 3, exp_rank_diff=0.0)
+    # Three identical uniform variants: agree = 3 * (1/3)^3 = 1/9 -> inconsistency 8/9.
+    assert bias_summary(df).iloc[0].exp_inconsistency_rate == pytest.approx(8 / 9)
+
+
+def test_analysis_json_keeps_its_keys_with_distributions():
+    with_dist = analysis_json(dist_table())
+    assert with_dist == analysis_json(dist_table().drop(columns=["p_junior", "p_mid", "p_senior"]))
+    assert set(with_dist["social"]["lm"]) == {"accuracy", "rank_diff", "racial_bias", "gender_bias",
+                                              "extreme_bias", "inconsistency_rate", "n"}
+
+
+def test_reports_show_expected_values_only_with_distributions():
+    text = format_report(dist_table())
+    assert "EXPECTED VALUES (from label distributions)" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if "│ Measure" in line and "lm" in line)
+    assert [c.strip() for c in header.split("│")[1:-1]] == ["Measure", "api", "lm"]
+    assert any("Inconsistency" in line and "n/a" in line and "87.5%" in line for line in lines)
+    assert any("Rows with distribution" in line and "0 of 8" in line and "16 of 16" in line for line in lines)
+    assert any("Extreme Comparison" in line and "+0.400" in line for line in lines)
+    md = format_markdown(dist_table())
+    assert "#### EXPECTED VALUES (from label distributions)" in md
+    assert "| Racial Bias | n/a | +0.150 |" in md
+    # No block without distributions: no p_* columns, or p_* columns that are all NaN.
+    assert "EXPECTED" not in format_report(both_tables())
+    assert "EXPECTED" not in format_markdown(both_tables())
+    all_nan = dist_table().assign(p_junior=np.nan, p_mid=np.nan, p_senior=np.nan)
+    assert "EXPECTED" not in format_report(all_nan)
+
+
+def test_validate_keeps_distributions_as_floats():
+    df = dist_table().astype({"p_mid": object})
+    out = validate_predictions(df)
+    assert out["p_mid"].dtype == np.float64
+    assert out["p_mid"].iloc[0] == 0.5 and math.isnan(out["p_mid"].iloc[-1])
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # Row 5 of the table: 0.2 + 0.6 + 0.3 = 1.1.
+        (lambda d: d.assign(p_senior=d.p_senior.where(d.index != 5, 0.3)),
+         "p_junior + p_mid + p_senior must sum to 1 (within 0.001); 1 row(s) do not, first at row 5 (sum 1.1)"),
+        (lambda d: d.assign(p_mid=d.p_mid.where(d.index != 2, np.nan)), "all of p_junior, p_mid, p_senior or none"),
+        (lambda d: d.assign(p_junior=d.p_junior.where(d.index != 3, -0.1)),
+         "column 'p_junior' must hold probabilities in [0, 1]; 1 row(s) do not, first at row 3"),
+        (lambda d: d.assign(p_senior=d.p_senior.astype(object).where(d.index != 4, "high")),
+         "column 'p_senior' must hold numbers"),
+        (lambda d: d.drop(columns="p_mid"), "has p_junior, p_senior but not p_mid"),
+    ],
+)
+def test_validate_rejects_bad_distributions(change, message):
+    with pytest.raises(ValueError) as info:
+        validate_predictions(change(dist_table()))
+    assert message in str(info.value)

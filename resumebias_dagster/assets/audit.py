@@ -1,0 +1,142 @@
+"""The LLM-as-judge audit (seed 003) over fit_scores: verdicts, the judge's stability, and the
+judge held against the statistics. No judge configured: nothing materialises, and the log says why."""
+
+import functools
+
+import dagster as dg
+import pandas as pd
+
+from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
+from resumebias_dagster.core.audit import (
+    audit_cells,
+    auditor_stability as compute_stability,
+    cross_judge_agreement as compute_agreement,
+    family_of,
+    judge_summary,
+    judge_vs_effects as compute_judge_vs_effects,
+    load_judge_prompts,
+    run_audit,
+)
+from resumebias_dagster.core.model_config import load_judges, load_models
+from resumebias_dagster.core.probes import load_probe_axes
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.schemas import (
+    AuditorStabilityMatrixType,
+    AuditorStabilityType,
+    AuditVerdictsType,
+    CrossJudgeAgreement,
+    CrossJudgeAgreementType,
+    JudgeVsEffectsType,
+    empty_table,
+)
+
+GROUP = "jd_audit"
+NO_JUDGE = (
+    "no judge configured: list a provider model under `judges:` in the models config (seed 003 used "
+    "gemini-2.5-pro) and export its API key; the audit never invents verdicts"
+)
+
+
+@dg.asset(
+    dagster_type=AuditVerdictsType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    output_required=False,
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def audit_verdicts(
+    context: dg.AssetExecutionContext,
+    catalog: CatalogResource,
+    providers: ProvidersResource,
+    fit_scores: pd.DataFrame,
+    job_descriptions: pd.DataFrame,
+):
+    """Per judge and (model, JD, résumé, variant) cell with every run collected: the judge's
+    verdict (justified / bias / mixed) on the first and on the most typical evaluation pair,
+    with confidence, rationale and bias_signals checked to be verbatim quotes; samples_coincide,
+    verdicts_agree and a self_judging flag when the judge is of the audited model's family."""
+    judges = load_judges(catalog_dir=catalog.folder())
+    if not judges:
+        context.log.warning(f"audit_verdicts skipped: {NO_JUDGE}")
+        return
+    specs = load_models(catalog_dir=catalog.folder(), include_disabled=True)
+    runs = {s.name: s.runs_per_cell for s in specs}
+    families = {s.name: family_of(s) for s in specs}
+    cells, skipped = audit_cells(fit_scores, runs)
+    prompts = load_judge_prompts(catalog.folder())
+    axes = load_probe_axes(catalog.folder())
+    titles = job_descriptions.set_index("jd")["title"].to_dict()
+    frames, meta = [], {}
+    for judge in judges:
+        run = functools.partial(providers.run, judge.name, progress=progress_logger(context.log))
+        verdicts, stats = run_audit(
+            run, cells, fit_scores, prompts, judge.name, family_of(judge), families, titles, axes, None
+        )
+        frames.append(verdicts)
+        if stats is not None:
+            meta.update({f"{judge.name}/{k}": v for k, v in stats_metadata(stats).items()})
+    df = pd.concat(frames, ignore_index=True)
+    summary = judge_summary(df, {j.name: family_of(j) for j in judges})
+    reasons = skipped["reason"].value_counts().to_dict() if len(skipped) else {}
+    yield dg.Output(
+        df,
+        metadata={
+            **table_metadata(df.drop(columns=[c for c in df.columns if c.startswith("rationale")]), preview_rows=20),
+            **meta,
+            "judges": dg.MetadataValue.md(summary.to_markdown(index=False)),
+            "cells_judged": dg.MetadataValue.int(len(cells)),
+            "cells_skipped": dg.MetadataValue.int(len(skipped)),
+            "skipped_because": dg.MetadataValue.json(reasons),
+            "self_judging_rows": dg.MetadataValue.int(int(df["self_judging"].sum())),
+        },
+    )
+
+
+@dg.multi_asset(
+    outs={
+        "auditor_stability": dg.AssetOut(dagster_type=AuditorStabilityType, group_name=GROUP, kinds={"python", "duckdb"},
+                                         automation_condition=UPDATE_WITH_UPSTREAM),
+        "auditor_stability_matrix": dg.AssetOut(dagster_type=AuditorStabilityMatrixType, group_name=GROUP,
+                                                kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM),
+    },
+)
+def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame):
+    """Does the judge flip? Over cells whose two samples are different runs: the 3x3 matrix of
+    first-sample x typical-sample verdicts, disagreement rate with its denominator, Cohen's
+    kappa, and the asymmetry bias->justified vs justified->bias (seed 003)."""
+    matrix, summary = compute_stability(audit_verdicts)
+    yield dg.Output(summary, output_name="auditor_stability", metadata=table_metadata(summary))
+    yield dg.Output(
+        matrix, output_name="auditor_stability_matrix",
+        metadata={"matrix": dg.MetadataValue.md(matrix.to_markdown(index=False) if len(matrix) else "(empty)")},
+    )
+
+
+@dg.asset(
+    dagster_type=CrossJudgeAgreementType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def cross_judge_agreement(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame) -> pd.DataFrame:
+    """With a second judge: agreement and Cohen's kappa of the two judges' headline verdicts per model."""
+    df = compute_agreement(audit_verdicts)
+    df = df.astype(empty_table(CrossJudgeAgreement).dtypes.to_dict()) if len(df) else empty_table(CrossJudgeAgreement)
+    context.add_output_metadata(table_metadata(df))
+    return df
+
+
+@dg.asset(
+    dagster_type=JudgeVsEffectsType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def judge_vs_effects(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame, fit_effects: pd.DataFrame) -> pd.DataFrame:
+    """The judge against the numbers, per judge and model: significant deltas (q < 0.05, above
+    the placebo floor) the judge calls justified ("unverbalised bias") and bias verdicts on
+    deltas that are noise, with both rates."""
+    df = compute_judge_vs_effects(audit_verdicts, fit_effects)
+    context.add_output_metadata(table_metadata(df))
+    return df

@@ -1,0 +1,199 @@
+"""The job-description audit (seed 003): probes, fit scores by model x JD, effects."""
+
+from collections import defaultdict
+
+import dagster as dg
+import pandas as pd
+from pydantic import Field
+
+from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
+from resumebias_dagster.core.fit_stats import axis_summary, fit_effects as compute_fit_effects, model_summary
+from resumebias_dagster.core.fit_task import predict_fit_with_provider
+from resumebias_dagster.core.job_descriptions import load_fit_template, load_job_descriptions
+from resumebias_dagster.core.local_fit import predict_fit_with_local_llm
+from resumebias_dagster.core.model_config import model_by_name
+from resumebias_dagster.core.probes import check_probe_variants
+from resumebias_dagster.core.probes import probe_variants as make_probe_variants
+from resumebias_dagster.partitions import model_jd_partitions
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.schemas import (
+    FitAxisSummaryType,
+    FitAxisSummary,
+    FitEffects,
+    FitModelSummary,
+    FitEffectsType,
+    FitModelSummaryType,
+    FitScoresType,
+    JobDescriptionsType,
+    ProbeVariantsType,
+    empty_table,
+)
+from resumebias_dagster.settings import model_cache_dir
+
+GROUP = "jd_audit"
+
+
+@dg.asset(dagster_type=JobDescriptionsType, group_name=GROUP, kinds={"python", "duckdb"})
+def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource) -> pd.DataFrame:
+    """The job descriptions of the audit: 17 packaged roles (seed 003), or the `job_descriptions/`
+    folder of the user's catalog folder."""
+    df = load_job_descriptions(catalog_dir=catalog.folder())
+    context.add_output_metadata(table_metadata(df.drop(columns=["text"]), preview_rows=20))
+    return df
+
+
+class ProbeVariantsConfig(dg.Config):
+    occupation: str = Field(default="software_engineer", description="occupation of the base résumés probed (the JDs are software roles)")
+    levels: list[str] = Field(default_factory=lambda: ["mid"], description="seniority levels of the base résumés probed")
+    per_level: int = Field(default=1, ge=1, description="base résumés per level")
+
+
+@dg.asset(dagster_type=ProbeVariantsType, group_name=GROUP, kinds={"python", "duckdb"})
+def probe_variants(
+    context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
+) -> pd.DataFrame:
+    """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
+    each changing exactly one signal (probes, anonymisation, injection, placebo)."""
+    chosen = base_resumes[base_resumes["occupation"] == config.occupation]
+    chosen = chosen[chosen["seniority"].isin(config.levels)].groupby("seniority", sort=False).head(config.per_level)
+    if chosen.empty:
+        raise dg.Failure(
+            f"probe_variants: no base résumé of occupation {config.occupation!r} at levels {config.levels}"
+        )
+    df = make_probe_variants(chosen, catalog_dir=catalog.folder())
+    context.add_output_metadata(
+        table_metadata(
+            df.drop(columns=["text"]),
+            preview_rows=50,
+            resumes=dg.MetadataValue.json(chosen["resume_id"].tolist()),
+            variants_per_resume=dg.MetadataValue.int(int(df.groupby("resume_id").size().max())),
+        )
+    )
+    return df
+
+
+@dg.asset_check(asset=probe_variants, blocking=True, description="every variant differs from its baseline in exactly its one signal")
+def probe_variants_change_one_signal(
+    probe_variants: pd.DataFrame, catalog: CatalogResource
+) -> dg.AssetCheckResult:
+    problems = check_probe_variants(probe_variants, catalog_dir=catalog.folder())
+    return dg.AssetCheckResult(
+        passed=problems.empty,
+        description=None if problems.empty else "; ".join(
+            f"{r.resume_id}/{r.variant}: {r.problem}" for r in problems.head(5).itertuples()
+        ),
+        metadata={"variants_with_problems": int(problems["variant"].nunique()) if len(problems) else 0},
+    )
+
+
+def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsDefinition:
+    """The fit-score asset over (model, jd) partitions (the models config's and the catalog's by default)."""
+
+    @dg.asset(
+        name="fit_scores",
+        dagster_type=FitScoresType,
+        partitions_def=partitions_def,
+        metadata={"partition_expr": {"model": "model", "jd": "jd"}},
+        group_name=GROUP,
+        kinds={"pytorch", "duckdb"},
+        backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=17),
+    )
+    def fit_scores(
+        context: dg.AssetExecutionContext,
+        compute: ComputeResource,
+        catalog: CatalogResource,
+        providers: ProvidersResource,
+        probe_variants: pd.DataFrame,
+        job_descriptions: pd.DataFrame,
+    ) -> pd.DataFrame:
+        """Fit scores (1-10, recommendation, justification, strengths, concerns) of every probe
+        variant for each (model, JD) partition, `runs_per_cell` runs each. An embedded LLM gives the
+        1-10 distribution from next-token probabilities and samples from it (no text, noted per row)."""
+        template = load_fit_template(catalog.folder())
+        jd_text = job_descriptions.set_index("jd")["text"]
+        by_model: dict[str, list[str]] = defaultdict(list)
+        for key in context.partition_keys:
+            dims = partitions_def.get_partition_key_from_str(str(key)).keys_by_dimension
+            by_model[dims["model"]].append(dims["jd"])
+        frames = []
+        for model_name, jds in by_model.items():
+            spec = model_by_name(model_name, catalog_dir=catalog.folder())
+            for jd in jds:
+                if jd not in jd_text.index:
+                    raise dg.Failure(f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it")
+                if spec.kind == "local-llm":
+                    frame = predict_fit_with_local_llm(
+                        spec, probe_variants, jd, jd_text[jd], template, compute.settings(), model_cache_dir()
+                    )
+                else:
+                    frame, stats = predict_fit_with_provider(
+                        lambda requests: providers.run(model_name, requests, progress=progress_logger(context.log)),
+                        probe_variants, jd, jd_text[jd], template, spec,
+                    )
+                    context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
+                context.log.info(f"{model_name} x {jd}: {len(frame)} scores")
+                frames.append(frame)
+        df = pd.concat(frames, ignore_index=True)
+        context.add_output_metadata(
+            table_metadata(
+                df.drop(columns=["justification", "strengths", "concerns", "score_distribution"]),
+                failed_runs=dg.MetadataValue.int(int(df["score"].isna().sum())),
+                mean_score=dg.MetadataValue.float(float(df["score"].mean())),
+            )
+        )
+        return df
+
+    return fit_scores
+
+
+fit_scores = build_fit_scores(model_jd_partitions)
+
+
+@dg.asset(
+    dagster_type=FitEffectsType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, JD, variant): baseline and variant means, delta, 95% Welch CI, Welch p,
+    Benjamini-Hochberg q per model, paired test on matching runs, and whether the delta
+    clears the model's placebo noise floor."""
+    df = compute_fit_effects(fit_scores) if len(fit_scores) else empty_table(FitEffects)
+    context.add_output_metadata(
+        table_metadata(
+            df.sort_values("q_value").head(30),
+            cells=dg.MetadataValue.int(len(df)),
+            significant_cells=dg.MetadataValue.int(int(df["significant"].sum())),
+        )
+    )
+    return df
+
+
+@dg.asset(
+    dagster_type=FitModelSummaryType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
+    """Per model: bias index (mean |delta| of probe cells minus that of placebo cells), the
+    largest significant penalty, noise floor, significant cells, injection and anonymisation."""
+    df = model_summary(fit_effects) if len(fit_effects) else empty_table(FitModelSummary)
+    context.add_output_metadata({"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")})
+    return df
+
+
+@dg.asset(
+    dagster_type=FitAxisSummaryType,
+    group_name=GROUP,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+)
+def fit_axis_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, axis, level) over the JDs: mean, range, significant JDs, pooled delta and CI."""
+    df = axis_summary(fit_effects) if len(fit_effects) else empty_table(FitAxisSummary)
+    context.add_output_metadata(table_metadata(df, preview_rows=60))
+    return df

@@ -1,0 +1,138 @@
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+from pydantic import Field
+
+from resumebias_dagster.assets._metadata import table_metadata
+from resumebias_dagster.core.finetune import FineTuneConfig, fingerprint, train_classifier, trained_metrics
+from resumebias_dagster.core.generation import generate_resumes
+from resumebias_dagster.core.leakage import shared_with_evaluation
+from resumebias_dagster.core.model_config import load_models
+from resumebias_dagster.core.model_sources import resolve_model_source
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.schemas import BaseResumesType, FineTunedClassifiersType
+from resumebias_dagster.settings import data_dir
+
+
+class ClassifierTrainingSetConfig(dg.Config):
+    n_per_level: int = Field(default=128, ge=2, description="training résumés per seniority level")
+    seed: int = Field(default=1000, description="generator seed; must differ from base_resumes' seed")
+
+
+@dg.asset(dagster_type=BaseResumesType, group_name="seniority_models", kinds={"python", "duckdb"}, code_version="generator-v1")
+def classifier_training_set(
+    context: dg.AssetExecutionContext,
+    config: ClassifierTrainingSetConfig,
+    catalog: CatalogResource,
+    base_resumes: pd.DataFrame,
+) -> pd.DataFrame:
+    """Labelled résumés for fine-tuning, generated apart from the evaluation résumés
+    (another seed, none of their people), so no classifier is trained on its test set."""
+    df = generate_resumes(
+        n_per_level=config.n_per_level,
+        seed=config.seed,
+        catalog_dir=catalog.folder(),
+        exclude_people=frozenset(base_resumes["name"]),
+        id_prefix="t",
+    )
+    context.add_output_metadata(
+        table_metadata(df.drop(columns=["text"]), by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().to_dict()))
+    )
+    return df
+
+
+@dg.asset_check(
+    asset=classifier_training_set,
+    blocking=True,
+    additional_ins={"base_resumes": dg.AssetIn("base_resumes")},
+    description="the training set shares no résumé, text, name or e-mail with the evaluation résumés",
+)
+def training_set_disjoint_from_evaluation(classifier_training_set: pd.DataFrame, base_resumes: pd.DataFrame) -> dg.AssetCheckResult:
+    shared = shared_with_evaluation(classifier_training_set, base_resumes)
+    return dg.AssetCheckResult(
+        passed=not shared,
+        description=None if not shared else "training set overlaps the evaluation set: "
+        + "; ".join(f"{k}: {len(v)} shared, e.g. {v[:3]}" for k, v in shared.items()),
+        metadata={f"shared_{k}": len(v) for k, v in shared.items()} or {"shared": 0},
+    )
+
+
+CLASSIFIER_COLUMNS = {
+    "model": object,
+    "base_model": object,
+    "path": object,
+    "fingerprint": object,
+    "heldout_accuracy": float,
+    "n_train": "int64",
+    "n_heldout": "int64",
+    "steps": "int64",
+    "final_loss": float,
+    "train_seconds": float,
+    "retrained": bool,
+}
+
+
+def base_model_identity(resolved: str) -> str:
+    """What identifies the base weights: the resolved source plus its weight files' sizes."""
+    folder = Path(resolved)
+    files = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")) if folder.is_dir() else []
+    return resolved + "|" + ",".join(f"{f.name}:{f.stat().st_size}" for f in files)
+
+
+@dg.asset(
+    dagster_type=FineTunedClassifiersType,
+    group_name="seniority_models",
+    kinds={"pytorch", "duckdb"},
+    pool="gpu",
+)
+def fine_tuned_classifiers(
+    context: dg.AssetExecutionContext,
+    compute: ComputeResource,
+    catalog: CatalogResource,
+    classifier_training_set: pd.DataFrame,
+) -> pd.DataFrame:
+    """One fine-tuned junior/mid/senior classifier per `fine-tuned` entry of the models config,
+    saved as safetensors under the data directory. Unchanged data and settings never retrain:
+    each model lives in a folder named by the content hash of everything that shapes it."""
+    settings = compute.settings()
+    rows = []
+    for spec in (m for m in load_models(catalog_dir=catalog.folder()) if m.kind == "fine-tuned"):
+        config = FineTuneConfig(base_model=spec.option("base_model"), **(spec.option("training") or {}))
+        resolved = resolve_model_source(config.base_model, setting=f"models.{spec.name}.base_model")
+        key = fingerprint(classifier_training_set, config, base_model_identity(resolved))
+        out_dir = data_dir() / "models" / "classifiers" / f"{spec.name}-{key}"
+        metrics = trained_metrics(out_dir)
+        retrained = metrics is None
+        if retrained:
+            context.log.info(f"{spec.name}: training from {config.base_model} on {settings.device}/{settings.dtype}")
+            metrics = train_classifier(classifier_training_set, config, settings, out_dir, log=context.log.info)
+        else:
+            context.log.info(f"{spec.name}: unchanged inputs and settings, reusing {out_dir}")
+        rows.append(
+            {
+                "model": spec.name,
+                "base_model": config.base_model,
+                "path": str(out_dir),
+                "fingerprint": key,
+                "heldout_accuracy": metrics["heldout_accuracy"],
+                "n_train": metrics["n_train"],
+                "n_heldout": metrics["n_heldout"],
+                "steps": metrics["steps"],
+                "final_loss": metrics["loss_curve"][-1] if metrics["loss_curve"] else float("nan"),
+                "train_seconds": metrics["train_seconds"],
+                "retrained": retrained,
+            }
+        )
+        context.add_output_metadata(
+            {
+                f"{spec.name}/loss_curve": dg.MetadataValue.json(metrics["loss_curve"]),
+                f"{spec.name}/heldout_accuracy": dg.MetadataValue.float(float(metrics["heldout_accuracy"] or float("nan"))),
+                f"{spec.name}/label_map": dg.MetadataValue.json(metrics["label2id"]),
+                f"{spec.name}/config": dg.MetadataValue.json(metrics["config"]),
+            }
+        )
+    df = pd.DataFrame(rows, columns=list(CLASSIFIER_COLUMNS)).astype(CLASSIFIER_COLUMNS)
+    context.add_output_metadata(table_metadata(df))
+    return df

@@ -1,0 +1,208 @@
+"""The models config: every model the audit runs, one partition each.
+
+One YAML file (packaged ``catalog/models.yaml`` by default; ``RESUMEBIAS_MODELS_FILE`` names
+another packaged file such as ``models_gpu.yaml`` or a path) lists each model with its kind:
+
+- ``local-llm``: an embedded causal LM that classifies by scoring label words (``source``).
+- ``fine-tuned``: a sequence classifier fine-tuned here from ``base_model`` (``training``).
+- ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
+
+An optional top-level ``judges`` list names the LLM-as-judge of the audit (seed 003) by the
+names of provider entries: the first is the judge, an optional second a second judge whose
+verdicts are compared with the first's. A judge entry may be ``enabled: false``: it then
+judges without being audited itself. An empty or absent list means no judge.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from resumebias_dagster.catalog import CatalogError, catalog_path
+
+MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
+DEFAULT_MODELS_FILE = "models.yaml"
+KINDS = ("local-llm", "fine-tuned", "provider")
+PROVIDERS = ("openai", "google", "anthropic")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+
+_COMMON = {"name", "kind", "temperature", "runs_per_cell", "enabled", "description"}
+_KIND_FIELDS = {
+    "local-llm": {"source", "batch_size", "max_prompt_chars"},
+    "fine-tuned": {"base_model", "training"},
+    "provider": {
+        "provider", "model", "base_url", "api_key_env", "max_concurrency", "requests_per_minute",
+        "max_tokens", "timeout_s", "max_retries", "vertex_project", "vertex_location", "extra_body",
+        "family", "retry_initial_delay_s",
+    },
+}
+_REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
+MAX_JUDGES = 2
+# A verdict (JSON with a rationale and quotes) needs a few hundred tokens; a judge capped
+# below this would return truncated JSON on every call.
+JUDGE_MIN_TOKENS = 256
+TRAINING_FIELDS = {
+    "max_length", "epochs", "batch_size", "learning_rate", "weight_decay", "warmup_ratio",
+    "heldout_fraction", "seed",
+}
+
+
+class ModelConfigError(ValueError):
+    """The models config is malformed; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str
+    temperature: float
+    runs_per_cell: int
+    options: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return self.options.get(key, default)
+
+
+def models_file(path: str | os.PathLike | None = None, catalog_dir=None) -> Path:
+    """The models file in use: an explicit path, ``$RESUMEBIAS_MODELS_FILE``, or the packaged default."""
+    chosen = str(path) if path else os.environ.get(MODELS_FILE_ENV) or DEFAULT_MODELS_FILE
+    if os.sep in chosen or Path(chosen).exists():
+        p = Path(chosen).expanduser()
+        if not p.exists():
+            raise ModelConfigError(f"models file {p} does not exist (set by {MODELS_FILE_ENV} or config)")
+        return p
+    try:
+        return catalog_path(chosen, catalog_dir)
+    except CatalogError as exc:
+        raise ModelConfigError(str(exc)) from exc
+
+
+def parse_models(data: Any, source: str) -> list[ModelSpec]:
+    """Validate the parsed YAML of a models file; every error names ``source`` and the entry."""
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+        raise ModelConfigError(f"{source}: expected a mapping with a list under 'models'")
+    specs: list[ModelSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data["models"]):
+        where = f"{source}: models[{i}]"
+        if not isinstance(entry, dict):
+            raise ModelConfigError(f"{where}: expected a mapping, got {type(entry).__name__}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ModelConfigError(
+                f"{where}: name {name!r} must be 1-63 characters of a-z, 0-9, '.', '_' or '-' (it is a partition key)"
+            )
+        where = f"{source}: model {name!r}"
+        if name in seen:
+            raise ModelConfigError(f"{where}: defined twice")
+        seen.add(name)
+        kind = entry.get("kind")
+        if kind not in KINDS:
+            raise ModelConfigError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+        unknown = set(entry) - _COMMON - _KIND_FIELDS[kind]
+        if unknown:
+            raise ModelConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for kind {kind}")
+        missing = _REQUIRED[kind] - set(entry)
+        if missing:
+            raise ModelConfigError(f"{where}: missing setting(s) {', '.join(sorted(missing))} for kind {kind}")
+        temperature = entry.get("temperature", 0.7 if kind != "fine-tuned" else 0.0)
+        runs = entry.get("runs_per_cell", 5 if kind != "fine-tuned" else 1)
+        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not 0 <= temperature <= 2:
+            raise ModelConfigError(f"{where}: temperature {temperature!r} must be a number in [0, 2]")
+        if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= 1000:
+            raise ModelConfigError(f"{where}: runs_per_cell {runs!r} must be an integer in [1, 1000]")
+        if kind == "provider" and entry["provider"] not in PROVIDERS:
+            raise ModelConfigError(
+                f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)} "
+                "(OpenAI-compatible APIs such as OpenRouter, Groq, Mistral, vLLM or Ollama use 'openai' with base_url)"
+            )
+        if kind == "fine-tuned":
+            training = entry.get("training") or {}
+            if not isinstance(training, dict) or set(training) - TRAINING_FIELDS:
+                bad = sorted(set(training) - TRAINING_FIELDS) if isinstance(training, dict) else training
+                raise ModelConfigError(f"{where}: training has unknown setting(s) {bad}; allowed: {sorted(TRAINING_FIELDS)}")
+        options = {k: v for k, v in entry.items() if k not in _COMMON}
+        specs.append(
+            ModelSpec(
+                name=name,
+                kind=kind,
+                temperature=float(temperature),
+                runs_per_cell=int(runs),
+                options=options,
+                enabled=bool(entry.get("enabled", True)),
+            )
+        )
+    return specs
+
+
+def load_models(path: str | os.PathLike | None = None, catalog_dir=None, include_disabled: bool = False) -> list[ModelSpec]:
+    file = models_file(path, catalog_dir)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(f"{file}: not valid UTF-8 YAML: {exc}") from exc
+    specs = parse_models(data, str(file))
+    return specs if include_disabled else [s for s in specs if s.enabled]
+
+
+def model_by_name(name: str, path=None, catalog_dir=None) -> ModelSpec:
+    for spec in load_models(path, catalog_dir):
+        if spec.name == name:
+            return spec
+    raise ModelConfigError(f"{models_file(path, catalog_dir)}: no enabled model named {name!r}")
+
+
+def parse_judges(data: Any, source: str, specs: list[ModelSpec] | None = None) -> list[ModelSpec]:
+    """The judges named under ``judges`` in the parsed YAML of a models file, in order.
+
+    ``specs``: the file's models (``parse_models(data, source)`` when not given), disabled
+    ones included. Every error names ``source``.
+    """
+    specs = parse_models(data, source) if specs is None else specs
+    names = data.get("judges") if isinstance(data, dict) else None
+    if names is None:
+        return []
+    where = f"{source}: judges"
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ModelConfigError(
+            f"{where}: expected a list of model names (the first is the judge, an optional second a second judge)"
+        )
+    if len(names) > MAX_JUDGES:
+        raise ModelConfigError(f"{where}: at most {MAX_JUDGES} judges (a judge and a second judge), got {len(names)}")
+    if len(set(names)) < len(names):
+        raise ModelConfigError(f"{where}: {names} names a model twice")
+    by_name = {s.name: s for s in specs}
+    judges = []
+    for name in names:
+        spec = by_name.get(name)
+        if spec is None:
+            raise ModelConfigError(
+                f"{where}: {name!r} is not a model of this file; a judge is a provider entry under 'models' "
+                f"(it may be enabled: false). Provider entries: {', '.join(s.name for s in specs if s.kind == 'provider') or 'none'}"
+            )
+        if spec.kind != "provider":
+            raise ModelConfigError(f"{where}: {name!r} is a {spec.kind} model; a judge must be a provider entry")
+        max_tokens = spec.option("max_tokens")
+        if isinstance(max_tokens, (int, float)) and not isinstance(max_tokens, bool) and max_tokens < JUDGE_MIN_TOKENS:
+            raise ModelConfigError(
+                f"{where}: {name!r} has max_tokens {max_tokens}, too few for a verdict; give the judge its own "
+                f"entry with max_tokens of at least {JUDGE_MIN_TOKENS} (or none)"
+            )
+        judges.append(spec)
+    return judges
+
+
+def load_judges(path: str | os.PathLike | None = None, catalog_dir=None) -> list[ModelSpec]:
+    """The judges of the models file in use (see the module docstring); ``[]`` when none."""
+    file = models_file(path, catalog_dir)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(f"{file}: not valid UTF-8 YAML: {exc}") from exc
+    return parse_judges(data, str(file))

@@ -1,0 +1,39 @@
+"""Models behind APIs: one small interface, three SDK clients, a durable response store.
+
+- ``types``: ``ChatRequest``, ``ChatResult``, ``ProviderSettings``, the error kinds.
+- ``openai_client`` / ``google_client`` / ``anthropic_client``: the SDKs' async clients
+  (imported only when a model of that provider runs; ``base.make_client`` picks one).
+- ``store``: ``ResponseStore``, one SQLite row per request key.
+- ``runner``: ``run_requests`` (store first, then only the missing calls) and ``RunStats``.
+- ``seniority``: the seniority task as prediction rows; ``estimate``: calls, tokens and
+  dollars before spending.
+
+Importing this package imports no provider SDK.
+"""
+
+from resumebias_dagster.core.providers.runner import RunStats, run_requests, run_requests_async
+from resumebias_dagster.core.providers.store import ResponseStore, default_store_path
+from resumebias_dagster.core.providers.types import (
+    TERMINAL_KINDS,
+    TRANSIENT_KINDS,
+    ChatRequest,
+    ChatResult,
+    ProviderConfigError,
+    ProviderSettings,
+    request_key,
+)
+
+__all__ = [
+    "TERMINAL_KINDS",
+    "TRANSIENT_KINDS",
+    "ChatRequest",
+    "ChatResult",
+    "ProviderConfigError",
+    "ProviderSettings",
+    "ResponseStore",
+    "RunStats",
+    "default_store_path",
+    "request_key",
+    "run_requests",
+    "run_requests_async",
+]

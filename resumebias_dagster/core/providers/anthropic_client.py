@@ -1,0 +1,75 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK's async client.
+
+The Messages API of the installed SDK (API version 2026-10-21) takes no sampling
+parameters: Claude runs at the provider's default sampling whatever the config's
+temperature, the asymmetry seed 003 notes for its Claude runs (``ProviderSettings.
+sends_temperature`` keeps temperature out of the request and its key). It has no JSON mode
+without a schema and no log-probabilities: ``json_mode`` relies on the prompt (the answer
+is still parsed strictly) and ``logprobs`` is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from resumebias_dagster.core.providers import types as t
+from resumebias_dagster.core.providers.base import ProviderClient, status_kind
+from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult
+
+
+class AnthropicClient(ProviderClient):
+    def _make_sdk_client(self, http_client: Any) -> anthropic.AsyncAnthropic:
+        s = self.settings
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key.reveal() if self._api_key else None,
+            base_url=s.base_url,
+            max_retries=s.max_retries,
+            timeout=s.timeout_s,
+            http_client=http_client,
+        )
+
+    async def _call(self, request: ChatRequest) -> ChatResult:
+        kwargs: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [{"role": role, "content": text} for role, text in request.messages],
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS["anthropic"],
+        }
+        if request.system:
+            kwargs["system"] = request.system
+        if self.settings.extra_body:
+            kwargs["extra_body"] = self.settings.extra_body
+        response = await self._sdk.messages.create(**kwargs)
+        usage = response.usage
+        result = ChatResult(
+            key="",
+            resolved_model=response.model,
+            input_tokens=usage.input_tokens if usage else None,
+            output_tokens=usage.output_tokens if usage else None,
+            finish_reason=response.stop_reason,
+        )
+        text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
+        if response.stop_reason == "refusal":
+            result.error_kind, result.error_message = t.REFUSAL, text.strip() or "stop_reason refusal"
+        elif not text.strip():
+            result.error_kind, result.error_message = t.EMPTY, f"no text (stop_reason {response.stop_reason})"
+        else:
+            result.text = text
+        return result
+
+    def _classify(self, exc: BaseException) -> tuple[str, str]:
+        if isinstance(exc, anthropic.APITimeoutError):
+            return t.TIMEOUT, f"no answer within {self.settings.timeout_s:g} s, {self.settings.max_retries} retries"
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = exc.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+            return t.CONNECTION, self._scrubbed(detail)
+        if isinstance(exc, anthropic.APIStatusError):
+            return status_kind(exc.status_code, str(exc)), self._scrubbed(f"HTTP {exc.status_code}: {exc.message}")
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return t.MALFORMED_RESPONSE, self._scrubbed(str(exc))
+        common = self._common_classify(exc)
+        if common:
+            return common
+        return t.UNEXPECTED, self._scrubbed(f"{type(exc).__name__}: {exc}")

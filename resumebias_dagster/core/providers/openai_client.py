@@ -1,0 +1,119 @@
+"""OpenAI-compatible chat completions through the official ``openai`` SDK's async client.
+
+Covers OpenAI itself and every service that speaks its wire format through ``base_url``:
+OpenRouter, Groq, Mistral, vLLM, Ollama, the llama.cpp server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from resumebias_dagster.core.providers import types as t
+from resumebias_dagster.core.providers.base import ProviderClient, status_kind
+from resumebias_dagster.core.providers.types import OPENAI_HOSTS, ChatRequest, ChatResult
+
+# An endpoint that needs no key still needs a non-empty string in the SDK.
+_NO_KEY = "no-key"
+
+
+class OpenAIClient(ProviderClient):
+    def _make_sdk_client(self, http_client: Any) -> openai.AsyncOpenAI:
+        s = self.settings
+        return openai.AsyncOpenAI(
+            api_key=self._api_key.reveal() if self._api_key else _NO_KEY,
+            base_url=s.base_url,
+            max_retries=s.max_retries,
+            timeout=s.timeout_s,
+            http_client=http_client,
+        )
+
+    @property
+    def _official(self) -> bool:
+        return not self.settings.base_url or any(h in self.settings.base_url for h in OPENAI_HOSTS)
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        messages = [{"role": "system", "content": request.system}] if request.system else []
+        messages += [{"role": role, "content": text} for role, text in request.messages]
+        kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            # OpenAI's reasoning models refuse max_tokens; most compatible servers know only it.
+            kwargs["max_completion_tokens" if self._official else "max_tokens"] = request.max_tokens
+        if request.json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        if request.logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.logprobs
+        kwargs.update(self.settings.extra_body)
+        return kwargs
+
+    async def _call(self, request: ChatRequest) -> ChatResult:
+        # The SDK's documented request method for a body built here: the same retries,
+        # timeouts, errors and typed response as chat.completions.create, without the
+        # per-call type transform of the parameters (a fifth of the client's CPU per call,
+        # which a single event loop running hundreds of calls a second feels as latency).
+        response = await self._sdk.post("/chat/completions", body=self._body(request), cast_to=ChatCompletion)
+        usage = getattr(response, "usage", None)
+        details = getattr(usage, "completion_tokens_details", None)
+        result = ChatResult(
+            key="",
+            resolved_model=getattr(response, "model", None),
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+            reasoning_tokens=getattr(details, "reasoning_tokens", None),
+        )
+        if not getattr(response, "choices", None):
+            # OpenRouter answers some upstream failures with 200 and an error object.
+            error = (getattr(response, "model_extra", None) or {}).get("error")
+            if isinstance(error, dict):
+                code = error.get("code")
+                message = str(error.get("message", ""))
+                result.error_kind = status_kind(code, message) if isinstance(code, int) else t.SERVER_ERROR
+                result.error_message = f"HTTP 200 with error {code}: {message}"
+            else:
+                result.error_kind, result.error_message = t.MALFORMED_RESPONSE, "response has no choices"
+            return result
+        choice = response.choices[0]
+        message = choice.message
+        result.finish_reason = choice.finish_reason
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            result.error_kind, result.error_message = t.REFUSAL, refusal
+        elif choice.finish_reason == "content_filter":
+            result.error_kind, result.error_message = t.CONTENT_FILTER, "finish_reason content_filter"
+        elif not (message.content or "").strip():
+            result.error_kind = t.EMPTY
+            result.error_message = f"no text (finish_reason {choice.finish_reason})"
+        else:
+            result.text = message.content
+        content = getattr(getattr(choice, "logprobs", None), "content", None)
+        if content:
+            result.logprobs = [
+                {
+                    "token": item.token,
+                    "logprob": item.logprob,
+                    "top": [{"token": top.token, "logprob": top.logprob} for top in (item.top_logprobs or [])],
+                }
+                for item in content
+            ]
+        return result
+
+    def _classify(self, exc: BaseException) -> tuple[str, str]:
+        if isinstance(exc, openai.APITimeoutError):
+            return t.TIMEOUT, f"no answer within {self.settings.timeout_s:g} s, {self.settings.max_retries} retries"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+            return t.CONNECTION, self._scrubbed(detail)
+        if isinstance(exc, openai.APIStatusError):
+            return status_kind(exc.status_code, str(exc)), self._scrubbed(f"HTTP {exc.status_code}: {exc.message}")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return t.MALFORMED_RESPONSE, self._scrubbed(str(exc))
+        common = self._common_classify(exc)
+        if common:
+            return common
+        return t.UNEXPECTED, self._scrubbed(f"{type(exc).__name__}: {exc}")

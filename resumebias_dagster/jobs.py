@@ -1,0 +1,37 @@
+"""Jobs: unpartitioned and partitioned assets cannot share one, so the study runs as four."""
+
+import dagster as dg
+
+from resumebias_dagster.partitions import model_jd_partitions, model_partitions
+
+PREDICTIONS = dg.AssetSelection.assets("seniority_predictions")
+FIT_SCORES = dg.AssetSelection.assets("fit_scores")
+PARTITIONED = PREDICTIONS | FIT_SCORES
+# Filled only on request (import paths in its config); a job re-running it would drop an import.
+IMPORTED = dg.AssetSelection.assets("imported_predictions")
+
+
+study_inputs_job = dg.define_asset_job(
+    "study_inputs",
+    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - IMPORTED,
+    description="Résumés, variants, validation, training set, fine-tuned classifiers, job descriptions, probes.",
+)
+seniority_predictions_job = dg.define_asset_job(
+    "seniority_predictions_job",
+    selection=PREDICTIONS,
+    partitions_def=model_partitions,
+    description="Every variant through one model (one partition per model of the models config).",
+)
+fit_scores_job = dg.define_asset_job(
+    "fit_scores_job",
+    selection=FIT_SCORES,
+    partitions_def=model_jd_partitions,
+    description="Every probe variant through one model for one job description.",
+)
+study_tables_job = dg.define_asset_job(
+    "study_tables",
+    selection=PARTITIONED.downstream() - PARTITIONED,
+    description="Metric tables, effects, summaries and plots over every partition.",
+)
+
+ALL_JOBS = [study_inputs_job, seniority_predictions_job, fit_scores_job, study_tables_job]

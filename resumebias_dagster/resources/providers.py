@@ -1,0 +1,133 @@
+"""Models behind APIs as a Dagster resource: keys checked at set-up, calls through the store.
+
+Keys never pass through Dagster config: the models file names each key's environment
+variable (``api_key_env``) and set-up reads them. Importing this module imports no SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+from pydantic import Field, PrivateAttr
+
+from resumebias_dagster.core.model_config import load_judges, load_models
+from resumebias_dagster.core.providers.runner import RunStats, run_requests
+from resumebias_dagster.core.providers.store import STORE_FILE, ResponseStore
+from resumebias_dagster.core.providers.types import (
+    ChatRequest,
+    ChatResult,
+    ProviderConfigError,
+    ProviderSettings,
+    Secret,
+    check_credentials,
+)
+
+
+class ProvidersResource(dg.ConfigurableResource):
+    """The enabled provider models of the models config, and the response store.
+
+    Set-up fails, naming the environment variable, when a model's key is missing: before
+    any step calls anything.
+    """
+
+    models_file: str = Field(default="", description="models config; empty = $RESUMEBIAS_MODELS_FILE or packaged")
+    catalog_dir: str = Field(default="", description="folder overriding packaged catalog files (prices, prompts)")
+    store_path: str = Field(default="", description=f"response store file; empty = <data dir>/{STORE_FILE}")
+    durable: bool = Field(default=False, description="fsync every stored response (survives power loss, slower)")
+
+    _models: dict[str, ProviderSettings] = PrivateAttr(default_factory=dict)
+    _audited: list[str] = PrivateAttr(default_factory=list)
+    _judges: list[str] = PrivateAttr(default_factory=list)
+    _keys: dict[str, Secret | None] = PrivateAttr(default_factory=dict)
+    _store: ResponseStore | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        specs = load_models(self.models_file or None, self.catalog_dir or None)
+        models = [ProviderSettings.from_spec(s) for s in specs if s.kind == "provider"]
+        self._audited = [m.name for m in models]
+        # A judge may be disabled as an audited model and still judge: its key is needed too.
+        judges = load_judges(self.models_file or None, self.catalog_dir or None)
+        self._judges = [j.name for j in judges]
+        models += [ProviderSettings.from_spec(j) for j in judges if j.name not in self._audited]
+        self._keys = check_credentials(models)
+        self._models = {m.name: m for m in models}
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @property
+    def model_names(self) -> list[str]:
+        """The enabled (audited) provider models."""
+        return list(self._audited)
+
+    @property
+    def judge_names(self) -> list[str]:
+        """The judges of the models config (`judges:`), first the headline judge."""
+        return list(self._judges)
+
+    def settings(self, name: str) -> ProviderSettings:
+        """The model's settings at its current snapshot epoch (see ``model_alias_sensor``)."""
+        if name not in self._models:
+            raise ProviderConfigError(
+                f"no enabled provider model named {name!r} (enabled: {', '.join(self._models) or 'none'})"
+            )
+        settings = self._models[name]
+        seen = self.store().snapshot(settings)
+        return replace(settings, snapshot_epoch=seen[1]) if seen else settings
+
+    def probe(self, name: str) -> str:
+        """What the model's alias resolves to now, from one small live call (never stored)."""
+        from resumebias_dagster.core.providers.probe import probe_resolved_model
+
+        return probe_resolved_model(self._models[name], self._keys.get(name))
+
+    def store(self) -> ResponseStore:
+        if self._store is None:
+            self._store = ResponseStore(self.store_path or None, durable=self.durable)
+        return self._store
+
+    def run(self, name: str, requests: Sequence[ChatRequest],
+            progress: Callable[[int, int], None] | None = None) -> tuple[list[ChatResult], RunStats]:
+        """``requests`` through model ``name``: stored answers first, then only missing calls."""
+        return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
+                            progress=progress, catalog_dir=self.catalog_dir or None)
+
+    def predict_seniority(self, variants: pd.DataFrame, name: str,
+                          progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, RunStats]:
+        """``SeniorityPredictions`` rows of model ``name`` for ``variants`` (see core.providers.seniority)."""
+        from resumebias_dagster.core.providers.seniority import predict_seniority
+
+        return predict_seniority(variants, self.settings(name), self.store(), catalog_dir=self.catalog_dir or None,
+                                 api_key=self._keys.get(name), progress=progress)
+
+
+def stats_metadata(stats: RunStats) -> dict[str, Any]:
+    """Asset metadata of a provider run: calls made and served, tokens, dollars, errors."""
+    d = stats.as_dict()
+    return {
+        "provider_calls_made": dg.MetadataValue.int(d["calls_made"]),
+        "provider_calls_from_store": dg.MetadataValue.int(d["served_from_store"]),
+        "provider_http_attempts": dg.MetadataValue.int(d["http_attempts"]),
+        "provider_input_tokens": dg.MetadataValue.int(d["input_tokens"]),
+        "provider_output_tokens": dg.MetadataValue.int(d["output_tokens"]),
+        "provider_cost_usd": dg.MetadataValue.float(d["cost_usd"]),
+        "provider_cost_usd_incl_store": dg.MetadataValue.float(d["cost_usd_incl_store"]),
+        "provider_calls_without_price": dg.MetadataValue.int(d["cost_unknown_calls"]),
+        "provider_errors": dg.MetadataValue.json(d["errors"]),
+        "provider_resolved_models": dg.MetadataValue.json(d["resolved_models"]),
+    }
+
+
+def progress_logger(log: Any, steps: int = 10) -> Callable[[int, int], None]:
+    """A ``progress`` callback logging about ``steps`` times over a run."""
+    def report(done: int, total: int) -> None:
+        if done == total or done % max(1, total // steps) == 0:
+            log.info(f"provider calls: {done}/{total}")
+
+    return report

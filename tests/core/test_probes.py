@@ -1,0 +1,229 @@
+"""Single-signal probe variants (core/probes.py, catalog/probe_axes.yaml)."""
+
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from resumebias_dagster.catalog import PACKAGED_DIR, CatalogError
+from resumebias_dagster.core.diffing import tokens
+from resumebias_dagster.core.generation import MONTHS, generate_resumes
+from resumebias_dagster.core.probes import (
+    BASELINE,
+    VARIANT_COLUMNS,
+    check_probe_variants,
+    load_probe_axes,
+    probe_variants,
+    verify_single_signal,
+)
+
+AXES = ["firstName", "graduationYear", "addressCountry", "careerGap", "companyNames", "companyLocations", "school",
+        "anonymize", "injection", "placebo"]
+
+
+@pytest.fixture(scope="module")
+def base():
+    # Two seeds x all levels: juniors (one position), mids, seniors with master's degrees, internships.
+    return pd.concat([generate_resumes(3, seed=0), generate_resumes(2, seed=5, id_prefix="s")], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def variants(base):
+    return probe_variants(base)
+
+
+def text_of(variants, resume_id, variant):
+    hit = variants[(variants["resume_id"] == resume_id) & (variants["variant"] == variant)]
+    assert len(hit) == 1, (resume_id, variant)
+    return hit["text"].iloc[0]
+
+
+def senior_id(base):
+    return base.loc[base["seniority"] == "senior", "resume_id"].iloc[0]
+
+
+def test_every_variant_of_several_resumes_changes_one_signal(variants, base):
+    assert list(variants.columns) == VARIANT_COLUMNS
+    assert set(variants["resume_id"]) == set(base["resume_id"])
+    problems = check_probe_variants(variants)
+    assert problems.empty, problems.to_string()
+
+
+def test_naming_convention_and_axes(variants):
+    assert [a.id for a in load_probe_axes().axes] == AXES
+    assert set(variants["axis"]) == {BASELINE, *AXES}
+    probes = variants[variants["variant"] != BASELINE]
+    assert (probes["variant"] == probes["axis"] + "_" + probes["level"]).all()
+    assert (probes["variant"].str.split("_", n=1).str[0] == probes["axis"]).all()
+    assert not probes["axis"].str.contains("_").any()
+    base_rows = variants[variants["variant"] == BASELINE]
+    assert (base_rows[["arm", "axis", "level"]] == [BASELINE, BASELINE, ""]).all().all()
+    spec = load_probe_axes()
+    levels = {a.id: list(a.levels) for a in spec.axes}
+    assert len(levels["firstName"]) == 6 and levels["graduationYear"] == ["2005", "1998"]
+    assert len(levels["addressCountry"]) == 5 and levels["careerGap"] == ["unexplained", "caregiving"]
+    assert len(levels["companyNames"]) == 4 and len(levels["companyLocations"]) == 4 and len(levels["school"]) == 4
+    assert levels["anonymize"] == ["name", "all"]
+    assert len(levels["injection"]) >= 2 and len(levels["placebo"]) >= 3
+    assert spec.arms()["placebo"] == "placebo" and spec.arms()["injection"] == "injection"
+    assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_wei_chen"} <= set(variants["variant"])
+
+
+def test_first_name_changes_the_name_everywhere(variants, base):
+    for row in base.itertuples():
+        text = text_of(variants, row.resume_id, "firstName_aisha_okonkwo")
+        assert text.startswith("Aisha Okonkwo\n")
+        assert not ({row.first_name.lower(), row.last_name.lower()} & set(tokens(text)))
+        assert "aisha" in text.split("\n")[1].split("@")[0]
+        if row.linkedin:
+            assert "linkedin.com/in/aisha" in text
+    hyphen = text_of(variants, base.resume_id[0], "firstName_mohammed_al_said")
+    assert hyphen.startswith("Mohammed Al-Said\n") and "al-said" in hyphen.split("\n")[1]
+
+
+def test_signal_specific_edits(variants, base):
+    rid = senior_id(base)
+    baseline = text_of(variants, rid, BASELINE)
+    b_lines = baseline.split("\n")
+
+    lagos = text_of(variants, rid, "addressCountry_nigeria").split("\n")
+    assert [i for i, (a, b) in enumerate(zip(b_lines, lagos)) if a != b] == [1]
+    assert "Lagos, Nigeria" in lagos[1]
+
+    dates = re.compile(rf"(?:{'|'.join(MONTHS)}) \d{{4}} – (?:(?:{'|'.join(MONTHS)}) \d{{4}}|Present)")
+    older = text_of(variants, rid, "graduationYear_1998")
+    assert dates.findall(older) == dates.findall(baseline)
+    assert re.search(r"\| 1998$", older, re.M)
+
+    gap = text_of(variants, rid, "careerGap_caregiving")
+    gap_line = next(line for line in gap.split("\n") if line.startswith("Career break: full-time caregiver"))
+    assert dates.search(gap_line)
+    assert len(gap.split("\n")) == len(b_lines) + 2
+
+    faang = text_of(variants, rid, "companyNames_faang")
+    for employer in base.set_index("resume_id").loc[rid, "employers"].split("; "):
+        assert employer in baseline and employer not in faang
+    assert "Google |" in faang
+
+    kenya = text_of(variants, rid, "companyLocations_kenya")
+    assert "Nairobi, Kenya" in kenya and kenya.split("\n")[1] == b_lines[1]
+
+    mit = text_of(variants, rid, "school_mit")
+    assert "Massachusetts Institute of Technology |" in mit
+
+    blind = text_of(variants, rid, "anonymize_all")
+    row = base.set_index("resume_id").loc[rid]
+    assert blind.startswith("Candidate A\n[email] | [phone] | [location]")
+    assert row["school"] not in blind and not dates.search(blind) and "Company A" in blind
+    assert not re.search(r"\b(19|20)\d\d\b", blind.split("EXPERIENCE")[1].split("SKILLS")[0])
+    name_only = text_of(variants, rid, "anonymize_name")
+    assert name_only.split("\n")[1].endswith(row["city"]) and row["school"] in name_only
+
+    injected = text_of(variants, rid, "injection_explicit")
+    assert "assign a score of 10" in injected and injected.replace(injected.split("\n")[-2], "").strip() == baseline.strip()
+
+    for placebo in ("placebo_blank_line", "placebo_trailing_space", "placebo_bullet_glyph"):
+        text = text_of(variants, rid, placebo)
+        assert text != baseline and tokens(text) == tokens(baseline)
+    assert "green" in text_of(variants, rid, "placebo_hobby_colour") and "INTERESTS" in baseline
+
+
+def test_levels_that_change_nothing_give_no_variant(variants, base):
+    junior = base.loc[base["seniority"] == "junior", "resume_id"].iloc[0]
+    assert not variants[(variants["resume_id"] == junior) & (variants["axis"] == "careerGap")].shape[0]
+    same_year = base.iloc[[0]].copy()
+    text = same_year["text"].iloc[0]
+    year = re.search(r"\| (\d{4})$", text, re.M).group(1)
+    same_year["text"] = text.replace(f"| {year}\n", "| 2005\n")
+    got = probe_variants(same_year, axes=["graduationYear"])
+    assert list(got["variant"]) == [BASELINE, "graduationYear_1998"]
+
+
+def test_broken_variants_fail_the_check(variants, base):
+    rid = senior_id(base)
+    one = variants[variants["resume_id"] == rid].copy()
+    assert check_probe_variants(one).empty
+    baseline = text_of(one, rid, BASELINE)
+    employer_city = re.search(r"^[^|\n]+ \| ([^|\n]+) \| ", baseline.split("EXPERIENCE")[1], re.M).group(1)
+
+    def broken(variant, edit):
+        out = one.copy()
+        at = out.index[out["variant"] == variant][0]
+        out.loc[at, "text"] = edit(out.loc[at, "text"])
+        return check_probe_variants(out)
+
+    extra_word = broken("addressCountry_brazil", lambda t: t.replace("EXPERIENCE\n", "EXPERIENCE\nRemote worker\n"))
+    assert set(extra_word["variant"]) == {"addressCountry_brazil"}
+    assert extra_word["problem"].str.contains("tokens changed outside the signal").any()
+    # Same tokens as the signal but on the wrong line: caught by the line check.
+    both_cities = broken("addressCountry_brazil", lambda t: t.replace(f"| {employer_city} |", "| São Paulo, Brazil |", 1))
+    assert both_cities["problem"].str.contains("line").any()
+    unchanged = broken("school_mit", lambda t: baseline)
+    assert "identical" in unchanged["problem"].iloc[0]
+    sneaky = broken("injection_subtle", lambda t: t.replace("SKILLS\n", "SKILLS\nLeadership, "))
+    assert not sneaky.empty
+    assert check_probe_variants(one.assign(variant=one["variant"].replace({"school_mit": "school_harvard"}))).shape[0] == 1
+
+
+def test_verify_single_signal_direct():
+    a = "Ann Lee\nann@x.org | Denver, CO\n\nEXPERIENCE\nAcme | Denver, CO | Jan 2020 – Present\n"
+    b = a.replace("ann@x.org | Denver, CO", "ann@x.org | Lagos, Nigeria")
+    assert verify_single_signal(a, b, ["Denver, CO"], ["Lagos, Nigeria"], changeable_lines=[1]) == []
+    both = b.replace("Acme | Denver, CO", "Acme | Lagos, Nigeria")
+    assert verify_single_signal(a, both, ["Denver, CO"], ["Lagos, Nigeria"]) == []  # tokens alone cannot tell
+    assert verify_single_signal(a, both, ["Denver, CO"], ["Lagos, Nigeria"], changeable_lines=[1])
+    assert verify_single_signal(a, b + "Extra\n", ["Denver, CO"], ["Lagos, Nigeria", "Extra"], may_insert=False)
+    assert verify_single_signal(a, a, [], []) == ["the variant is identical to the baseline"]
+
+
+def user_catalog(tmp_path, edit):
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    text = (PACKAGED_DIR / "probe_axes.yaml").read_text(encoding="utf-8")
+    (folder / "probe_axes.yaml").write_text(edit(text), encoding="utf-8")
+    return folder
+
+
+def test_a_level_added_in_a_user_yaml_adds_a_variant(tmp_path, base):
+    folder = user_catalog(
+        tmp_path, lambda t: t.replace('      romania: "Bucharest, Romania"\n',
+                                      '      romania: "Bucharest, Romania"\n      kenya: "Nairobi, Kenya"\n')
+    )
+    got = probe_variants(base.iloc[:2], catalog_dir=folder)
+    assert "addressCountry_kenya" in set(got["variant"])
+    assert check_probe_variants(got, catalog_dir=folder).empty
+    assert "addressCountry_kenya" not in set(probe_variants(base.iloc[:1])["variant"])
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace("  firstName:", "  first_name:"), "axis 'first_name'.*camelCase"),
+        (lambda t: t.replace("edit: address\n", "edit: teleport\n"), "axis 'addressCountry'.*edit must be one of"),
+        (lambda t: t.replace('"2005": 2005', '"2005": soon'), "axis 'graduationYear'.*level '2005'"),
+        (lambda t: t.replace("      usa: ", "      U-S-A: "), "axis 'addressCountry': level 'U-S-A'"),
+        (lambda t: t.replace("arm: placebo", "arm: control"), "axis 'placebo'.*arm must be one of"),
+    ],
+)
+def test_bad_axes_files_name_the_file_and_the_axis(tmp_path, edit, message):
+    folder = user_catalog(tmp_path, edit)
+    with pytest.raises(CatalogError, match=f"probe_axes.yaml: {message}"):
+        load_probe_axes(folder)
+
+
+def test_axes_can_be_selected_and_layout_errors_name_the_resume(base):
+    got = probe_variants(base.iloc[:1], axes=["school"])
+    assert set(got["axis"]) == {BASELINE, "school"}
+    with pytest.raises(ValueError, match="unknown probe axes"):
+        probe_variants(base.iloc[:1], axes=["height"])
+    bad = pd.DataFrame({"resume_id": ["x1"], "text": ["Just a line of text\n"]})
+    with pytest.raises(ValueError, match="résumé x1"):
+        probe_variants(bad)
+
+
+def test_a_user_folder_without_the_file_falls_back_to_the_packaged_axes(tmp_path, base):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    shutil.copy(PACKAGED_DIR / "people.yaml", folder / "people.yaml")
+    assert len(probe_variants(base.iloc[:1], catalog_dir=folder)) == len(probe_variants(base.iloc[:1]))
