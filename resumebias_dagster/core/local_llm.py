@@ -13,6 +13,7 @@ and kept as plain safetensors under ``cache_dir/<slug>/``; later loads read thos
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib
 import json
@@ -37,6 +38,8 @@ CACHE_MARKER = "resumebias-cache.json"
 STALE_TEMP_SECONDS = 3600
 
 Progress = Callable[[int, int], None]
+# Shorter shared openings are recomputed: copying the cache per batch would cost more.
+MIN_SHARED_PREFIX = 64
 
 
 # --------------------------------------------------------------------------- loading
@@ -291,6 +294,19 @@ def next_token_probs(
     pad_id = _pad_id(tokenizer)
     device = torch.device(settings.device)
     index = torch.tensor(list(token_ids), device=device)
+    shared = _common_prefix(encoded) if n > 1 else 0
+    # Prompts that share a long opening (instructions, a job description) compute it once:
+    # its keys and values are reused by every batch; keep at least one token per prompt.
+    shared = min(shared, min(len(t) for t in encoded) - 1)
+    prefix_cache = None
+    if shared >= MIN_SHARED_PREFIX:
+        with torch.inference_mode(), _attention_outside_autocast(model, settings), _autocast(settings):
+            prefix_cache = model.get_decoder()(
+                input_ids=torch.tensor([encoded[0][:shared]], device=device), use_cache=True
+            ).past_key_values
+        encoded = [t[shared:] for t in encoded]
+    else:
+        shared = 0
     # Batching prompts of similar length keeps left padding (wasted compute) small.
     order = np.argsort([len(t) for t in encoded], kind="stable")
     batch_size = max(1, settings.batch_size)
@@ -300,11 +316,20 @@ def next_token_probs(
             rows = order[start : start + batch_size]
             input_ids, attention_mask = _left_pad([encoded[i] for i in rows], pad_id)
             input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+            cache = None
+            if prefix_cache is not None:
+                cache = copy.deepcopy(prefix_cache)
+                cache.batch_repeat_interleave(len(rows))
+                # The suffixes' padding sits between the prefix and the text: masked out.
+                attention_mask = torch.cat(
+                    [torch.ones((len(rows), shared), dtype=attention_mask.dtype, device=device), attention_mask], dim=1
+                )
             # Left padding shifts every real token right; position ids must count only
             # real tokens so a padded prompt sees exactly the positions it would alone.
-            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
             logits, cache = _last_token_logits(
-                model, input_ids, attention_mask, position_ids, settings, keep_cache=follow is not None
+                model, input_ids, attention_mask, position_ids, settings,
+                keep_cache=follow is not None, past_key_values=cache,
             )
             first[rows] = torch.softmax(logits, dim=-1).index_select(-1, index).double().cpu().numpy()
             if follow is not None:
@@ -348,6 +373,18 @@ def _last_token_logits(
     if cap:
         logits = torch.tanh(logits / cap) * cap
     return logits, (out.past_key_values if keep_cache else None)
+
+
+def _common_prefix(sequences: list[list[int]]) -> int:
+    """Length of the longest token prefix every sequence shares."""
+    first = sequences[0]
+    length = min(len(s) for s in sequences)
+    for seq in sequences[1:]:
+        i = 0
+        while i < length and seq[i] == first[i]:
+            i += 1
+        length = i
+    return length
 
 
 def _pad_id(tokenizer) -> int:

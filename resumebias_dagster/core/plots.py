@@ -63,7 +63,9 @@ def volcano_png(effects: pd.DataFrame, alpha: float = 0.05, ncols: int = 4) -> b
     models = sorted(effects["model"].unique())
     ncols = min(ncols, len(models))
     nrows = math.ceil(len(models) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows), squeeze=False)
+    # One or two models get larger panels: the legend above needs the width anyway.
+    panel = (3.0, 2.4) if ncols > 2 else (6.0, 4.0)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows), squeeze=False)
     finite_p = effects["p_value"].where(effects["p_value"] > 0, np.nextafter(0, 1))
     y_all = -np.log10(finite_p)
     x_lim = np.nanmax(np.abs(effects["delta"].to_numpy(dtype=float)), initial=0.0) * 1.05 or 1.0
@@ -101,7 +103,8 @@ def volcano_png(effects: pd.DataFrame, alpha: float = 0.05, ncols: int = 4) -> b
         plt.Line2D([], [], marker="x", linestyle="", color="black", label="placebo cell"),
         plt.Line2D([], [], linestyle="--", color="black", label="placebo noise floor"),
     ]
-    fig.legend(handles=handles, loc="upper center", ncol=5, fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(handles=handles, loc="upper center", ncol=5 if ncols > 2 else 3, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
     fig.suptitle("Fit-score change against the baseline résumé", y=1.03, fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     # Many panels of scatter points compress poorly; a lower resolution keeps the PNG small.

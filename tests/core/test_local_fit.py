@@ -56,3 +56,16 @@ def test_a_tokenizer_that_merges_digits_is_refused():
 
     with pytest.raises(ValueError, match="digit '7' is 2 tokens"):
         digit_token_ids(Merging())
+
+
+def test_a_shared_prompt_opening_is_computed_once_with_the_same_result(gemma):
+    """Prompts sharing a long opening (instructions and a job description) reuse its keys and
+    values across batches; the probabilities match scoring every prompt whole."""
+    model, tokenizer = gemma
+    digits = digit_token_ids(tokenizer)
+    opening = "You are screening candidates. " + "The role needs distributed systems experience. " * 12
+    prompts = [opening + p for p in PROMPTS]
+    shared_first, shared_follow = next_token_probs(model, tokenizer, prompts, digits, FP32, follow_token=digits[1])
+    alone = [next_token_probs(model, tokenizer, [p], digits, FP32, follow_token=digits[1]) for p in prompts]
+    np.testing.assert_allclose(shared_first, np.vstack([a[0] for a in alone]), atol=2e-4)
+    np.testing.assert_allclose(shared_follow, np.vstack([a[1] for a in alone]), atol=2e-4)

@@ -1,0 +1,132 @@
+"""A real `dagster-webserver` on 127.0.0.1 and Debian's Chromium driven by Playwright."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-output" / "e2e"
+# The code location loads in seconds, but a busy 2-core machine can take far longer.
+SERVER_START_TIMEOUT_S = 120
+
+# Runs launch straight from the webserver: no daemon to start and wait for.
+INSTANCE_YAML = """\
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: DefaultRunCoordinator
+telemetry:
+  enabled: false
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ends the server and its code server (one process group), forcefully if it lingers."""
+    if proc.poll() is not None:
+        return
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class Webserver:
+    def __init__(self, url: str, log: Path):
+        self.url = url
+        self.log = log
+
+    def log_tail(self, n: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+def _require_browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install -y chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("playwright not installed (pip install -e '.[test]')")
+
+
+@pytest.fixture
+def webserver(tmp_path):
+    """`dagster-webserver` loading `resumebias_dagster.definitions` on a free port, with a
+    private Dagster instance and data directory."""
+    # Checked first so a machine without the browser does not start a server for nothing.
+    _require_browser()
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(INSTANCE_YAML)
+    data = tmp_path / "data"
+    data.mkdir()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    log = SCREENSHOTS / "webserver.log"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RESUMEBIAS_DATA_DIR": str(data)}
+    binary = Path(sys.executable).parent / "dagster-webserver"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(binary), "-m", "resumebias_dagster.definitions", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    server = Webserver(url, log)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"dagster-webserver exited with {proc.returncode}:\n{server.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"dagster-webserver did not answer within {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}")
+                time.sleep(0.5)
+        yield server
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def screenshots():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture
+def page():
+    """A headless Chromium page; skips when the browser or Playwright is not installed."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            pg = context.new_page()
+            pg.set_default_timeout(60_000)
+            yield pg
+        finally:
+            browser.close()

@@ -1,0 +1,46 @@
+"""Code location of the scale-out test: the JD audit's inputs and `fit_scores` over two provider
+models x the 17 packaged job descriptions.
+
+The daemon's code server and every run worker import this file, so it is configured from the
+environment the test sets: `RESUMEBIAS_SCALE_DIR` holds the catalog folder (a `models.yaml`
+pointing at the test's fake provider), the DuckDB file and the response store.
+"""
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from resumebias_dagster.assets import fit, resumes
+from resumebias_dagster.core.job_descriptions import load_job_descriptions
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.storage import ResumebiasIOManager
+
+SCALE_DIR = Path(os.environ["RESUMEBIAS_SCALE_DIR"])
+CATALOG_DIR = SCALE_DIR / "catalog"
+MODELS = ["fake-a", "fake-b"]
+JDS = load_job_descriptions()["jd"].tolist()
+
+PARTITIONS = dg.MultiPartitionsDefinition(
+    {"model": dg.StaticPartitionsDefinition(MODELS), "jd": dg.StaticPartitionsDefinition(JDS)}
+)
+FIT_SCORES = fit.build_fit_scores(PARTITIONS)
+INPUTS = [resumes.base_resumes, fit.job_descriptions, fit.probe_variants]
+INPUTS_CONFIG = {"ops": {
+    "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
+    "probe_variants": {"config": {"levels": ["senior"]}},
+}}
+RESOURCES = {
+    "io_manager": ResumebiasIOManager(database=str(SCALE_DIR / "study.duckdb"), schema="audit"),
+    "catalog": CatalogResource(catalog_dir=str(CATALOG_DIR)),
+    "compute": ComputeResource(device="cpu"),
+    "providers": ProvidersResource(catalog_dir=str(CATALOG_DIR), store_path=str(SCALE_DIR / "responses.sqlite")),
+}
+
+defs = dg.Definitions(
+    assets=[*INPUTS, FIT_SCORES],
+    asset_checks=[fit.probe_variants_change_one_signal],
+    resources=RESOURCES,
+)
