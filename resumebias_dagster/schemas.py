@@ -342,6 +342,8 @@ class FitEffects(pa.DataFrameModel):
     significant: Series[bool]
     degenerate: Series[bool]
     note: Series[str] = pa.Field(nullable=True)
+    # The model versions the cell's answers came from (one snapshot per analysis unit).
+    resolved_models: Series[str] = pa.Field(nullable=True)
 
     @pa.dataframe_check(name="ci_contains_delta")
     def ci_contains_delta(cls, df) -> Series[bool]:

@@ -28,7 +28,7 @@ def test_importing_definitions_loads_no_torch_or_models():
     code = (
         "import sys, json, time; t=time.time();"
         "import resumebias_dagster.definitions;"
-        "print(json.dumps({'seconds': time.time()-t, 'heavy': [m for m in ('torch','transformers','openai','anthropic') if m in sys.modules]}))"
+        "print(json.dumps({'seconds': time.time()-t, 'heavy': [m for m in ('torch','transformers','openai','anthropic','google.genai','matplotlib') if m in sys.modules]}))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -14,6 +14,7 @@ from resumebias_dagster.core.local_fit import predict_fit_with_local_llm
 from resumebias_dagster.core.model_config import model_by_name
 from resumebias_dagster.core.probes import check_probe_variants
 from resumebias_dagster.core.probes import probe_variants as make_probe_variants
+from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.partitions import model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
@@ -161,7 +162,9 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
     """Per (model, JD, variant): baseline and variant means, delta, 95% Welch CI, Welch p,
     Benjamini-Hochberg q per model, paired test on matching runs, and whether the delta
     clears the model's placebo noise floor."""
-    df = compute_fit_effects(fit_scores) if len(fit_scores) else empty_table(FitEffects)
+    scores = separate_snapshots(fit_scores, partition=("model", "jd"))
+    df = compute_fit_effects(scores) if len(scores) else empty_table(FitEffects)
+    df["resolved_models"] = df["model"].map(snapshots_of(scores)).astype(object)
     context.add_output_metadata(
         table_metadata(
             df.sort_values("q_value").head(30),
@@ -182,6 +185,8 @@ def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFra
     """Per model: bias index (mean |delta| of probe cells minus that of placebo cells), the
     largest significant penalty, noise floor, significant cells, injection and anonymisation."""
     df = model_summary(fit_effects) if len(fit_effects) else empty_table(FitModelSummary)
+    snapshots = fit_effects.drop_duplicates("model").set_index("model")["resolved_models"] if len(fit_effects) else {}
+    df["resolved_models"] = df["model"].map(snapshots).astype(object)
     context.add_output_metadata({"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")})
     return df
 

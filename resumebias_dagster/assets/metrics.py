@@ -4,6 +4,7 @@ import pandas as pd
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.importer import combine_predictions
 from resumebias_dagster.core.metrics import bias_summary, format_markdown, group_metrics
+from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.schemas import SeniorityBiasSummaryType, SeniorityGroupMetricsType
 
 
@@ -18,9 +19,14 @@ def seniority_group_metrics(
 ) -> pd.DataFrame:
     """Seed 001 metrics per model and group: accuracy, rank difference, senior/junior shares,
     promotions and demotions, invalid predictions counted apart; sampled and expected values."""
-    df = group_metrics(combine_predictions(seniority_predictions, imported_predictions))
+    df = group_metrics(_analysed(seniority_predictions, imported_predictions))
     context.add_output_metadata(table_metadata(df, preview_rows=30))
     return df
+
+
+def _analysed(seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame) -> pd.DataFrame:
+    """All predictions, a model answered by two provider snapshots analysed as two models."""
+    return separate_snapshots(combine_predictions(seniority_predictions, imported_predictions))
 
 
 @dg.asset(
@@ -33,9 +39,10 @@ def seniority_bias_summary(
     context: dg.AssetExecutionContext, seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame
 ) -> pd.DataFrame:
     """Seed 001 headline figures per model: inconsistency rate and the racial, gender and
-    extreme bias indicators with their ±0.05 readings."""
-    predictions = combine_predictions(seniority_predictions, imported_predictions)
+    extreme bias indicators with their ±0.05 readings, and the snapshots they describe."""
+    predictions = _analysed(seniority_predictions, imported_predictions)
     df = bias_summary(predictions)
+    df["resolved_models"] = df["model"].map(snapshots_of(predictions)).astype(object)
     context.add_output_metadata(
         table_metadata(df, preview_rows=30, report=dg.MetadataValue.md(format_markdown(predictions) or "(no predictions)"))
     )

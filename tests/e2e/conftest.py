@@ -1,8 +1,6 @@
 """A real `dagster-webserver` on 127.0.0.1 and Debian's Chromium driven by Playwright."""
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -10,6 +8,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,26 +29,6 @@ telemetry:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Ends the server and its code server (one process group), forcefully if it lingers."""
-    if proc.poll() is not None:
-        return
-    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 class Webserver:
@@ -57,7 +37,7 @@ class Webserver:
         self.log = log
 
     def log_tail(self, n: int = 60) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+        return tail(self.log, n)
 
 
 def _require_browser():
@@ -82,7 +62,7 @@ def webserver(tmp_path):
     data.mkdir()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     log = SCREENSHOTS / "webserver.log"
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "DAGSTER_HOME": str(home), "RESUMEBIAS_DATA_DIR": str(data)}
     binary = Path(sys.executable).parent / "dagster-webserver"
@@ -106,7 +86,7 @@ def webserver(tmp_path):
                 time.sleep(0.5)
         yield server
     finally:
-        _stop(proc)
+        stop_process_group(proc)
 
 
 @pytest.fixture

@@ -4,18 +4,14 @@ on a free port, started with the server binaries (no system service)."""
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from resumebias_dagster.testing.processes import free_port
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server_bin() -> Path | None:
@@ -51,7 +47,7 @@ def postgres():
     if as_root:
         os.chown(tmp, owner.pw_uid, owner.pw_gid)
     data = tmp / "data"
-    port = _free_port()
+    port = free_port()
 
     def server_cmd(*args, check=True):
         cmd = [str(bindir / args[0]), *map(str, args[1:])]

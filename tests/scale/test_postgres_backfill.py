@@ -10,8 +10,6 @@ import importlib.util
 import json
 import math
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,8 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
+
+from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
 import yaml
 from dagster._core.errors import DagsterUserCodeUnreachableError
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
@@ -42,33 +42,11 @@ ANSWER = json.dumps({"score": 6, "recommend": "yes", "justification": "ok",
                      "strengths": ["a", "b", "c"], "concerns": ["x", "y", "z"]})
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _bin(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Ends a service's process group (it and the processes it started), forcefully if it lingers."""
-    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _tail(path: Path, n: int = 80) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.exists() else "(no log)"
 
 
 def _load_defs_module():
@@ -91,7 +69,7 @@ def deployment(tmp_path, monkeypatch, postgres):
         "DAGSTER_PG_DB": postgres["db"],
         "DAGSTER_CELERY_BROKER_URL": "filesystem://",
         "DAGSTER_CELERY_BACKEND_URL": f"file://{celery_dir / 'results'}",
-        "RESUMEBIAS_CODE_SERVER_HOST": "127.0.0.1", "RESUMEBIAS_CODE_SERVER_PORT": str(_free_port()),
+        "RESUMEBIAS_CODE_SERVER_HOST": "127.0.0.1", "RESUMEBIAS_CODE_SERVER_PORT": str(free_port()),
         "RESUMEBIAS_SCALE_DIR": str(tmp_path / "scale"),
         KEY_ENV: "sk-test",
     }
@@ -125,13 +103,13 @@ def _wait_for_code_server(proc: subprocess.Popen, log: Path) -> None:
                                port=int(os.environ["RESUMEBIAS_CODE_SERVER_PORT"]))
     deadline = time.monotonic() + CODE_SERVER_TIMEOUT_S
     while True:
-        assert proc.poll() is None, f"code server exited with {proc.returncode}:\n{_tail(log)}"
+        assert proc.poll() is None, f"code server exited with {proc.returncode}:\n{tail(log)}"
         try:
             if isinstance(deserialize_value(client.list_repositories()), ListRepositoriesResponse):
                 return
         except DagsterUserCodeUnreachableError:
             pass
-        assert time.monotonic() < deadline, f"code server not ready in {CODE_SERVER_TIMEOUT_S} s:\n{_tail(log)}"
+        assert time.monotonic() < deadline, f"code server not ready in {CODE_SERVER_TIMEOUT_S} s:\n{tail(log)}"
         time.sleep(1)
 
 
@@ -153,17 +131,17 @@ class Services:
 
     def check_alive(self) -> None:
         for name, proc in self.procs.items():
-            assert proc.poll() is None, f"{name} exited with {proc.returncode}:\n{_tail(self.log(name))}"
+            assert proc.poll() is None, f"{name} exited with {proc.returncode}:\n{tail(self.log(name))}"
 
     def logs(self) -> str:
-        return "".join(f"\n--- {name}\n{_tail(self.log(name))}" for name in self.procs)
+        return "".join(f"\n--- {name}\n{tail(self.log(name))}" for name in self.procs)
 
     def start_daemon(self) -> None:
         self.start("daemon", [_bin("dagster-daemon"), "run", "-w", str(REPO / "deploy" / "workspace.yaml")])
 
     def stop_all(self) -> None:
         for proc in self.procs.values():
-            _stop(proc)
+            stop_process_group(proc)
 
 
 @pytest.fixture

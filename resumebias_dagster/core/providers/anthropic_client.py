@@ -15,7 +15,7 @@ from typing import Any
 import anthropic
 
 from resumebias_dagster.core.providers import types as t
-from resumebias_dagster.core.providers.base import ProviderClient, status_kind
+from resumebias_dagster.core.providers.base import ProviderClient
 from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult
 
 
@@ -59,17 +59,4 @@ class AnthropicClient(ProviderClient):
         return result
 
     def _classify(self, exc: BaseException) -> tuple[str, str]:
-        if isinstance(exc, anthropic.APITimeoutError):
-            return t.TIMEOUT, f"no answer within {self.settings.timeout_s:g} s, {self.settings.max_retries} retries"
-        if isinstance(exc, anthropic.APIConnectionError):
-            cause = exc.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-            return t.CONNECTION, self._scrubbed(detail)
-        if isinstance(exc, anthropic.APIStatusError):
-            return status_kind(exc.status_code, str(exc)), self._scrubbed(f"HTTP {exc.status_code}: {exc.message}")
-        if isinstance(exc, anthropic.APIResponseValidationError):
-            return t.MALFORMED_RESPONSE, self._scrubbed(str(exc))
-        common = self._common_classify(exc)
-        if common:
-            return common
-        return t.UNEXPECTED, self._scrubbed(f"{type(exc).__name__}: {exc}")
+        return self._classify_stainless(anthropic, exc)

@@ -103,17 +103,4 @@ class OpenAIClient(ProviderClient):
         return result
 
     def _classify(self, exc: BaseException) -> tuple[str, str]:
-        if isinstance(exc, openai.APITimeoutError):
-            return t.TIMEOUT, f"no answer within {self.settings.timeout_s:g} s, {self.settings.max_retries} retries"
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-            return t.CONNECTION, self._scrubbed(detail)
-        if isinstance(exc, openai.APIStatusError):
-            return status_kind(exc.status_code, str(exc)), self._scrubbed(f"HTTP {exc.status_code}: {exc.message}")
-        if isinstance(exc, openai.APIResponseValidationError):
-            return t.MALFORMED_RESPONSE, self._scrubbed(str(exc))
-        common = self._common_classify(exc)
-        if common:
-            return common
-        return t.UNEXPECTED, self._scrubbed(f"{type(exc).__name__}: {exc}")
+        return self._classify_stainless(openai, exc)
