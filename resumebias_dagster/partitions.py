@@ -9,7 +9,8 @@ from resumebias_dagster.core.model_config import load_models
 # Kinds that can read a job description and give a fit score (a classifier cannot).
 FIT_KINDS = ("local-llm", "provider")
 
-model_partitions = dg.StaticPartitionsDefinition([m.name for m in load_models()])
-fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in load_models() if m.kind in FIT_KINDS])
+_models = load_models()
+model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models])
+fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if m.kind in FIT_KINDS])
 jd_partitions = dg.StaticPartitionsDefinition(load_job_descriptions()["jd"].tolist())
 model_jd_partitions = dg.MultiPartitionsDefinition({"model": fit_model_partitions, "jd": jd_partitions})

@@ -14,7 +14,7 @@ from resumebias_dagster.core.model_sources import resolve_model_source
 from resumebias_dagster.core.names import name_tokens
 from resumebias_dagster.core.names import name_variants as make_name_variants
 from resumebias_dagster.core.style import extract_facts, load_tone_lexicon, rewrite_style
-from resumebias_dagster.core.validation import style_validation_table
+from resumebias_dagster.core.validation import style_validation_table, word_count
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
@@ -55,7 +55,7 @@ def style_variants(
                 text = rewrite_style(resume.text, style, seed=config.seed, catalog_dir=catalog.folder())
                 rows.append((resume.resume_id, original_idx, resume.seniority, style, text))
         df = pd.DataFrame(rows, columns=["resume_id", "original_idx", "seniority", "style", "text"])
-    words = df.assign(words=df["text"].str.split().str.len()).groupby("style")["words"].mean().round(1)
+    words = df.assign(words=df["text"].map(word_count)).groupby("style")["words"].mean().round(1)
     context.add_output_metadata(table_metadata(df, mean_words=dg.MetadataValue.json(words.to_dict())))
     return df
 
