@@ -1,18 +1,24 @@
-"""Faults: 10,000 calls to a loopback provider that fails 20% of requests transiently.
+"""Faults: 10,000 calls to a loopback provider that fails 20% of requests transiently, and a
+timeout storm (10% of requests stall past the client's timeout).
 
-Each request, retries included, independently meets a fault with probability 0.2: 429 with
-Retry-After, 500, 503 (with retry-after-ms), a connection reset, or a stall past the
-client's timeout. The SDKs retry (max_retries 3). Checked afterwards:
+Each request, retries included, independently meets a fault with probability ``--rate``: 429
+with Retry-After, 500, 503 (with retry-after-ms), a connection reset, or a stall past the
+client's timeout. The SDKs retry (max_retries 3), except a timed-out generation, which by
+default is not sent again within the run (``retry_timeouts: false``): the provider may still
+be generating, and billing, the abandoned attempt. Checked afterwards:
 
 - nothing lost: every request ends answered or as a typed error row;
 - nothing billed twice: requests seen by the server = the client's HTTP attempts
-  (answers + retried faults + final faults), and answers delivered by the server =
-  answered rows in the store, one row per key. (A request the client gave up on at its
-  timeout is counted apart, "client_gone": a real provider may bill it, no client can
-  prevent that, and the retry is what makes the call succeed.);
+  (answers + retried faults + final faults), answers delivered by the server = answered rows
+  in the store, one row per key, and the client's billed attempts (answers + attempts
+  abandoned at their timeout) = the server's answers + the requests whose client was gone;
 - a second run calls exactly the keys that ended in a transient error.
 
+The timeout storm reports billed attempts per answered call after both runs, with the
+default policy and with ``retry_timeouts: true`` (the SDKs' retries of a stalled generation).
+
 Run: python benchmarks/bench_providers_faults.py [--wire openai|anthropic|gemini|all] [--calls N]
+     python benchmarks/bench_providers_faults.py --storm-only --calls 2000
 """
 
 from __future__ import annotations
@@ -29,13 +35,13 @@ from _provider_bench import bench_environ, fake_server, server_stats, settings_f
 from resumebias_dagster.core.providers import TRANSIENT_KINDS, ChatRequest, ResponseStore, run_requests
 
 
-def bench(wire: str, calls: int, rate: float) -> bool:
-    faults = "rate_limited,server_error,unavailable,reset,timeout"
+def bench(wire: str, calls: int, rate: float, faults: str = "rate_limited,server_error,unavailable,reset,timeout",
+          retry_timeouts: bool = False, label: str = "faults", stall_share: float = 0.0) -> bool:
     args = ("--fault-rate", str(rate), "--faults", faults, "--retry-after-s", "0.01", "--timeout-delay-s", "1.0",
-            "--latency-s", "0.005", "--seed", "7")
+            "--latency-s", "0.005", "--seed", "7", "--stall-share", str(stall_share))
     with fake_server(wire, *args) as base_url, tempfile.TemporaryDirectory() as tmp:
         settings = settings_for(wire, base_url, max_concurrency=64, timeout_s=0.5, max_retries=3,
-                                retry_initial_delay_s=0.05, max_tokens=5)
+                                retry_initial_delay_s=0.05, max_tokens=5, retry_timeouts=retry_timeouts)
         requests = [ChatRequest.from_prompt(f"Classify résumé number {i}.") for i in range(calls)]
         with ResponseStore(Path(tmp) / "responses.sqlite") as store:
             started = time.perf_counter()
@@ -48,27 +54,38 @@ def bench(wire: str, calls: int, rate: float) -> bool:
             lost = [r for r in results if r.error_kind is None and not r.text]
             untyped = [r for r in results if r.error_kind is not None and r.error_kind not in TRANSIENT_KINDS]
             answered_rows = sum(1 for r in rows if r["error_kind"] is None)
+            server_billed = server["outcomes"].get("answered", 0) + server["outcomes"].get("client_gone", 0)
             checks = {
                 "every request answered or a typed error row": len(results) == calls and not lost and not untyped,
                 "server requests == client attempts (answers + retries + final faults)":
                     server["requests"] == stats.http_attempts,
                 "answers delivered == answered rows (nothing billed twice)":
                     server["outcomes"].get("answered", 0) == answered == answered_rows,
+                "client billed attempts == server answers + abandoned requests": stats.billed_attempts == server_billed,
                 "one store row per key": len(rows) == calls == len({r["key"] for r in rows}),
+                "no claim left behind": store.claims() == [],
             }
             transient = sum(1 for r in results if r.error_kind in TRANSIENT_KINDS)
             before = server["requests"]
-            _, second = run_requests(settings, requests, store, environ=bench_environ())
-            after = server_stats(base_url)["requests"]
-            checks["second run calls exactly the transient rows"] = second.calls_made == transient
-            checks["second run: server requests == its attempts"] = after - before == second.http_attempts
+            again, second = run_requests(settings, requests, store, environ=bench_environ())
+            after = server_stats(base_url)
+            if not stall_share:
+                checks["second run calls exactly the transient rows"] = second.calls_made == transient
+            checks["second run: server requests == its attempts"] = after["requests"] - before == second.http_attempts
+            answered_total = sum(1 for r in again if r.ok)
+            billed_total = stats.billed_attempts + second.billed_attempts
         faulted = {k: v for k, v in server["outcomes"].items() if k != "answered"}
-        print(f"{wire:9s} calls={calls} fault rate={rate:.0%} wall={wall:.1f}s  server requests={server['requests']} "
-              f"= answered {server['outcomes'].get('answered', 0)} + faulted {sum(faulted.values())} {faulted}")
+        mode = "retry_timeouts=true" if retry_timeouts else "retry_timeouts=false (default)"
+        print(f"{wire:9s} [{label}, {mode}] calls={calls} fault rate={rate:.0%} wall={wall:.1f}s  "
+              f"server requests={server['requests']} = answered {server['outcomes'].get('answered', 0)} "
+              f"+ faulted {sum(faulted.values())} {faulted}")
         errors = {k: v for k, v in kinds.items() if k != "answered"}
         print(f"{'':9s} client: answered={answered} typed errors={errors} "
-              f"http attempts={stats.http_attempts} retries={stats.retries} store rows={len(rows)}; "
-              f"second run made {second.calls_made} calls for {transient} transient rows")
+              f"http attempts={stats.http_attempts} retries={stats.retries} billed attempts={stats.billed_attempts} "
+              f"store rows={len(rows)}; second run made {second.calls_made} calls for {transient} transient rows")
+        print(f"{'':9s} billed attempts per answered call: first run {stats.as_dict()['billed_attempts_per_answer']}, "
+              f"after both runs {billed_total / max(1, answered_total):.4f} "
+              f"({billed_total} billed for {answered_total} answered)")
         for name, ok in checks.items():
             print(f"{'':9s} [{'ok' if ok else 'FAIL'}] {name}")
         return all(checks.values())
@@ -79,9 +96,21 @@ def main() -> int:
     parser.add_argument("--wire", default="openai", choices=["openai", "anthropic", "gemini", "all"])
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--storm-rate", type=float, default=0.1, help="share of requests that time out in the storm")
+    parser.add_argument("--storm-only", action="store_true")
     args = parser.parse_args()
     wires = ["openai", "anthropic", "gemini"] if args.wire == "all" else [args.wire]
-    return 0 if all([bench(w, args.calls, args.rate) for w in wires]) else 1
+    ok = []
+    for wire in wires:
+        if not args.storm_only:
+            ok.append(bench(wire, args.calls, args.rate))
+        for retry in (False, True):
+            ok.append(bench(wire, args.calls, args.storm_rate, faults="timeout", retry_timeouts=retry,
+                            label="timeout storm: 10% of requests time out"))
+        for retry in (False, True):
+            ok.append(bench(wire, args.calls, 0.0, faults="timeout", retry_timeouts=retry, stall_share=args.storm_rate,
+                            label="stalled prompts: 10% of prompts time out on every attempt"))
+    return 0 if all(ok) else 1
 
 
 if __name__ == "__main__":

@@ -70,7 +70,8 @@ def main() -> int:
                  "runs_per_cell": args.runs_per_cell}
         (tmp / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
         store = tmp / "responses.sqlite"
-        env = {**bench_environ(), "DAGSTER_HOME": str(tmp / "dagster_home")}
+        # The models file and the store lie under the data directory, where run config may name files.
+        env = {**bench_environ(), "DAGSTER_HOME": str(tmp / "dagster_home"), "RESUMEBIAS_DATA_DIR": str(tmp)}
         (tmp / "dagster_home").mkdir()
         command = [sys.executable, __file__, "--child", str(tmp / "models.yaml"), str(store), str(args.n_per_level)]
         first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -100,7 +101,11 @@ def main() -> int:
               f"from the store; missing before it: {missing}; server saw {server_calls} requests")
         ok = stats["calls_made"] == missing == server_calls and stats["served_from_store"] == kept
         print(f"[{'ok' if ok else 'FAIL'}] second run's calls == missing calls == requests at the server")
-        return 0 if ok else 1
+        with sqlite3.connect(store, timeout=5) as db:
+            claims = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        print(f"[{'ok' if claims == 0 else 'FAIL'}] no claim left in the store ({claims}); the killed run's "
+              "claims were taken over at once (its process is gone)")
+        return 0 if ok and claims == 0 else 1
 
 
 if __name__ == "__main__":

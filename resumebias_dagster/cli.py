@@ -55,56 +55,112 @@ def _run(_: argparse.Namespace) -> int:
     return run_study()
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models-file", help="models config (default: $RESUMEBIAS_MODELS_FILE or the packaged one)")
     parser.add_argument("--model", action="append", default=[], metavar="NAME",
                         help="only this provider model (repeatable); disabled models may be named")
     parser.add_argument("--all", action="store_true", help="every provider model of the config, disabled ones too")
-    parser.add_argument("--n-per-level", type=int, default=40, help="base résumés per seniority level (asset default 40)")
+    parser.add_argument("--task", action="append", default=[], choices=["seniority", "fit", "judge", "generation"],
+                        help="only this task (repeatable; default: every task the design calls)")
+    parser.add_argument("--n-per-level", type=_positive_int, default=40,
+                        help="base résumés per seniority level (asset default 40)")
     parser.add_argument("--seed", type=int, default=0, help="generator, rewriter and name seed (asset default 0)")
-    parser.add_argument("--store", help="response store file (default: <data dir>/responses.sqlite)")
-    parser.add_argument("--catalog-dir", help="folder overriding packaged catalog files (prices.yaml, prompts)")
+    parser.add_argument("--generator-model", metavar="NAME",
+                        help="provider model writing the base résumés (base_resumes' generator_model; default: none)")
+    parser.add_argument("--rewriter-model", metavar="NAME",
+                        help="provider model rewriting the styles (style_variants' rewriter_model; default: none)")
+    parser.add_argument("--store", help="response store file (default: <data dir>/responses.sqlite); read, never created")
+    parser.add_argument("--catalog-dir", help="folder overriding packaged catalog files (prices.yaml, prompts, JDs)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def _estimate_cost(args: argparse.Namespace) -> int:
-    from resumebias_dagster.core.model_config import ModelConfigError, load_models
+    from pathlib import Path
+
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.model_config import ModelConfigError, load_judges, load_models
     from resumebias_dagster.core.providers import ProviderConfigError, ProviderSettings, ResponseStore
-    from resumebias_dagster.core.providers.estimate import (
-        CHARS_PER_TOKEN,
-        design_variants,
-        estimate_cost,
-    )
+    from resumebias_dagster.core.providers.estimate import CHARS_PER_TOKEN, estimate_cost, study_design
+    from resumebias_dagster.core.providers.store import StoreError, default_store_path
+
+    def fail(message: str) -> int:
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
 
     try:
-        specs = load_models(args.models_file, args.catalog_dir, include_disabled=bool(args.all or args.model))
-        specs = [s for s in specs if s.kind == "provider" and (not args.model or s.name in args.model)]
+        every = load_models(args.models_file, args.catalog_dir, include_disabled=True)
+        shown = every if (args.all or args.model) else [s for s in every if s.enabled]
+        specs = [s for s in shown if s.kind == "provider" and (not args.model or s.name in args.model)]
         unknown = set(args.model) - {s.name for s in specs}
         if unknown:
             raise ModelConfigError(f"no provider model named {', '.join(sorted(unknown))} in the models config")
         models = [ProviderSettings.from_spec(s) for s in specs]
-    except (ModelConfigError, ProviderConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
-    if not models:
+        judges = [ProviderSettings.from_spec(j) for j in load_judges(args.models_file, args.catalog_dir)]
+        providers = {s.name: s for s in every if s.kind == "provider"}
+        writers = {}
+        for flag, name in (("--generator-model", args.generator_model), ("--rewriter-model", args.rewriter_model)):
+            if name:
+                if name not in providers:
+                    raise ModelConfigError(f"{flag}: no provider model named {name!r} in the models config")
+                writers[flag] = ProviderSettings.from_spec(providers[name])
+    except (ModelConfigError, ProviderConfigError, CatalogError) as exc:
+        return fail(str(exc))
+    if not models and not writers:
         print("no provider model is enabled; name one with --model or use --all", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    variants = design_variants(args.n_per_level, args.seed, args.catalog_dir)
-    with ResponseStore(args.store) as store:
-        table = estimate_cost(models, variants, store, catalog_dir=args.catalog_dir)
+    path = Path(args.store) if args.store else default_store_path()
+    store = None
+    if path.exists():
+        try:
+            store = ResponseStore(path, read_only=True)
+        except StoreError as exc:
+            return fail(str(exc))
+    elif args.store:
+        return fail(f"--store: no response store at {path}")
+    try:
+        design = study_design(args.n_per_level, args.seed, args.catalog_dir)
+        table = estimate_cost(
+            models, design, store, judges=judges, generator=writers.get("--generator-model"),
+            rewriter=writers.get("--rewriter-model"), tasks=args.task or ("seniority", "fit", "judge", "generation"),
+            catalog_dir=args.catalog_dir,
+        )
+    except CatalogError as exc:
+        return fail(str(exc))
+    finally:
+        if store is not None:
+            store.close()
     if args.json:
         import json
 
-        print(json.dumps({"variants": len(variants), "models": table.to_dict(orient="records")}, indent=2))
+        print(json.dumps({"variants": len(design.variants), "probe_variants": len(design.probe_variants),
+                          "job_descriptions": len(design.job_descriptions), "store": str(path) if store else None,
+                          "rows": json.loads(table.to_json(orient="records"))}, indent=2))
         return 0
-    print(f"{len(variants)} variants ({args.n_per_level} résumés per level); tokens estimated as characters / "
-          f"{CHARS_PER_TOKEN}, output from stored answers where there are some; prices from prices.yaml "
-          "(list prices, they change).")
-    print(table.to_markdown(index=False))
+    print(f"{len(design.variants)} seniority variants ({args.n_per_level} résumés per level), "
+          f"{len(design.probe_variants)} probe variants x {len(design.job_descriptions)} job descriptions; tokens "
+          f"estimated as characters / {CHARS_PER_TOKEN}, output from stored answers of the same task where there are "
+          "some; prices from prices.yaml (list prices, they change); each model at its current snapshot epoch.")
+    if store is None:
+        print(f"no response store at {path} yet: nothing is stored")
+    shown_columns = ["model", "task", "snapshot_epoch", "calls", "in_store", "to_call", "input_tokens",
+                     "output_tokens", "output_tokens_basis", "usd_to_call", "usd_all_calls"]
+    print(table[shown_columns].to_markdown(index=False))
+    for note in table.loc[table["note"] != "", ["model", "task", "note"]].itertuples(index=False):
+        print(f"- {note.model} / {note.task}: {note.note}")
     total = table["usd_to_call"].dropna().sum()
     print(f"\nto spend now: ${total:,.2f} for {int(table['to_call'].sum()):,} calls "
-          f"({int(table['in_store'].sum()):,} already in the store)")
-    missing = table.loc[table["usd_to_call"].isna(), "model"].tolist()
+          f"({int(table['in_store'].fillna(0).sum()):,} already in the store)")
+    missing = sorted(set(table.loc[table["usd_to_call"].isna(), "model"]))
     if missing:
         print(f"no price for: {', '.join(missing)} (add them to prices.yaml)")
     return 0

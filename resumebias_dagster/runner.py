@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from resumebias_dagster.core.processes import pid_alive
 from resumebias_dagster.settings import data_dir, duckdb_path
 
 
@@ -27,16 +28,6 @@ LAUNCHER_TAGS = {"resumebias/launcher": "cli"}
 PID_TAG = "resumebias/pid"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def release_abandoned_runs(instance, out=None) -> int:
     """Mark failed the runs of a `resumebias run` that was killed, freeing their pool slots
     (an in-process run holds its `gpu` slot until it ends; a killed one never ends)."""
@@ -48,7 +39,7 @@ def release_abandoned_runs(instance, out=None) -> int:
     )
     for run in runs:
         pid = int(run.tags.get(PID_TAG, "0") or 0)
-        if pid and not _alive(pid):
+        if pid and not pid_alive(pid):
             instance.report_run_failed(run, f"the `resumebias run` process {pid} that ran it is gone")
             instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
             print(f"released run {run.run_id} of a killed `resumebias run` (pid {pid})", file=out or sys.stdout)
@@ -81,6 +72,9 @@ def run_study(out=sys.stdout) -> int:
     from resumebias_dagster.automation import model_jd_tags, model_tags
     from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 
+    from resumebias_dagster.core.model_config import models_file
+
+    print(f"models config: {models_file()}", file=out, flush=True)
     instance = dg.DagsterInstance.get()
     release_abandoned_runs(instance, out)
     launcher = {**LAUNCHER_TAGS, PID_TAG: str(os.getpid())}

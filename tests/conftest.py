@@ -22,3 +22,83 @@ def data_dir(tmp_path, monkeypatch):
 # and every local test run: converting takes about a minute, reading the cache seconds.
 SHARED_MODEL_CACHE = Path(__file__).resolve().parent.parent / "data" / "test-cache"
 os.environ.setdefault("RESUMEBIAS_MODEL_CACHE", str(SHARED_MODEL_CACHE))
+
+
+# ------------------------------------------------------------------ fake provider APIs
+# Fake provider APIs on 127.0.0.1 (resumebias_dagster.testing.fake_providers) and models pointing
+# the real SDK clients at them, with tiny timeouts and retry delays.
+
+import pytest
+
+from resumebias_dagster.core.model_config import parse_models
+from resumebias_dagster.core.providers import ProviderSettings, ResponseStore
+from resumebias_dagster.testing.fake_providers import FakeProviderServer
+
+# Recognisable, so a test can search every output for it.
+FAKE_KEY = "sk-FAKEKEY-3b9d7c1e5f0a42d8-do-not-leak"
+KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
+PROVIDER = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+ALIAS = {"openai": "openai/gpt-5", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-pro"}
+WIRES = tuple(PROVIDER)
+
+
+def model_entry(wire: str, base_url: str, name: str | None = None, **options) -> dict:
+    entry = {
+        "name": name or f"fake-{wire}",
+        "kind": "provider",
+        "provider": PROVIDER[wire],
+        "model": ALIAS[wire],
+        "base_url": base_url,
+        "api_key_env": KEY_ENV,
+        "temperature": 0.7,
+        "runs_per_cell": 1,
+        "max_retries": 2,
+        "timeout_s": 2.0,
+        "retry_initial_delay_s": 0.01,
+        "max_concurrency": 8,
+    }
+    entry.update(options)
+    return entry
+
+
+def settings_for(wire: str, base_url: str, **options) -> ProviderSettings:
+    return ProviderSettings.from_spec(parse_models({"models": [model_entry(wire, base_url, **options)]}, "test")[0])
+
+
+@pytest.fixture(name="model_entry")
+def model_entry_fixture():
+    """``model_entry(wire, base_url, name=None, **options)``: a models-config entry."""
+    return model_entry
+
+
+@pytest.fixture(name="settings_for")
+def settings_for_fixture():
+    """``settings_for(wire, base_url, **options)``: ProviderSettings of a fake model."""
+    return settings_for
+
+
+@pytest.fixture
+def fake_key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, FAKE_KEY)
+    return FAKE_KEY
+
+
+@pytest.fixture
+def fake_server():
+    """``fake_server(wire, **kwargs)`` starts a server, stopped after the test."""
+    servers = []
+
+    def start(wire: str, **kwargs) -> FakeProviderServer:
+        server = FakeProviderServer(wire, **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def store(tmp_path):
+    with ResponseStore(tmp_path / "responses.sqlite") as s:
+        yield s

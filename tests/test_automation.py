@@ -1,6 +1,7 @@
 """model_alias_sensor against a provider whose alias moves between ticks; pools and schedules."""
 
 import dagster as dg
+import pytest
 import yaml
 
 from resumebias_dagster.automation import (
@@ -16,6 +17,11 @@ from resumebias_dagster.testing.fake_providers import FakeProviderServer
 
 KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 JDS = ["jd-a", "jd-b", "jd-c"]
+
+
+@pytest.fixture(autouse=True)
+def _allowed_roots(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's catalog folder and store
 
 
 def _providers(tmp_path, server, monkeypatch) -> ProvidersResource:

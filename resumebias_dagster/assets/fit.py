@@ -12,7 +12,7 @@ from resumebias_dagster.core.fit_task import predict_fit_with_provider
 from resumebias_dagster.core.job_descriptions import load_fit_template, load_job_descriptions
 from resumebias_dagster.core.local_fit import predict_fit_with_local_llm
 from resumebias_dagster.core.model_config import model_by_name
-from resumebias_dagster.core.probes import check_probe_variants
+from resumebias_dagster.core.probes import DEFAULT_ARM, check_probe_variants, select_probe_resumes
 from resumebias_dagster.core.probes import probe_variants as make_probe_variants
 from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.partitions import model_jd_partitions
@@ -46,9 +46,9 @@ def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource
 
 
 class ProbeVariantsConfig(dg.Config):
-    occupation: str = Field(default="software_engineer", description="occupation of the base résumés probed (the JDs are software roles)")
-    levels: list[str] = Field(default_factory=lambda: ["mid"], description="seniority levels of the base résumés probed")
-    per_level: int = Field(default=1, ge=1, description="base résumés per level")
+    occupation: str = Field(default=DEFAULT_ARM["occupation"], description="occupation of the base résumés probed (the JDs are software roles)")
+    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_ARM["levels"]), description="seniority levels of the base résumés probed")
+    per_level: int = Field(default=DEFAULT_ARM["per_level"], ge=1, description="base résumés per level")
 
 
 @dg.asset(dagster_type=ProbeVariantsType, group_name=GROUP, kinds={"python", "duckdb"})
@@ -57,8 +57,7 @@ def probe_variants(
 ) -> pd.DataFrame:
     """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
     each changing exactly one signal (probes, anonymisation, injection, placebo)."""
-    chosen = base_resumes[base_resumes["occupation"] == config.occupation]
-    chosen = chosen[chosen["seniority"].isin(config.levels)].groupby("seniority", sort=False).head(config.per_level)
+    chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
     if chosen.empty:
         raise dg.Failure(
             f"probe_variants: no base résumé of occupation {config.occupation!r} at levels {config.levels}"

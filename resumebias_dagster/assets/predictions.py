@@ -12,7 +12,7 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import SeniorityPredictionsType
-from resumebias_dagster.settings import model_cache_dir
+from resumebias_dagster.settings import checked_path, model_cache_dir
 
 
 def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
@@ -97,7 +97,9 @@ class ImportedPredictionsConfig(dg.Config):
 @dg.asset(dagster_type=SeniorityPredictionsType, group_name="seniority_study", kinds={"python", "duckdb"})
 def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPredictionsConfig) -> pd.DataFrame:
     """Predictions of an existing study read from the seed's CSV formats (empty unless configured)."""
-    df = read_prediction_files(config.import_paths) if config.import_paths else empty_prediction_table()
+    # Run config names these paths: only files under the allowed folders are read.
+    paths = [checked_path(path, "imported_predictions.import_paths") for path in config.import_paths]
+    df = read_prediction_files(paths) if paths else empty_prediction_table()
     context.add_output_metadata(
         table_metadata(
             df,

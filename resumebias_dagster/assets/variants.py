@@ -1,4 +1,5 @@
 import functools
+from pathlib import Path
 
 import dagster as dg
 import numpy as np
@@ -19,6 +20,7 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import NameVariantsType, StyleValidationType, StyleVariantsType
+from resumebias_dagster.settings import checked_path
 
 
 class StyleVariantsConfig(dg.Config):
@@ -93,6 +95,9 @@ def style_validation(
     style_variants: pd.DataFrame,
 ) -> pd.DataFrame:
     """Seed 004 validation: word counts, tone score and similarity to the neutral version per style."""
+    if not config.embedding_model.startswith("pypi:") and Path(config.embedding_model).expanduser().exists():
+        # A local folder named in run config must lie under the allowed folders.
+        checked_path(config.embedding_model, "style_validation.embedding_model")
     source = resolve_model_source(config.embedding_model, setting="style_validation.embedding_model")
     embeddings = embed_texts(style_variants["text"].tolist(), source, compute.settings())
     table = style_validation_table(style_variants, embeddings, load_tone_lexicon(catalog.folder()))

@@ -38,13 +38,22 @@ def catalog_path(name: str, catalog_dir: str | os.PathLike | None = None) -> Pat
     return packaged
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong with a YAML file and where, without quoting its lines (a file named by
+    mistake, say a key file, must not be echoed into an error)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or type(exc).__name__
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
 @lru_cache(maxsize=64)
 def _load_yaml_file(path: str, mtime: float) -> Any:
     try:
         with open(path, encoding="utf-8") as fh:
             return yaml.safe_load(fh)
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: not valid YAML: {exc}") from exc
+        raise CatalogError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 

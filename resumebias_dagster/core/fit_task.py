@@ -90,13 +90,18 @@ def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dic
     return out.astype({"score": float, "latency_s": float, "expected_score": float})
 
 
-def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str, template: str, spec):
-    """Fit rows of one (model, JD) through a provider; returns (rows, stats)."""
+def fit_requests(prompts: list[str], runs: int) -> list:
+    """The provider requests of one (model, JD): ``runs`` per prompt, prompt-major."""
     from resumebias_dagster.core.providers.types import ChatRequest
 
+    return [ChatRequest.from_prompt(p, json_mode=True, sample_index=r, task="fit") for p in prompts for r in range(runs)]
+
+
+def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str, template: str, spec):
+    """Fit rows of one (model, JD) through a provider; returns (rows, stats)."""
     prompts = fit_prompts(variants, jd_text, template)
     runs = spec.runs_per_cell
-    requests = [ChatRequest.from_prompt(p, json_mode=True, sample_index=r) for p in prompts for r in range(runs)]
+    requests = fit_requests(prompts, runs)
     results, stats = run(requests)
     fields: dict[str, list] = {c: [] for c in FIT_COLUMNS[8:]}
     for result in results:

@@ -95,7 +95,7 @@ def generate_neutral_resumes(run: Run, n_per_level: int, *, catalog_dir: str | o
         prompt = template.format(seniority=level)
 
         def make(attempt: int, prompt=prompt, i=i) -> ChatRequest:
-            return ChatRequest.from_prompt(prompt, sample_index=attempt, tag=f"neutral/{i}")
+            return ChatRequest.from_prompt(prompt, sample_index=attempt, tag=f"neutral/{i}", task="generation")
 
         slots.append(((i, level), make))
     stats: list[RunStats] = []
@@ -122,7 +122,7 @@ def rewrite_styles(run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLi
             prompt = template.format(resume_text=resume.text.strip())
 
             def make(attempt: int, prompt=prompt, rid=resume.resume_id, style=style) -> ChatRequest:
-                return ChatRequest.from_prompt(prompt, sample_index=attempt, tag=f"{style}/{rid}")
+                return ChatRequest.from_prompt(prompt, sample_index=attempt, tag=f"{style}/{rid}", task="generation")
 
             slots.append(((idx, style), make))
     stats: list[RunStats] = []
@@ -169,7 +169,7 @@ def extract_fields(run: Run, base: pd.DataFrame, *,
     template = load_prompt(FIELDS_PROMPT, catalog_dir, {"resume_text"})
     requests = [
         ChatRequest.from_prompt(template.format(resume_text=text.strip()), json_mode=True, temperature=0.0,
-                                tag="fields")
+                                tag="fields", task="generation")
         for text in base["text"]
     ]
     results, stats = run(requests)

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from resumebias_dagster.catalog import CatalogError, catalog_path
+from resumebias_dagster.catalog import CatalogError, catalog_path, yaml_problem
 
 MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
 DEFAULT_MODELS_FILE = "models.yaml"
@@ -38,7 +38,7 @@ _KIND_FIELDS = {
     "provider": {
         "provider", "model", "base_url", "api_key_env", "max_concurrency", "requests_per_minute",
         "max_tokens", "timeout_s", "max_retries", "vertex_project", "vertex_location", "extra_body",
-        "family", "retry_initial_delay_s",
+        "family", "retry_initial_delay_s", "retry_timeouts",
     },
 }
 _REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
@@ -70,17 +70,43 @@ class ModelSpec:
 
 
 def models_file(path: str | os.PathLike | None = None, catalog_dir=None) -> Path:
-    """The models file in use: an explicit path, ``$RESUMEBIAS_MODELS_FILE``, or the packaged default."""
-    chosen = str(path) if path else os.environ.get(MODELS_FILE_ENV) or DEFAULT_MODELS_FILE
-    if os.sep in chosen or Path(chosen).exists():
-        p = Path(chosen).expanduser()
-        if not p.exists():
-            raise ModelConfigError(f"models file {p} does not exist (set by {MODELS_FILE_ENV} or config)")
-        return p
+    """The models file in use, chosen only by explicit settings.
+
+    ``path`` (a caller's setting), else ``$RESUMEBIAS_MODELS_FILE``, else ``models.yaml`` of
+    the catalog folder (``catalog_dir`` or ``$RESUMEBIAS_CATALOG_DIR``), else the packaged
+    one. A bare file name (``models_gpu.yaml``) is a catalog file (user folder first, then
+    packaged); a file of one's own is named by a path (``./models.yaml``, ``/etc/audit/m.yaml``).
+    A ``models.yaml`` that merely sits in the working directory is never read: a cloned
+    repository could otherwise point the user's keys at a host of its choosing.
+    """
+    explicit = str(path) if path else os.environ.get(MODELS_FILE_ENV, "").strip()
+    setting = "the models_file setting" if path else MODELS_FILE_ENV
+    if not explicit:
+        try:
+            return catalog_path(DEFAULT_MODELS_FILE, catalog_dir)
+        except CatalogError as exc:
+            raise ModelConfigError(str(exc)) from exc
+    if "/" not in explicit and os.sep not in explicit and not explicit.startswith("~"):
+        try:
+            return catalog_path(explicit, catalog_dir)
+        except CatalogError:
+            raise ModelConfigError(
+                f"models file {explicit!r} (set by {setting}) is not a catalog file; name a file of your own by "
+                f"its path, e.g. ./{explicit}"
+            ) from None
+    file = Path(explicit).expanduser().absolute()
+    if not file.is_file():
+        raise ModelConfigError(f"models file {file} does not exist (set by {setting})")
+    return file
+
+
+def _read_yaml(file: Path) -> Any:
     try:
-        return catalog_path(chosen, catalog_dir)
-    except CatalogError as exc:
-        raise ModelConfigError(str(exc)) from exc
+        return yaml.safe_load(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ModelConfigError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        raise ModelConfigError(f"{file}: not valid YAML: {yaml_problem(exc)}") from None
 
 
 def parse_models(data: Any, source: str) -> list[ModelSpec]:
@@ -143,10 +169,7 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
 
 def load_models(path: str | os.PathLike | None = None, catalog_dir=None, include_disabled: bool = False) -> list[ModelSpec]:
     file = models_file(path, catalog_dir)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ModelConfigError(f"{file}: not valid UTF-8 YAML: {exc}") from exc
+    data = _read_yaml(file)
     specs = parse_models(data, str(file))
     return specs if include_disabled else [s for s in specs if s.enabled]
 
@@ -201,8 +224,5 @@ def parse_judges(data: Any, source: str, specs: list[ModelSpec] | None = None) -
 def load_judges(path: str | os.PathLike | None = None, catalog_dir=None) -> list[ModelSpec]:
     """The judges of the models file in use (see the module docstring); ``[]`` when none."""
     file = models_file(path, catalog_dir)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ModelConfigError(f"{file}: not valid UTF-8 YAML: {exc}") from exc
+    data = _read_yaml(file)
     return parse_judges(data, str(file))

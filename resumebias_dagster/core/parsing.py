@@ -82,6 +82,15 @@ def _alone(line: str) -> str | None:
     return match.lastgroup if match else None
 
 
+def _words_before(text: str, end: int, window: int = 48) -> str:
+    """The whole words in the ``window`` characters before ``end``: a negation sits right
+    before its level, and looking only there keeps a hostile answer with many mentions linear."""
+    start = max(0, end - window)
+    while 0 < start < end and text[start - 1].isalnum():
+        start += 1
+    return text[start:end]
+
+
 def parse_label(text: str | None, labels: tuple[str, ...] = SENIORITY_LEVELS) -> Parsed:
     """The one seniority label ``text`` gives, or the reason there is none (see module doc)."""
     if text is None or not text.strip():
@@ -95,7 +104,7 @@ def parse_label(text: str | None, labels: tuple[str, ...] = SENIORITY_LEVELS) ->
         return Parsed(alone)
     mentions = []
     for match in _MENTION.finditer(whole):
-        if _NEGATION.search(whole[: match.start()]):
+        if _NEGATION.search(_words_before(whole, match.start())):
             return Parsed(reason=f"negated level {match.group(0)!r}")
         mentions.append(match.lastgroup)
     distinct = sorted(set(mentions), key=labels.index)
@@ -126,8 +135,10 @@ def _strip_trailing_commas(text: str) -> str:
         if ch == '"':
             in_string = True
         elif ch == ",":
-            rest = text[i + 1 :].lstrip()
-            if rest[:1] in ("}", "]"):
+            j = i + 1
+            while j < len(text) and text[j].isspace():
+                j += 1
+            if j < len(text) and text[j] in "}]":
                 continue
         out.append(ch)
     return "".join(out)
@@ -165,6 +176,8 @@ def parse_json_object(text: str | None) -> Parsed:
         return Parsed(reason="a JSON array, expected one object")
     try:
         value, end = _DECODER.raw_decode(body, start)
+    except RecursionError:
+        return Parsed(reason="the JSON is nested too deeply to read")
     except (json.JSONDecodeError, ValueError) as exc:
         return Parsed(reason=f"not valid JSON: {exc}")
     rest = body[end:]
@@ -172,6 +185,6 @@ def parse_json_object(text: str | None) -> Parsed:
         try:
             _DECODER.raw_decode(rest, rest.index("{"))
             return Parsed(reason="more than one JSON object")
-        except (json.JSONDecodeError, ValueError):
+        except (json.JSONDecodeError, ValueError, RecursionError):
             pass
     return Parsed(value)

@@ -557,6 +557,19 @@ def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any) -> Signal |
     return signal
 
 
+# The default arm of the audit (the ``probe_variants`` asset's config): one mid-level
+# software engineer, whom the 17 software job descriptions fit.
+DEFAULT_ARM = {"occupation": "software_engineer", "levels": ("mid",), "per_level": 1}
+
+
+def select_probe_resumes(base: pd.DataFrame, occupation: str = DEFAULT_ARM["occupation"],
+                         levels: Iterable[str] = DEFAULT_ARM["levels"], per_level: int = DEFAULT_ARM["per_level"]
+                         ) -> pd.DataFrame:
+    """The base résumés of the arm: the first ``per_level`` of ``occupation`` at each of ``levels``."""
+    chosen = base[base["occupation"] == occupation]
+    return chosen[chosen["seniority"].isin(list(levels))].groupby("seniority", sort=False).head(per_level)
+
+
 def probe_variants(
     base: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
 ) -> pd.DataFrame:

@@ -2,6 +2,7 @@ import dagster as dg
 from pydantic import Field
 
 from resumebias_dagster.catalog import CATALOG_DIR_ENV
+from resumebias_dagster.settings import checked_path
 
 
 class CatalogResource(dg.ConfigurableResource):
@@ -16,4 +17,7 @@ class CatalogResource(dg.ConfigurableResource):
     )
 
     def folder(self) -> str | None:
-        return self.catalog_dir or None
+        """The override folder; one named in run config must lie under the allowed folders."""
+        if not self.catalog_dir:
+            return None
+        return str(checked_path(self.catalog_dir, "catalog.catalog_dir"))

@@ -7,6 +7,7 @@ variable (``api_key_env``) and set-up reads them. Importing this module imports 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -14,9 +15,12 @@ import dagster as dg
 import pandas as pd
 from pydantic import Field, PrivateAttr
 
-from resumebias_dagster.core.model_config import load_judges, load_models
+from resumebias_dagster.catalog import PACKAGED_DIR
+from resumebias_dagster.core.model_config import load_judges, load_models, models_file
+from resumebias_dagster.core.providers.base import guard_logs, scrubbed_exception
 from resumebias_dagster.core.providers.runner import RunStats, run_requests
 from resumebias_dagster.core.providers.store import STORE_FILE, ResponseStore
+from resumebias_dagster.settings import checked_path
 from resumebias_dagster.core.providers.types import (
     ChatRequest,
     ChatResult,
@@ -44,17 +48,30 @@ class ProvidersResource(dg.ConfigurableResource):
     _judges: list[str] = PrivateAttr(default_factory=list)
     _keys: dict[str, Secret | None] = PrivateAttr(default_factory=dict)
     _store: ResponseStore | None = PrivateAttr(default=None)
+    _catalog_dir: str | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        specs = load_models(self.models_file or None, self.catalog_dir or None)
+        # Paths here can come from run config, which anyone who reaches the UI can write:
+        # they must lie under the allowed folders (settings.checked_path).
+        catalog_dir = str(checked_path(self.catalog_dir, "providers.catalog_dir")) if self.catalog_dir else None
+        file = models_file(self.models_file or None, catalog_dir)
+        if self.models_file and PACKAGED_DIR not in file.resolve().parents:
+            checked_path(file, "providers.models_file")
+        if self.store_path:
+            checked_path(self.store_path, "providers.store_path")
+        if context.log is not None:
+            context.log.info(f"models config: {file}")
+        specs = load_models(file, catalog_dir)
         models = [ProviderSettings.from_spec(s) for s in specs if s.kind == "provider"]
         self._audited = [m.name for m in models]
         # A judge may be disabled as an audited model and still judge: its key is needed too.
-        judges = load_judges(self.models_file or None, self.catalog_dir or None)
+        judges = load_judges(file, catalog_dir)
         self._judges = [j.name for j in judges]
         models += [ProviderSettings.from_spec(j) for j in judges if j.name not in self._audited]
         self._keys = check_credentials(models)
+        guard_logs(*(k.reveal() for k in self._keys.values() if k), *(s for m in models for s in m.secrets_in_url))
         self._models = {m.name: m for m in models}
+        self._catalog_dir = catalog_dir
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._store is not None:
@@ -95,16 +112,31 @@ class ProvidersResource(dg.ConfigurableResource):
     def run(self, name: str, requests: Sequence[ChatRequest],
             progress: Callable[[int, int], None] | None = None) -> tuple[list[ChatResult], RunStats]:
         """``requests`` through model ``name``: stored answers first, then only missing calls."""
-        return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
-                            progress=progress, catalog_dir=self.catalog_dir or None)
+        with _scrubbed_errors():
+            return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
+                                progress=progress, catalog_dir=self._catalog_dir)
 
     def predict_seniority(self, variants: pd.DataFrame, name: str,
                           progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, RunStats]:
         """``SeniorityPredictions`` rows of model ``name`` for ``variants`` (see core.providers.seniority)."""
         from resumebias_dagster.core.providers.seniority import predict_seniority
 
-        return predict_seniority(variants, self.settings(name), self.store(), catalog_dir=self.catalog_dir or None,
-                                 api_key=self._keys.get(name), progress=progress)
+        with _scrubbed_errors():
+            return predict_seniority(variants, self.settings(name), self.store(), catalog_dir=self._catalog_dir,
+                                     api_key=self._keys.get(name), progress=progress)
+
+
+@contextmanager
+def _scrubbed_errors():
+    """An exception leaving a provider run with a key in its text or chain is re-raised
+    redacted, without the chain: Dagster would store it in the event log and show it in the UI."""
+    try:
+        yield
+    except Exception as exc:
+        clean = scrubbed_exception(exc)
+        if clean is None:
+            raise
+        raise clean from None
 
 
 def stats_metadata(stats: RunStats) -> dict[str, Any]:
@@ -114,6 +146,10 @@ def stats_metadata(stats: RunStats) -> dict[str, Any]:
         "provider_calls_made": dg.MetadataValue.int(d["calls_made"]),
         "provider_calls_from_store": dg.MetadataValue.int(d["served_from_store"]),
         "provider_http_attempts": dg.MetadataValue.int(d["http_attempts"]),
+        # Attempts the provider may bill: answers, and attempts abandoned at their timeout.
+        "provider_billed_attempts": dg.MetadataValue.int(d["billed_attempts"]),
+        "provider_billed_attempts_per_answer": dg.MetadataValue.float(d["billed_attempts_per_answer"] or 0.0),
+        "provider_calls_answered_by_other_runs": dg.MetadataValue.int(d["waited_for_other_runs"]),
         "provider_input_tokens": dg.MetadataValue.int(d["input_tokens"]),
         "provider_output_tokens": dg.MetadataValue.int(d["output_tokens"]),
         "provider_cost_usd": dg.MetadataValue.float(d["cost_usd"]),

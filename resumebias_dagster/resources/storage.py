@@ -3,11 +3,12 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-from dagster import OutputContext
+from dagster import Failure, OutputContext
 from dagster._core.storage.db_io_manager import DbTypeHandler, TableSlice
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHandler
 
+from resumebias_dagster.core.filesystems import require_local_disk
 from resumebias_dagster.settings import duckdb_path
 
 SCHEMA = "audit"
@@ -41,11 +42,20 @@ class _TypedPandasHandler(DuckDBPandasTypeHandler):
         context.add_output_metadata({"dagster/storage_kind": "duckdb"})
 
     def load_input(self, context, table_slice: TableSlice, connection) -> pd.DataFrame:
-        # A partitioned upstream with no partition materialised yet has no table: no rows.
         try:
             return super().load_input(context, table_slice, connection)
         except duckdb.CatalogException:
-            return pd.DataFrame()
+            # A partitioned upstream with no partition materialised yet has no table: no rows
+            # (the metric tables combine the model partitions that exist). Any other missing
+            # table is an upstream never materialised here: say which, never pass on an
+            # empty frame that fails downstream with a KeyError.
+            if table_slice.partition_dimensions:
+                return pd.DataFrame()
+            upstream = context.asset_key.to_user_string() if context.has_asset_key else table_slice.table
+            raise Failure(
+                f"the upstream asset {upstream!r} has not been materialised in {table_slice.schema}.{table_slice.table} "
+                f"of this database yet: materialise {upstream} first (or the whole graph)"
+            ) from None
 
 
 class ResumebiasIOManager(DuckDBPandasIOManager):
@@ -59,6 +69,11 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         if Path(self.database).stem == (self.schema_ or SCHEMA):
             # DuckDB names the catalog after the file: `audit.t` would be ambiguous.
             raise ValueError(f"io_manager: database file {self.database} must not be named like the schema {self.schema_!r}")
+        require_local_disk(
+            self.database, "the DuckDB file",
+            "Keep RESUMEBIAS_DATA_DIR on a local disk; several machines share results through the scale-out "
+            "storage, not a mounted folder (deploy/README.md).",
+        )
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
         return super().create_io_manager(context)
 

@@ -183,7 +183,12 @@ class FakeProviderServer:
         resolved_model: str | Callable[[str], str] | None = None,
         record: bool = True,
         port: int = 0,
+        stall_share: float = 0.0,
+        stall_delay_s: float = 1.0,
     ):
+        """``stall_share``: the share of prompts (chosen by a hash of the prompt, so the same
+        prompts every time) that stall ``stall_delay_s`` on every attempt: a generation too
+        long for the client's timeout, as opposed to the random faults of ``faults``."""
         if wire not in WIRES:
             raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
         self.wire = wire
@@ -192,6 +197,8 @@ class FakeProviderServer:
         self.faults = faults
         self._rng = random.Random(faults.seed if faults else 0)
         self.resolved_model = resolved_model
+        self.stall_share = stall_share
+        self.stall_delay_s = stall_delay_s
         self.record = record
         self.requests: list[FakeRequest] = []
         self.stats = Stats()
@@ -326,6 +333,8 @@ class FakeProviderServer:
             if self.record:
                 self.requests.append(request)
             reply = self._script.pop(0) if self._script else None
+        if reply is None and self.stall_share and _share_of(request.prompt) < self.stall_share:
+            reply = slow(self.stall_delay_s)
         if reply is None and self.faults is not None:
             reply = self.faults.reply(self._rng)
         reply = reply or answer()
@@ -452,6 +461,13 @@ class FakeProviderServer:
         return {"error": {"code": code, "message": message, "status": _GEMINI_STATUS.get(code, "UNKNOWN")}}
 
 
+def _share_of(text: str) -> float:
+    """A number in [0, 1) fixed by ``text``."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
 def _last_user_text(messages: list[Any]) -> str:
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -484,12 +500,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after-s", type=float, default=0.01)
     parser.add_argument("--timeout-delay-s", type=float, default=1.0, help="how long a 'timeout' fault stalls")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stall-share", type=float, default=0.0,
+                        help="share of prompts that stall --timeout-delay-s on every attempt")
     args = parser.parse_args(argv)
     faults = None
     if args.fault_rate > 0:
         faults = FaultProfile(args.fault_rate, tuple(args.faults.split(",")), args.retry_after_s,
                               args.timeout_delay_s, seed=args.seed)
-    server = FakeProviderServer(args.wire, latency_s=args.latency_s, faults=faults, record=False, port=args.port)
+    server = FakeProviderServer(args.wire, latency_s=args.latency_s, faults=faults, record=False, port=args.port,
+                                stall_share=args.stall_share, stall_delay_s=args.timeout_delay_s)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

@@ -55,6 +55,7 @@ def _verdict(request) -> str:
 @pytest.fixture
 def audit_env(tmp_path, monkeypatch, data_dir):
     monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's catalog folder and store
     with FakeProviderServer("openai", answer=_answer) as server, FakeProviderServer("openai", answer=_verdict) as judge:
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()

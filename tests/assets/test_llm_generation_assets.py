@@ -46,6 +46,7 @@ def _writer():
 @pytest.fixture
 def writer(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's catalog folder and store
     with FakeProviderServer("openai", answer=_writer()) as server:
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()

@@ -2,9 +2,10 @@
 
 import duckdb
 import dagster as dg
+import pytest
 import yaml
 
-from resumebias_dagster.assets import predictions, resumes, variants
+from resumebias_dagster.assets import predictions, resumes, training, variants
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -15,7 +16,8 @@ FAKE_KEY = "sk-FAKEKEY-dagster-asset-7c1e5f0a-do-not-leak"
 KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 PARTITIONS = dg.StaticPartitionsDefinition(["fake-gpt"])
 PREDICTIONS = predictions.build_seniority_predictions(PARTITIONS)
-UPSTREAM = [resumes.base_resumes, variants.style_variants, variants.name_variants, dg.AssetSpec("fine_tuned_classifiers")]
+UPSTREAM = [resumes.base_resumes, variants.style_variants, variants.name_variants, training.classifier_training_set,
+            training.fine_tuned_classifiers]
 
 
 def _answer(request) -> str:
@@ -25,6 +27,7 @@ def _answer(request) -> str:
 
 def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, FAKE_KEY)
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's catalog folder and store
     with FakeProviderServer("openai", answer=_answer) as server:
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()
@@ -47,9 +50,10 @@ def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monk
         with dg.instance_for_test(temp_dir=str(home)) as instance:
             dg.materialize(
                 [*UPSTREAM, PREDICTIONS],
-                selection=UPSTREAM[:3],
+                selection=UPSTREAM,  # no fine-tuned model here: fine_tuned_classifiers is an empty table
                 resources=resources,
-                run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1, "seed": 3}}}},
+                run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1, "seed": 3}},
+                                    "classifier_training_set": {"config": {"n_per_level": 4, "seed": 1003}}}},
                 instance=instance,
             )
             first = dg.materialize(

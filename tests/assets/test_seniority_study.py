@@ -30,6 +30,11 @@ SOCIAL_CSV = """original_idx,true_seniority,demographic,name,model,prediction,co
 """
 
 
+@pytest.fixture(autouse=True)
+def _allowed_roots(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's import files and store
+
+
 def _resources(db_path):
     return {
         "io_manager": ResumebiasIOManager(database=str(db_path), schema="audit"),

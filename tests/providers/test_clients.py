@@ -81,10 +81,12 @@ def test_exhausted_retries_become_typed_rows(wire, fake_server, settings_for, st
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_slow_answers_past_the_timeout(wire, fake_server, settings_for, store, fake_key):
+def test_slow_answers_past_the_timeout_retried_when_the_model_allows_it(wire, fake_server, settings_for, store, fake_key):
+    # retry_timeouts: true (by default a timed-out generation is not sent again in the run:
+    # tests/security/test_response_store.py)
     server = fake_server(wire)
     server.script(fp.slow(1.0), fp.slow(1.0))
-    result, _ = one(settings_for(wire, server.base_url, timeout_s=0.25, max_retries=1), store)
+    result, _ = one(settings_for(wire, server.base_url, timeout_s=0.25, max_retries=1, retry_timeouts=True), store)
     assert result.error_kind == "timeout"
     assert server.count == 2
     assert result.latency_s < 2.5
@@ -220,9 +222,14 @@ def test_vertex_ai_with_project_location_and_credentials(fake_server, settings_f
     from resumebias_dagster.core.providers.base import make_client
 
     server = fake_server("gemini", resolved_model="gemini-2.5-pro-002")
-    settings = settings_for("gemini", server.base_url, api_key_env="", vertex_project="proj-1",
-                            vertex_location="europe-west4")
-    assert settings.vertex and settings.endpoint == "vertex:127.0.0.1"
+    # The models config sends Application Default Credentials only to Google's hosts
+    # (tests/security/test_keys_and_hosts.py); the client itself is checked here against a
+    # loopback server, so the settings are made directly.
+    from dataclasses import replace
+
+    settings = replace(settings_for("gemini", server.base_url), api_key_env=None, vertex_project="proj-1",
+                       vertex_location="europe-west4")
+    assert settings.vertex and settings.endpoint == f"vertex:http://127.0.0.1:{server.port}"
 
     async def go():
         client = make_client(settings, None, credentials=Credentials(token="ya29.fake-access-token"))

@@ -43,6 +43,11 @@ def test_default_key_variables_and_keyless_local_servers(settings_for):
         settings(provider="openai", model="openai/gpt-5", base_url="https://openrouter.ai/api/v1")
 
 
+@pytest.fixture(autouse=True)
+def _allowed_roots(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's models file and store
+
+
 def _models_file(tmp_path, model_entry, base_url, wire="openai", enabled=True):
     path = tmp_path / "models.yaml"
     entry = model_entry(wire, base_url, name=f"fake-{wire}", max_concurrency=1)

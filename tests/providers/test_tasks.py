@@ -83,7 +83,8 @@ def test_estimate_cost_command(tmp_path, model_entry, monkeypatch, capsys):
     assert main(["estimate-cost", "--models-file", str(models), "--n-per-level", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["variants"] == 2 * 3 * (3 + 4)
-    assert out["models"][0]["calls"] == out["variants"] * 5 and out["models"][0]["usd_to_call"] > 0
+    seniority = next(r for r in out["rows"] if r["task"] == "seniority")
+    assert seniority["calls"] == out["variants"] * 5 and seniority["usd_to_call"] > 0
     assert main(["estimate-cost", "--models-file", str(models), "--n-per-level", "1"]) == 0
     assert "to spend now" in capsys.readouterr().out
 

@@ -71,6 +71,8 @@ def deployment(tmp_path, monkeypatch, postgres):
         "DAGSTER_CELERY_BACKEND_URL": f"file://{celery_dir / 'results'}",
         "RESUMEBIAS_CODE_SERVER_HOST": "127.0.0.1", "RESUMEBIAS_CODE_SERVER_PORT": str(free_port()),
         "RESUMEBIAS_SCALE_DIR": str(tmp_path / "scale"),
+        # The resources name the scale folder's catalog and store: an operator's allowed folder.
+        "RESUMEBIAS_ALLOWED_ROOTS": str(tmp_path / "scale"),
         KEY_ENV: "sk-test",
     }
     for k, v in env.items():

@@ -3,9 +3,14 @@
 Retries, timeouts and Retry-After are the SDKs' own (``max_retries``/``timeout`` for openai
 and anthropic, ``HttpRetryOptions``/``timeout`` for google-genai). Added here, because the
 SDKs lack them: a concurrency bound per model (asyncio.Semaphore around a whole call with its
-retries) and a request-rate limit per model (aiolimiter, applied to every HTTP attempt,
-retries included, since providers count those too). Both live on the one httpx2 client
-handed to the SDK, whose request hook also counts the attempts of each call.
+retries), a request-rate limit per model (aiolimiter, applied to every HTTP attempt, retries
+included, since providers count those too), and the timeout policy. All three live on the
+one httpx2 client handed to the SDK: its request hook applies the rate limit, and its
+transport counts each call's attempts and the attempts the provider may bill (an answer, or
+an attempt abandoned at its read timeout, which the provider may go on generating). The SDKs
+retry a timed-out generation like any other failure; unless the model sets
+``retry_timeouts: true``, the transport ends the call at the first read timeout instead, so
+an abandoned generation is paid for once per run, not once per retry.
 """
 
 from __future__ import annotations
@@ -15,40 +20,140 @@ import contextvars
 import json
 import logging
 import time
+import traceback
 from abc import ABC, abstractmethod
 from typing import Any
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret, redact, scrub
 
-# The attempt counter of the call running in the current task (None outside a call).
-_ATTEMPTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("provider_attempts", default=None)
+# The attempt counters of the call running in the current task (None outside a call).
+_ATTEMPTS: contextvars.ContextVar[Any] = contextvars.ContextVar("provider_attempts", default=None)
 # The SDKs and their HTTP stack log server replies (google-genai logs each retried error
-# body at INFO); a provider that echoes the key in an error would put it in the run's logs.
-_SDK_PACKAGES = frozenset({"openai", "anthropic", "google_genai", "google", "httpx2", "httpcore2", "httpx", "httpcore"})
+# body at INFO) and exceptions with tracebacks; a provider that echoes the key in an error
+# would put it in the run's logs. Every key a client was made with is redacted from every
+# log record of the process (``guard_logs``).
 _SECRETS: set[str] = set()
 
 
-class _RedactSecrets(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
-            message = record.getMessage()
-            if any(secret in message for secret in _SECRETS):
-                record.msg, record.args = redact(message, _SECRETS), None
-        return True
+def _scrub_record(record: logging.LogRecord) -> None:
+    """Redact every secret from a record: its message, its exception with traceback and its
+    stack (formatted here, once, so that no handler formats the raw exception later)."""
+    secrets = tuple(_SECRETS)
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - a malformed record is the logging module's to report
+        message = None
+    if message is not None and any(secret in message for secret in secrets):
+        record.msg, record.args = redact(message, secrets), None
+    if record.exc_info and record.exc_info[0] is not None:
+        text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+        if any(secret in text for secret in secrets):
+            record.exc_info, record.exc_text = None, redact(text, secrets)
+    elif record.exc_text and any(secret in record.exc_text for secret in secrets):
+        record.exc_text = redact(record.exc_text, secrets)
+    if record.stack_info and any(secret in record.stack_info for secret in secrets):
+        record.stack_info = redact(record.stack_info, secrets)
 
 
-_REDACT = _RedactSecrets()
+_previous_factory = None
 
 
-def _guard_sdk_logs(secret: str | None) -> None:
-    """Redact ``secret`` from every record of the SDK loggers (a logger's filter applies to
-    its own records only, so each existing logger of those packages gets it)."""
-    if secret:
-        _SECRETS.add(secret)
-    for name, logger in list(logging.root.manager.loggerDict.items()):
-        if isinstance(logger, logging.Logger) and name.split(".")[0] in _SDK_PACKAGES and _REDACT not in logger.filters:
-            logger.addFilter(_REDACT)
+def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    record = _previous_factory(*args, **kwargs)
+    if _SECRETS:
+        _scrub_record(record)
+    return record
+
+
+def guard_logs(*secrets: str | None) -> None:
+    """Redact ``secrets`` from every log record of this process from now on.
+
+    A record factory sees each record as it is made, whichever logger makes it (the SDKs',
+    httpx's, Dagster's, loggers created later) and before any handler formats it; a filter on
+    chosen loggers would miss records of child loggers and of loggers made afterwards.
+    """
+    global _previous_factory
+    _SECRETS.update(s for s in secrets if s)
+    if _previous_factory is None:
+        _previous_factory = logging.getLogRecordFactory()
+        logging.setLogRecordFactory(_redacting_factory)
+
+
+def registered_secrets() -> tuple[str, ...]:
+    """The secrets ``guard_logs`` redacts (for scrubbing exceptions that leave the runner)."""
+    return tuple(_SECRETS)
+
+
+class ProviderRunError(RuntimeError):
+    """An exception from a provider run whose text held a secret, re-raised redacted."""
+
+
+def scrubbed_exception(exc: BaseException) -> BaseException | None:
+    """A redacted stand-in for ``exc`` when its text, traceback or chained exceptions hold a
+    registered secret (raise it ``from None`` so the original chain is dropped); else None."""
+    secrets = registered_secrets()
+    if not secrets:
+        return None
+    text = "".join(traceback.format_exception(exc))
+    if not any(secret in text for secret in secrets):
+        return None
+    return ProviderRunError(redact(f"{type(exc).__name__}: {exc}", secrets))
+
+
+class _AttemptAbandoned(BaseException):
+    """Raised by the transport at a read timeout when timeouts are not retried.
+
+    A BaseException on purpose: the SDKs retry every ``Exception`` a transport raises (the
+    openai SDK even wraps unknown ones as connection errors), and this must reach
+    ``ProviderClient.complete`` unretried.
+    """
+
+
+class _Attempts:
+    __slots__ = ("sent", "billed", "abandoned")
+
+    def __init__(self) -> None:
+        self.sent = self.billed = 0
+        self.abandoned = False
+
+
+class _CountingTransport:
+    """Wraps the httpx2 transport: counts attempts and billed attempts, applies the timeout policy."""
+
+    def __init__(self, inner: Any, retry_timeouts: bool):
+        self._inner = inner
+        self._retry_timeouts = retry_timeouts
+
+    async def handle_async_request(self, request: Any) -> Any:
+        import httpx2
+
+        counter = _ATTEMPTS.get()
+        if counter is not None:
+            counter.sent += 1
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx2.ReadTimeout:
+            # The request reached the provider, which may go on generating (and billing) it.
+            if counter is not None:
+                counter.billed += 1
+                if not self._retry_timeouts:
+                    counter.abandoned = True
+                    raise _AttemptAbandoned() from None
+            raise
+        if counter is not None and 200 <= response.status_code < 300:
+            counter.billed += 1
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self):
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *args: Any) -> None:
+        await self._inner.__aexit__(*args)
 
 
 def rate_limiter(requests_per_minute: float | None):
@@ -91,12 +196,12 @@ class ProviderClient(ABC):
     def __init__(self, settings: ProviderSettings, api_key: Secret | None):
         self.settings = settings
         self._api_key = api_key
-        self._secrets = tuple(s for s in (api_key.reveal() if api_key else None,) if s)
+        self._secrets = tuple(s for s in (api_key.reveal() if api_key else None, *settings.secrets_in_url) if s)
+        guard_logs(*self._secrets)
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self._limiter = rate_limiter(settings.requests_per_minute)
         self._http = self._http_client()
         self._sdk = self._make_sdk_client(self._http)
-        _guard_sdk_logs(self._secrets[0] if self._secrets else None)
 
     # ------------------------------------------------------------------ for subclasses
 
@@ -119,26 +224,31 @@ class ProviderClient(ABC):
         import httpx2
 
         n = self.settings.max_concurrency
+        limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
         return httpx2.AsyncClient(
-            limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n),
+            limits=limits,
             timeout=httpx2.Timeout(self.settings.timeout_s, connect=min(10.0, self.settings.timeout_s)),
             event_hooks={"request": [self._on_request]},
+            transport=_CountingTransport(httpx2.AsyncHTTPTransport(limits=limits), self.settings.retry_timeouts),
         )
 
     async def _on_request(self, request: Any) -> None:
-        counter = _ATTEMPTS.get()
-        if counter is not None:
-            counter[0] += 1
         if self._limiter is not None:
             await self._limiter.acquire()
 
     async def complete(self, request: ChatRequest, key: str) -> ChatResult:
         async with self._semaphore:
-            counter = [0]
+            counter = _Attempts()
             token = _ATTEMPTS.set(counter)
             start = time.perf_counter()
             try:
                 result = await self._call(request)
+            except _AttemptAbandoned:
+                result = ChatResult(
+                    key="", error_kind=t.TIMEOUT,
+                    error_message=f"no answer within {self.settings.timeout_s:g} s; not sent again in this run "
+                    "(the provider may still be generating it; retry_timeouts: true retries at once)",
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every failure becomes a typed result
@@ -148,7 +258,8 @@ class ProviderClient(ABC):
                 _ATTEMPTS.reset(token)
             result.key = key
             result.latency_s = time.perf_counter() - start
-            result.attempts = counter[0]
+            result.attempts = counter.sent
+            result.billed_attempts = counter.billed
             result.error_message = scrub(result.error_message, self._secrets)
             return result
 

@@ -25,6 +25,7 @@ _BLOCKED_FINISH = {
     "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR", "LANGUAGE",
 }
 _MAX_RETRY_DELAY_S = 60.0
+_NO_KEY = "no-key"
 
 
 def _enum_name(value: Any) -> str | None:
@@ -42,7 +43,8 @@ class GoogleClient(ProviderClient):
     def _make_sdk_client(self, http_client: Any) -> genai.Client:
         s = self.settings
         options = gt.HttpOptions(
-            base_url=s.base_url,
+            # Always explicit: GOOGLE_GEMINI_BASE_URL / GOOGLE_VERTEX_BASE_URL must not redirect the key.
+            base_url=s.sdk_base_url,
             timeout=int(s.timeout_s * 1000),
             retry_options=gt.HttpRetryOptions(
                 attempts=s.max_retries + 1,
@@ -56,11 +58,14 @@ class GoogleClient(ProviderClient):
         )
         key = self._api_key.reveal() if self._api_key else None
         if s.vertex and key is None:
+            # Application Default Credentials: the config rules allow them only for Google's hosts.
             return genai.Client(
                 vertexai=True, project=s.vertex_project, location=s.vertex_location,
                 credentials=self._credentials, http_options=options,
             )
-        return genai.Client(vertexai=s.vertex or None, api_key=key, http_options=options)
+        # Without a key the SDK would read GOOGLE_API_KEY / GEMINI_API_KEY: an endpoint without
+        # keys gets a placeholder instead.
+        return genai.Client(vertexai=s.vertex or None, api_key=key or _NO_KEY, http_options=options)
 
     async def _call(self, request: ChatRequest) -> ChatResult:
         # Plain dicts (the SDK accepts them) cost a tenth less CPU per call than its models.

@@ -13,7 +13,7 @@ from openai.types.chat import ChatCompletion
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
-from resumebias_dagster.core.providers.types import OPENAI_HOSTS, ChatRequest, ChatResult
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, is_provider_host
 
 # An endpoint that needs no key still needs a non-empty string in the SDK.
 _NO_KEY = "no-key"
@@ -24,7 +24,8 @@ class OpenAIClient(ProviderClient):
         s = self.settings
         return openai.AsyncOpenAI(
             api_key=self._api_key.reveal() if self._api_key else _NO_KEY,
-            base_url=s.base_url,
+            # Always explicit: OPENAI_BASE_URL in the environment must not redirect the key.
+            base_url=s.sdk_base_url,
             max_retries=s.max_retries,
             timeout=s.timeout_s,
             http_client=http_client,
@@ -32,7 +33,7 @@ class OpenAIClient(ProviderClient):
 
     @property
     def _official(self) -> bool:
-        return not self.settings.base_url or any(h in self.settings.base_url for h in OPENAI_HOSTS)
+        return is_provider_host(self.settings.sdk_base_url, "openai")
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         messages = [{"role": "system", "content": request.system}] if request.system else []

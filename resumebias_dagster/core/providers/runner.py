@@ -1,8 +1,11 @@
 """Fan-out of many requests to one provider model, through the response store.
 
-The store is asked first; only keys without a final row are called. Each response is
-written to the store before anything else happens to it, so a run killed at any point
-has lost only the calls still in flight, and the next run makes exactly the missing ones.
+The store is asked first; only keys without a final row are called. Each key is claimed in
+the store just before its call, so two runs (two processes, two machines sharing a store)
+never pay for the same key: the second waits for the first one's answer. Each response is
+written to the store before anything else happens to it (parsing included), so a run killed
+at any point has lost only the calls still in flight, the next run makes exactly the
+missing ones, and an answer no parser can read is a typed row, never a crash.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from resumebias_dagster.core.parsing import parse_json_object
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.pricing import cost_usd, price_for
-from resumebias_dagster.core.providers.store import ResponseStore
+from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret, request_key
 
 Progress = Callable[[int, int], None]
@@ -27,6 +30,8 @@ Progress = Callable[[int, int], None]
 # ones before it (about 1.5 ms of SDK work each); staggered, each is handled as it arrives.
 # The provider is spared the burst too. 64 workers: all running after 0.32 s.
 START_INTERVAL_S = 0.005
+# How often a run looks again at keys another run is calling.
+CLAIM_POLL_S = 0.1
 
 
 @dataclass
@@ -38,7 +43,12 @@ class RunStats:
     unique_requests: int = 0
     calls_made: int = 0
     served_from_store: int = 0
+    # Of those served from the store: keys another run was calling when this one reached them.
+    waited_for_other_runs: int = 0
     http_attempts: int = 0
+    # Attempts the provider may bill: answers, and attempts abandoned at their read timeout.
+    billed_attempts: int = 0
+    answered_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -68,8 +78,13 @@ class RunStats:
             "unique_requests": self.unique_requests,
             "calls_made": self.calls_made,
             "served_from_store": self.served_from_store,
+            "waited_for_other_runs": self.waited_for_other_runs,
             "http_attempts": self.http_attempts,
             "retries": self.retries,
+            "billed_attempts": self.billed_attempts,
+            "billed_attempts_per_answer": (
+                round(self.billed_attempts / self.answered_calls, 4) if self.answered_calls else None
+            ),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": round(self.cost_usd, 6),
@@ -93,13 +108,23 @@ def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
 
 
 def _with_parsed_json(request: ChatRequest, result: ChatResult) -> ChatResult:
+    """Parse a JSON-mode answer (already stored as text); failing to parse is a typed row."""
     if request.json_mode and result.ok:
-        parsed = parse_json_object(result.text)
-        if parsed.ok:
+        try:
+            parsed = parse_json_object(result.text)
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the run either
+            parsed = None
+            reason = f"the parser failed ({type(exc).__name__})"
+        if parsed is not None and parsed.ok:
             result.parsed_json = parsed.value
         else:
-            result.error_kind, result.error_message = t.UNPARSABLE, parsed.reason
+            result.error_kind, result.error_message = t.UNPARSABLE, parsed.reason if parsed is not None else reason
     return result
+
+
+def claim_lease_s(settings: ProviderSettings) -> float:
+    """How long a claim holds: every attempt of a call at its timeout, with backoff room."""
+    return settings.timeout_s * (settings.max_retries + 1) + 60.0 * (settings.max_retries + 1)
 
 
 class _Prices:
@@ -142,7 +167,6 @@ async def run_requests_async(
     stored = store.get_many(by_key)
     missing = [k for k in by_key if k not in stored]
     stats = RunStats(settings.name, requests=len(requests), unique_requests=len(by_key))
-    stats.served_from_store = sum(1 for k in keys if k in stored)
     fresh: dict[str, ChatResult] = {}
     if missing:
         prices = _Prices(settings, catalog_dir)
@@ -151,11 +175,15 @@ async def run_requests_async(
             from resumebias_dagster.core.providers.base import make_client
 
             client = make_client(settings, api_key or settings.api_key(environ))
+        owner = ClaimOwner.this_process()
         try:
-            await _call_missing(settings, client, store, prices, [(k, by_key[k]) for k in missing], fresh, stats, progress)
+            await _call_missing(settings, client, store, prices, [(k, by_key[k]) for k in missing], fresh, stored,
+                                stats, progress, owner)
         finally:
+            store.release(owner)
             if own_client:
                 await client.aclose()
+    stats.served_from_store = sum(1 for k in keys if k not in fresh)
     results = []
     for key, request in zip(keys, requests):
         result = fresh.get(key) or replace(stored[key])
@@ -171,36 +199,55 @@ async def run_requests_async(
     return results, stats
 
 
-async def _call_missing(settings, client, store, prices, todo, fresh, stats, progress) -> None:
+async def _call_missing(settings, client, store, prices, todo, fresh, stored, stats, progress, owner) -> None:
+    """Call every (key, request) of ``todo``; results go to ``fresh``, or to ``stored`` when
+    another run answered the key first."""
     queue: asyncio.Queue = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
     stop: list[ChatResult] = []
     total = len(todo)
+    left = [total]
+    lease_s = claim_lease_s(settings)
+    loop = asyncio.get_running_loop()
 
     async def worker(i: int) -> None:
         await asyncio.sleep(i * START_INTERVAL_S)
-        while True:
+        while left[0] > 0:
             try:
                 key, request = queue.get_nowait()
             except asyncio.QueueEmpty:
-                return
+                # Others are calling, or keys wait for another run's answer.
+                await asyncio.sleep(CLAIM_POLL_S)
+                continue
             if stop:
                 first = stop[0]
                 fresh[key] = ChatResult(
                     key=key, error_kind=t.ABORTED,
                     error_message=f"not called: an earlier call failed with {first.error_kind} ({first.error_message})",
                 )
+                left[0] -= 1
+                continue
+            state = store.claim(key, owner, lease_s)
+            if state != CLAIMED:
+                answered = store.get_many([key]) if state == DONE else {}
+                if key in answered:
+                    stored[key] = answered[key]
+                    stats.waited_for_other_runs += 1
+                    left[0] -= 1
+                else:
+                    # BUSY: another live run is calling it; look again shortly.
+                    loop.call_later(CLAIM_POLL_S, queue.put_nowait, (key, request))
                 continue
             result = await client.complete(request, key)
             result.cost_usd = prices.cost(result)
-            if request.json_mode and result.ok:
-                parsed = parse_json_object(result.text)
-                result.parsed_json = parsed.value if parsed.ok else None
-            store.put(settings, request, result)
+            # Stored first, as it came: nothing below may lose a paid answer.
+            store.put(settings, request, result, owner=owner)
             fresh[key] = result
             stats.calls_made += 1
             stats.http_attempts += result.attempts
+            stats.billed_attempts += result.billed_attempts
+            stats.answered_calls += int(result.ok)
             stats.input_tokens += result.input_tokens or 0
             stats.output_tokens += result.output_tokens or 0
             if result.cost_usd is None:
@@ -209,6 +256,7 @@ async def _call_missing(settings, client, store, prices, todo, fresh, stats, pro
                 stats.cost_usd += result.cost_usd
             if result.error_kind in t.RUN_STOPPING_KINDS and not stop:
                 stop.append(result)
+            left[0] -= 1
             if progress is not None:
                 progress(stats.calls_made, total)
 

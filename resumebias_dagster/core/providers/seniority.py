@@ -27,7 +27,8 @@ def seniority_requests(variants: pd.DataFrame, settings: ProviderSettings, templ
     requests = []
     for text in variants["text"]:
         prompt = seniority_prompt(text, template)
-        requests += [ChatRequest.from_prompt(prompt, sample_index=run) for run in range(settings.runs_per_cell)]
+        requests += [ChatRequest.from_prompt(prompt, sample_index=run, task="seniority")
+                     for run in range(settings.runs_per_cell)]
     return requests
 
 

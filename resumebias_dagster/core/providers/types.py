@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 # Error kinds of a call (ChatResult.error_kind), and whether the store keeps them as the
 # final outcome of a request ("terminal": never called again) or only for the record
@@ -21,7 +21,9 @@ from urllib.parse import urlsplit
 # Terminal: the provider answered and that answer is the observation (and was billed).
 REFUSAL = "refusal"  # the model declined (OpenAI message.refusal, Anthropic stop_reason "refusal")
 CONTENT_FILTER = "content_filter"  # a provider safety filter blocked the prompt or the output
-EMPTY = "empty"  # an answer with no text (e.g. max_tokens spent on reasoning)
+# Transient up to a limit: a flaky server may answer "" once; a model that spends max_tokens on
+# reasoning answers "" every time, so after EMPTY_CALL_LIMIT calls of one key the row is final.
+EMPTY = "empty"  # an answer with no text
 # Transient: no usable answer came back; the SDK's own retries were exhausted or do not apply.
 RATE_LIMITED = "rate_limited"  # 429 after every retry
 SERVER_ERROR = "server_error"  # 5xx / 408 / 409 / 529 after every retry
@@ -37,16 +39,30 @@ ABORTED = "aborted"
 # Set by the task parsers (core/parsing.py) on a stored answer, never by a client.
 UNPARSABLE = "unparsable"
 
-TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER, EMPTY})
+TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER})
 TRANSIENT_KINDS = frozenset(
     {RATE_LIMITED, SERVER_ERROR, TIMEOUT, CONNECTION, MALFORMED_RESPONSE, AUTH, NOT_FOUND, BAD_REQUEST, UNEXPECTED}
 )
+EMPTY_CALL_LIMIT = 3
 # One of these means every other call of the same model would fail the same way.
 RUN_STOPPING_KINDS = frozenset({AUTH, NOT_FOUND})
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 DEFAULT_MAX_TOKENS = {"anthropic": 1024}  # the Messages API requires max_tokens
+# Where each SDK sends requests when the config names no base_url. The clients pass these
+# explicitly, so an OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL in the
+# environment can never carry a key to another host.
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "google": "https://generativelanguage.googleapis.com/",
+}
 OPENAI_HOSTS = ("api.openai.com",)
+_DEFAULT_HOSTS = {
+    "openai": OPENAI_HOSTS,
+    "anthropic": ("api.anthropic.com",),
+    "google": ("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+}
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 MESSAGE_CHARS = 500
 
@@ -93,7 +109,9 @@ class ChatRequest:
     """One call: the messages and the sampling parameters, all of which go into the store key.
 
     ``sample_index`` tells apart repeated draws of the same prompt (runs per cell) and ``tag``
-    tells apart otherwise identical requests of different purposes; neither is sent.
+    tells apart otherwise identical requests of different purposes; neither is sent. ``task``
+    (seniority, fit, judge, generation) is for accounting only: stored with the answer, it is
+    neither sent nor part of the key.
     ``logprobs`` asks for that many top alternatives per output token where the API offers
     them (OpenAI-compatible, Gemini); Anthropic has none and ignores it.
     """
@@ -106,6 +124,7 @@ class ChatRequest:
     logprobs: int = 0
     sample_index: int = 0
     tag: str = ""
+    task: str = field(default="", compare=False)
 
     @classmethod
     def from_prompt(cls, prompt: str, **kwargs: Any) -> ChatRequest:
@@ -129,6 +148,22 @@ class ChatRequest:
         }
 
 
+TASKS = ("seniority", "fit", "judge", "generation")
+_GENERATION_TAGS = ("fields", "neutral/", "overstated/", "understated/")
+
+
+def task_of(request: ChatRequest) -> str:
+    """The task a request serves: its own ``task``, else told by its tag and JSON mode (the
+    judge's tag is ``audit-judge``; generation tags name the résumé being written)."""
+    if request.task:
+        return request.task
+    if request.tag == "audit-judge":
+        return "judge"
+    if request.tag.startswith(_GENERATION_TAGS):
+        return "generation"
+    return "fit" if request.json_mode else "seniority"
+
+
 @dataclass
 class ChatResult:
     """What one request produced, from the provider or from the store."""
@@ -142,6 +177,9 @@ class ChatResult:
     resolved_model: str | None = None
     latency_s: float | None = None
     attempts: int = 0
+    # Attempts the provider may bill: each answer, and each attempt abandoned at its read
+    # timeout (the provider may go on generating it).
+    billed_attempts: int = 0
     logprobs: list[dict[str, Any]] | None = None
     finish_reason: str | None = None
     error_kind: str | None = None
@@ -155,7 +193,8 @@ class ChatResult:
 
     @property
     def terminal(self) -> bool:
-        """Whether this is the request's final outcome (an answer, or a terminal error)."""
+        """Whether this is the request's final outcome (an answer, or a terminal error); an
+        empty answer becomes final only after EMPTY_CALL_LIMIT calls (the store counts them)."""
         return self.error_kind is None or self.error_kind in TERMINAL_KINDS
 
 
@@ -175,6 +214,9 @@ class ProviderSettings:
     max_tokens: int | None = None
     timeout_s: float = 120.0
     max_retries: int = 3
+    # A generation that timed out may still be running (and billed) at the provider: by
+    # default it is not sent again within the run; the next run calls it again.
+    retry_timeouts: bool = False
     retry_initial_delay_s: float = 1.0
     vertex_project: str | None = None
     vertex_location: str | None = None
@@ -186,20 +228,40 @@ class ProviderSettings:
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
-        """From a ``ModelSpec`` of kind ``provider``; bad values raise ``ProviderConfigError``."""
+        """From a ``ModelSpec`` of kind ``provider``; bad values raise ``ProviderConfigError``.
+
+        One rule for every wire: the provider's own host gets the provider's default key
+        variable; any other host gets a key only from a variable named in ``api_key_env``
+        (``''``: none). A local server without ``api_key_env`` gets no key; another host
+        without it is refused, so a config naming a host of someone else's choosing can never
+        receive OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by default.
+        """
         if spec.kind != "provider":
             raise ProviderConfigError(f"model {spec.name!r} is of kind {spec.kind!r}, not provider")
         o = spec.options
         provider = o["provider"]
+        base_url = o.get("base_url")
         vertex = provider == "google" and bool(o.get("vertex_project") or o.get("vertex_location"))
         key_env = o.get("api_key_env")
-        if key_env is None and not vertex and not (provider == "openai" and is_local_endpoint(o.get("base_url"))):
-            if provider == "openai" and _is_custom_endpoint(o.get("base_url")):
-                raise ProviderConfigError(
-                    f"model {spec.name!r}: name the environment variable holding the key of "
-                    f"{o.get('base_url')} in api_key_env (or api_key_env: '' for an endpoint without keys)"
-                )
+        if base_url is not None and (not isinstance(base_url, str) or "://" not in base_url):
+            raise ProviderConfigError(f"model {spec.name!r}: base_url must be an http(s) URL such as https://host/v1")
+        custom = _is_custom_endpoint(base_url, provider)
+        if vertex and custom and not key_env:
+            raise ProviderConfigError(
+                f"model {spec.name!r}: Vertex AI at {url_host(base_url)}, not one of Google's hosts, needs a key "
+                "named in api_key_env; Application Default Credentials are only ever sent to Google's hosts"
+            )
+        if key_env is None and not custom and not vertex:
             key_env = DEFAULT_KEY_ENV[provider]
+        elif key_env is None and custom and not is_local_endpoint(base_url):
+            raise ProviderConfigError(
+                f"model {spec.name!r}: name the environment variable holding the key of {url_host(base_url)} "
+                f"in api_key_env (or api_key_env: '' for an endpoint without keys); the default "
+                f"{DEFAULT_KEY_ENV[provider]} is only sent to {provider}'s own host"
+            )
+        retry_timeouts = o.get("retry_timeouts", False)
+        if not isinstance(retry_timeouts, bool):
+            raise ProviderConfigError(f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}")
         settings = cls(
             name=spec.name,
             provider=provider,
@@ -213,6 +275,7 @@ class ProviderSettings:
             max_tokens=o.get("max_tokens", DEFAULT_MAX_TOKENS.get(provider)),
             timeout_s=float(o.get("timeout_s", 120.0)),
             max_retries=int(o.get("max_retries", 3)),
+            retry_timeouts=retry_timeouts,
             retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
             vertex_project=o.get("vertex_project"),
             vertex_location=o.get("vertex_location"),
@@ -246,19 +309,41 @@ class ProviderSettings:
 
     @property
     def endpoint(self) -> str:
-        """Which service answers, for the store key: the API's host without port or path.
-
-        The port is left out so a local test server or a moved vLLM keeps its stored answers;
-        the host is kept so one alias on two services (say OpenRouter and a local server)
-        never shares answers.
+        """Which server answers, for the store key: the whole endpoint of a configured
+        ``base_url`` (scheme, host, port and path, credentials removed), so two ports of one
+        host or two upstreams behind one gateway never share answers. The providers' own
+        endpoints keep the names they had before (their host; a Vertex location), so stores
+        written earlier keep serving them.
         """
-        if self.base_url:
-            host = urlsplit(self.base_url).hostname or self.base_url
-        else:
-            host = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}.get(self.provider, "")
         if self.provider == "google":
-            return f"{'vertex' if self.vertex else 'gemini-api'}:{host or 'default'}"
-        return host
+            if self.base_url:
+                return f"{'vertex' if self.vertex else 'gemini-api'}:{url_without_secrets(self.base_url)}"
+            return f"vertex:{self.vertex_location}" if self.vertex else "gemini-api:default"
+        if self.base_url:
+            return url_without_secrets(self.base_url)
+        return {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}[self.provider]
+
+    @property
+    def sdk_base_url(self) -> str:
+        """The URL handed to the SDK: the configured one, or the provider's default, always
+        explicit so that no environment variable can redirect the client."""
+        if self.base_url:
+            return self.base_url
+        if self.vertex:
+            location = self.vertex_location or "global"
+            host = "aiplatform.googleapis.com" if location == "global" else f"{location}-aiplatform.googleapis.com"
+            return f"https://{host}/"
+        return DEFAULT_BASE_URLS[self.provider]
+
+    @property
+    def host(self) -> str:
+        """host[:port] of the endpoint, without credentials (for pools, tags, messages)."""
+        return url_host(self.sdk_base_url)
+
+    @property
+    def secrets_in_url(self) -> tuple[str, ...]:
+        """Credentials embedded in ``base_url``: redacted wherever text is logged or stored."""
+        return url_secrets(self.base_url)
 
     def api_key(self, environ: dict[str, str] | None = None) -> Secret | None:
         """The key from the environment; a named variable that is unset or empty is an error."""
@@ -310,12 +395,58 @@ def _vertex_credentials_problem(settings: ProviderSettings) -> str | None:
     return None
 
 
-def _is_custom_endpoint(base_url: str | None) -> bool:
-    """A base_url that is not OpenAI's own: OpenRouter, Groq, vLLM, Ollama ... name their key."""
+# ------------------------------------------------------------------ endpoints as text
+# A base_url may carry credentials (``https://user:pass@gateway/v1``, ``...?key=...``). Only
+# these functions turn one into text for keys, tags, pools or messages, and they drop them.
+
+
+def url_without_secrets(url: str) -> str:
+    """``scheme://host[:port]/path`` of ``url``: no user info, query or fragment, host in
+    lower case, no trailing slash. The whole endpoint, safe to store, tag or print."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host + (f":{port}" if port is not None else "")
+    path = parts.path.rstrip("/")
+    scheme = parts.scheme.lower()
+    return f"{scheme}://{netloc}{path}" if scheme else f"{netloc}{path}"
+
+
+def url_host(url: str) -> str:
+    """``host[:port]`` of ``url``, without credentials."""
+    return url_without_secrets(url).split("://", 1)[-1].split("/", 1)[0]
+
+
+def url_secrets(url: str | None) -> tuple[str, ...]:
+    """The credentials embedded in ``url`` (user, password, query values), to redact."""
+    if not url:
+        return ()
+    parts = urlsplit(url.strip())
+    found = [parts.username, parts.password]
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    if parts.fragment:
+        found.append(parts.fragment)
+    return tuple(dict.fromkeys(s for s in found if s and len(s) >= 3))
+
+
+def _is_custom_endpoint(base_url: str | None, provider: str = "openai") -> bool:
+    """A base_url whose host is not the provider's own (OpenRouter, Groq, vLLM, a gateway ...)."""
     if not base_url:
         return False
-    host = urlsplit(base_url).hostname or ""
-    return host not in OPENAI_HOSTS
+    return not is_provider_host(base_url, provider)
+
+
+def is_provider_host(url: str, provider: str) -> bool:
+    """Whether ``url``'s host is one of the provider's own (a Vertex region included)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in _DEFAULT_HOSTS[provider]:
+        return True
+    return provider == "google" and re.fullmatch(r"[a-z0-9-]+-aiplatform\.googleapis\.com", host) is not None
 
 
 def is_local_endpoint(base_url: str | None) -> bool:
