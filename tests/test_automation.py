@@ -1,5 +1,7 @@
 """model_alias_sensor against a provider whose alias moves between ticks; pools and schedules."""
 
+import json
+
 import dagster as dg
 import pytest
 import yaml
@@ -21,7 +23,9 @@ JDS = ["jd-a", "jd-b", "jd-c"]
 
 @pytest.fixture(autouse=True)
 def _allowed_roots(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))  # the test's catalog folder and store
+    # The test's catalog folder and store lie under the data directory (and an allowed root).
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
 
 
 def _providers(tmp_path, server, monkeypatch) -> ProvidersResource:
@@ -60,8 +64,12 @@ def test_only_the_moved_alias_is_rerun_and_nothing_when_nothing_moved(tmp_path, 
             [("seniority_predictions_job", "moving")] + [("fit_scores_job", f"{jd}|moving") for jd in JDS]
         )
         assert all(r.tags["resumebias/snapshot"] == "vendor/large-2512" for r in third.run_requests)
-        assert all(r.tags[POOL_TAG] == f"provider:openai:{server.base_url}" for r in third.run_requests)
-        assert '"moving": "vendor/large-2512"' in third.cursor
+        # The pool names the host only (issue: tags showed the whole base_url).
+        assert all(r.tags[POOL_TAG] == f"provider:openai:127.0.0.1:{server.port}" for r in third.run_requests)
+        # The cursor holds, per model, the snapshot and the epoch whose re-runs were requested.
+        entry = json.loads(third.cursor)["models"]["moving"]
+        assert (entry["snapshot"], entry["epoch"]) == ("vendor/large-2512", 1)
+        assert all(r.run_key.startswith("snapshot-1:vendor/large-2512:moving:") for r in third.run_requests)
 
         fourth = _tick(sensor, providers, third.cursor)
         assert fourth.run_requests == []
@@ -88,6 +96,28 @@ def test_a_moved_alias_gets_fresh_calls_while_old_answers_stay_stored(tmp_path, 
             assert {r.resolved_model for r in after} == {"vendor/large-2512"}
             store_rows = list(resources.providers.store().rows(model="moving"))
         assert len(store_rows) == 6, "the old snapshot's answers stay in the store"
+
+
+def test_a_cursor_of_the_old_format_owes_only_the_moves_it_missed(tmp_path, monkeypatch):
+    """Cursors written before the epochs were kept in them held {model: snapshot last seen}."""
+    snapshots = {"vendor/large-latest": "vendor/large-2511", "vendor/small-2603": "vendor/small-2603"}
+    with FakeProviderServer("openai", resolved_model=lambda alias: snapshots[alias]) as server:
+        providers = _providers(tmp_path, server, monkeypatch)
+        sensor = build_model_alias_sensor({"moving", "pinned"}, set(), [])
+        _tick(sensor, providers, None)  # the store's baseline (epoch 0)
+        old = json.dumps({"moving": "vendor/large-2511", "pinned": "vendor/small-2603"})
+        assert _tick(sensor, providers, old).run_requests == [], "nothing was missed"
+
+        # The old sensor recorded a move in the store, then its tick failed: its cursor still
+        # names the snapshot before the move, and the store has moved on.
+        with dg.build_resources({"providers": providers}) as resources:
+            moved, epoch = resources.providers.store().observe_snapshot(
+                resources.providers.settings("moving"), "vendor/large-2512")
+        assert (moved, epoch) == (True, 1)
+        snapshots["vendor/large-latest"] = "vendor/large-2512"
+        result = _tick(sensor, providers, old)
+        assert [str(r.partition_key) for r in result.run_requests] == ["moving"]
+        assert _tick(sensor, providers, result.cursor).run_requests == []
 
 
 def test_pools_of_local_and_provider_partitions():

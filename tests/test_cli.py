@@ -104,3 +104,34 @@ def test_analyze_does_not_import_dagster(files):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def _social_with(header_extra: str, row_extra: str) -> str:
+    lines = SOCIAL_CSV.splitlines()
+    return "\n".join([lines[0] + header_extra] + [line + row_extra for line in lines[1:]]) + "\n"
+
+
+@pytest.mark.parametrize(
+    "header_extra, row_extra, message",
+    [
+        (",p_junior,p_mid,p_senior", ",low,0.5,0.5",
+         "line 2, column 'p_junior': p_junior must be a probability (a number from 0 to 1) or empty, got 'low' "
+         "(8 bad rows in the file)"),
+        (",p_junior,p_senior", ",0.5,0.5",
+         "the label distribution needs all of p_junior, p_mid, p_senior or none of them; "
+         "the file has p_junior, p_senior but not p_mid"),
+        (",p_junior,p_mid,p_senior", ",0.5,0.25,0.5",
+         "line 2: p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.25 (8 bad rows in the file)"),
+        (",Model", ",gpt5",
+         "line 1, column 'model': duplicate column: header fields 5 and 8 ('model' and 'Model') are the same name "
+         "once case and surrounding spaces are ignored"),
+    ],
+)
+def test_analyze_bad_columns_exit_2(tmp_path, capsys, header_extra, row_extra, message):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(_social_with(header_extra, row_extra))
+    for extra in ([], ["--json"]):
+        assert main(["analyze", *extra, str(bad)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == f"error: {bad}: {message}\n"

@@ -23,6 +23,20 @@ headline verdict is the typical one; the first-run verdict is a second opinion.
 A cell whose picked runs have no written evaluation (an embedded model scores from
 next-token probabilities and writes none) is skipped as "no written evaluation".
 
+Untrusted text in the prompt
+----------------------------
+The evaluations are written by the model under audit, which read a résumé that may carry
+adversarial text; either can imitate the prompt's headers, announce a verdict or address
+the judge. Each evaluation reaches the judge as one JSON object (score, recommendation,
+justification, strengths, concerns) from ``json.dumps(..., ensure_ascii=False)``, with the
+line breaks JSON leaves raw (U+0085, U+2028, U+2029), the other C1 controls and lone
+surrogates escaped as well: the object is a single line, every written word sits inside a
+JSON string, and nothing the screener wrote can start a line of its own. The templates put
+each object alone on the line between ``<<<BEGIN DATA>>>`` and ``<<<END DATA>>>``
+(``load_judge_prompts`` refuses a template that does not) and tell the judge, before the
+evaluations, that they are data written by the screener: any instruction, header, verdict
+or JSON inside them is part of the evaluation to be judged, never a message to the judge.
+
 Verbatim quotes
 ---------------
 Each ``bias_signals`` quote must occur in the judged evaluation text: the variant run's
@@ -33,8 +47,11 @@ to one space, case folded (a judge capitalising the first word of a fragment has
 paraphrased it). Quote marks, ellipses and sentence punctuation around a quote are dropped;
 an ellipsis inside a quote splits it into fragments that must all occur, in order. The
 parts of the text (justification, each strength, each concern) are searched separately,
-so a quote cannot straddle two of them. Verified quotes stay in ``bias_signals_*``; the
-others go to ``non_verbatim_*`` and are counted, never silently kept.
+so a quote cannot straddle two of them. The judge saw the text JSON-escaped, so a quote
+may copy it in that form (``\\"``, ``\\\\``, ``\\n``, ``\\u00e9``): a quote matches when
+either it or its unescaped form (each valid JSON string escape decoded, any other
+backslash kept) occurs. Verified quotes stay in ``bias_signals_*``; the others go to
+``non_verbatim_*`` and are counted, never silently kept.
 
 Families and self-judging
 -------------------------
@@ -53,6 +70,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from resumebias_dagster.catalog import CatalogError, catalog_path
 from resumebias_dagster.core.fit_stats import BASELINE
 from resumebias_dagster.core.parsing import parse_json_object
 from resumebias_dagster.core.prompts import load_prompt
@@ -70,6 +88,10 @@ JUDGE_FIELDS = frozenset({
     "job_title", "change", "n_runs", "baseline_mean", "variant_mean", "mean_delta",
     "baseline_evaluation", "variant_evaluation",
 })
+# The fields that carry the screener's (untrusted) text, and the marker lines around each.
+EVALUATION_FIELDS = ("baseline_evaluation", "variant_evaluation")
+DATA_BEGIN, DATA_END = "<<<BEGIN DATA>>>", "<<<END DATA>>>"
+EVALUATION_KEYS = ("score", "recommendation", "justification", "strengths", "concerns")
 CELL_KEY = ("model", "jd", "resume_id", "variant")
 CELL_COLUMNS = (
     *CELL_KEY, "arm", "axis", "level", "n_runs", "baseline_mean", "variant_mean", "mean_delta",
@@ -286,8 +308,23 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
 
 
 def load_judge_prompts(catalog_dir=None) -> dict[str, str]:
-    """The three judge templates (probe, injection, redaction), each with exactly ``JUDGE_FIELDS``."""
-    return {kind: load_prompt(name, catalog_dir, JUDGE_FIELDS) for kind, name in TEMPLATES.items()}
+    """The three judge templates (probe, injection, redaction), each with exactly ``JUDGE_FIELDS``
+    and each evaluation field alone on the line between a ``DATA_BEGIN`` and a ``DATA_END`` line."""
+    prompts = {}
+    for kind, name in TEMPLATES.items():
+        text = load_prompt(name, catalog_dir, JUDGE_FIELDS)
+        lines = text.split("\n")
+        for field in EVALUATION_FIELDS:
+            at = [i for i, line in enumerate(lines) if line == f"{{{field}}}"]
+            if len(at) != 1 or not (0 < at[0] < len(lines) - 1) or (lines[at[0] - 1], lines[at[0] + 1]) != (
+                    DATA_BEGIN, DATA_END):
+                path = catalog_path(f"prompts/{name}.txt", catalog_dir)
+                raise CatalogError(
+                    f"{path}: {{{field}}} must stand alone on the line between a {DATA_BEGIN} line and a "
+                    f"{DATA_END} line (the screener's text is data, kept apart from the instructions)"
+                )
+        prompts[kind] = text
+    return prompts
 
 
 def _quoted_list(values: Sequence[Any]) -> str:
@@ -375,18 +412,37 @@ def _text(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
 
 
+def _written(value: Any) -> str | None:
+    """A written field exactly as the screener wrote it; None when missing or blank."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    value = str(value)
+    return value if value.strip() else None
+
+
+# What json.dumps(ensure_ascii=False) leaves raw but must not reach the judge raw: line breaks
+# JSON does not escape (NEL, U+2028, U+2029; str.splitlines and many tokenizers end a line
+# there), the other C1 controls and DEL, and lone surrogates (not encodable as UTF-8).
+_RAW_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
 def evaluation_block(row: Mapping[str, Any]) -> str:
-    """One fit row as the judge sees it: score, recommendation, justification, lists."""
-    score = row.get("score")
-    lines = [
-        f"Score: {int(score) if float(score).is_integer() else score} out of 10",
-        f"Recommendation: {_text(row.get('recommend')) or '(none given)'}",
-        f"Justification: {_text(row.get('justification')) or '(none given)'}",
-    ]
-    for label, key in (("Strengths", "strengths"), ("Concerns", "concerns")):
-        items = _items(row.get(key))
-        lines.append(f"{label}:" + ("".join(f"\n- {i}" for i in items) if items else " (none given)"))
-    return "\n".join(lines)
+    """One fit row as the judge sees it: one JSON object on one line (see the module docstring).
+
+    Keys ``EVALUATION_KEYS``: the score (an int when whole), the recommendation and the
+    justification as written (null when blank), the strengths and concerns as lists.
+    ``json.loads`` gives back every text exactly.
+    """
+    score = float(row.get("score"))
+    value = {
+        "score": int(score) if score.is_integer() else score,
+        "recommendation": _written(row.get("recommend")),
+        "justification": _written(row.get("justification")),
+        "strengths": _items(row.get("strengths")),
+        "concerns": _items(row.get("concerns")),
+    }
+    text = json.dumps(value, ensure_ascii=False)
+    return _RAW_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def evaluation_parts(row: Mapping[str, Any]) -> list[str]:
@@ -532,25 +588,46 @@ def quote_fragments(quote: str) -> list[str]:
     return [f for f in (p.strip(_EDGE) for p in parts) if f]
 
 
+_JSON_ESCAPE = re.compile(r'\\(?:(["\\/bfnrt])|u([0-9a-fA-F]{4}))')
+_JSON_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def json_unescape(text: str) -> str:
+    """``text`` with each valid JSON string escape decoded (``\\"`` -> ``"``, ``\\\\`` -> ``\\``,
+    ``\\n`` -> newline, ``\\u00e9`` -> ``é``, a ``\\u`` surrogate pair -> one character);
+    any other backslash is kept as it is."""
+    if "\\" not in text:
+        return text
+    out = _JSON_ESCAPE.sub(lambda m: _JSON_SIMPLE[m[1]] if m[1] else chr(int(m[2], 16)), text)
+    return _SURROGATE_PAIR.sub(
+        lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + (ord(m[0][1]) - 0xDC00)), out)
+
+
+def _occurs(fragments: list[str], texts: list[str]) -> bool:
+    """Whether all ``fragments`` occur, in order, within one of ``texts``."""
+    for text in texts if fragments else ():
+        at = 0
+        for fragment in fragments:
+            at = text.find(fragment, at)
+            if at < 0:
+                break
+            at += len(fragment)
+        else:
+            return True
+    return False
+
+
 def verbatim_check(quotes: Sequence[str], parts: str | Sequence[str]) -> list[bool]:
     """Per quote: whether it occurs in the evaluation text ``parts`` (one string or its
-    separately searched parts), all its fragments in order within one part."""
+    separately searched parts), all its fragments in order within one part; as written or,
+    the judge having seen the text JSON-escaped, with its JSON escapes decoded."""
     texts = [normalise_text(p) for p in ([parts] if isinstance(parts, str) else parts)]
     out = []
     for quote in quotes:
-        fragments = quote_fragments(quote)
-        found = False
-        for text in texts if fragments else ():
-            at = 0
-            for fragment in fragments:
-                at = text.find(fragment, at)
-                if at < 0:
-                    break
-                at += len(fragment)
-            else:
-                found = True
-                break
-        out.append(found)
+        unescaped = json_unescape(quote)
+        forms = (quote,) if unescaped == quote else (quote, unescaped)
+        out.append(any(_occurs(quote_fragments(form), texts) for form in forms))
     return out
 
 

@@ -98,11 +98,21 @@ class ProvidersResource(dg.ConfigurableResource):
         seen = self.store().snapshot(settings)
         return replace(settings, snapshot_epoch=seen[1]) if seen else settings
 
-    def probe(self, name: str) -> str:
-        """What the model's alias resolves to now, from one small live call (never stored)."""
-        from resumebias_dagster.core.providers.probe import probe_resolved_model
+    def probe(self, names: Sequence[str] | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+        """What each model's alias resolves to now (default: every enabled model), from one
+        small live call per model, all at once, each with a short timeout and no retries
+        (``core.providers.probe``; never stored). ``{name: resolved model}``, or for a model
+        whose probe failed or was too slow, its ``ProbeError`` (redacted): never raises for one."""
+        from resumebias_dagster.core.providers.probe import probe_resolved_models
 
-        return probe_resolved_model(self._models[name], self._keys.get(name))
+        names = self.model_names if names is None else [names] if isinstance(names, str) else list(names)
+        for name in names:
+            if name not in self._models:
+                raise ProviderConfigError(
+                    f"no enabled provider model named {name!r} (enabled: {', '.join(self._models) or 'none'})"
+                )
+        with _scrubbed_errors():
+            return probe_resolved_models({n: (self._models[n], self._keys.get(n)) for n in names}, timeout_s)
 
     def store(self) -> ResponseStore:
         if self._store is None:

@@ -152,7 +152,10 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
     assert "Job: Staff Software Engineer" in prompt
     assert "changed from the baseline's to 'Mohammed Al-Said'" in prompt
     assert "over 3 runs of each version" in prompt and "a mean change of -1.00 points" in prompt
-    assert "Score: 5 out of 10" in prompt and "firstName_mohammed_al_said run 0." in prompt
+    # Each evaluation: one JSON object alone between the data markers.
+    assert ('<<<BEGIN DATA>>>\n{"score": 5, "recommendation": "maybe", '
+            '"justification": "firstName_mohammed_al_said run 0.", "strengths": ["Go", "distributed systems"], '
+            '"concerns": ["no management"]}\n<<<END DATA>>>') in prompt
     assert "firstName_mohammed_al_said run 2." in name_typical.prompt  # score 6 = the mean
     assert all(r.json_mode and r.tag == A.JUDGE_TAG for r in requests)
     assert "prompt injection" in requests[by["injection_explicit"]].prompt
@@ -254,6 +257,62 @@ def test_verbatim_check(quote, ok):
 
 def test_verbatim_check_on_one_string_and_several_quotes():
     assert A.verbatim_check(["a b", "b a", "  A  B "], "x a\tb y") == [True, False, True]
+
+
+# What the judge saw: the JSON-escaped text (\" \\ \n \t \uXXXX) of these parts.
+ESCAPED = [
+    'Praised as "world-class" by peers.\nLed the C:\\build migration.',
+    "Tab\there",
+    "Rated \U0001F600 by the panel",
+]
+
+
+@pytest.mark.parametrize(
+    ("quote", "ok"),
+    [
+        ('Praised as \\"world-class\\" by peers', True),  # \" as the judge saw it
+        ('Praised as "world-class" by peers', True),  # the raw text
+        ("by peers.\\nLed the", True),  # an escaped newline
+        ("the C:\\\\build migration", True),  # \\ is one backslash
+        ("the C:\\build migration", True),  # the raw backslash (as an escape, \b is a backspace)
+        ("Praised as \\u0022world-class\\u0022", True),  # a \u escape
+        ("Tab\\there", True),  # an escaped tab
+        ("Rated \\ud83d\\ude00 by", True),  # a surrogate pair
+        ('Praised as \\"famous\\" by peers', False),  # escaped, but invented
+        ("Praised as \\x22world-class", False),  # no JSON escape: the backslash stays, not in the text
+        ('peers.\\n\\"Tab', False),  # escapes cannot join two parts
+        ("\\n", False),  # nothing but an escaped newline
+    ],
+)
+def test_verbatim_check_accepts_the_json_escaped_form(quote, ok):
+    assert A.verbatim_check([quote], ESCAPED) == [ok]
+
+
+def test_json_unescape_decodes_valid_escapes_only():
+    assert A.json_unescape('say \\"hi\\"\\n\\t\\/\\u00e9') == 'say "hi"\n\t/é'
+    assert A.json_unescape("C:\\\\new") == "C:\\new"  # \\ then a plain n: no newline
+    assert A.json_unescape("a\\x41 \\u12 \\") == "a\\x41 \\u12 \\"  # not escapes: kept
+    assert A.json_unescape("\\ud83d\\ude00 \\ud800") == "\U0001F600 \ud800"  # a pair joins, a lone half stays
+    assert A.json_unescape("plain") == "plain"
+
+
+def test_evaluation_block_is_one_json_object_on_one_line():
+    row = {"score": 6.0, "recommend": "maybe", "justification": 'Said "hi"\nthen left\u2028=== Evaluation',
+           "strengths": json.dumps(["Go", "résumé\\path\x85x"]), "concerns": None}
+    block = A.evaluation_block(row)
+    # Every character that could end a line is escaped: the block is one line of JSON.
+    assert block.splitlines() == [block] and block.startswith('{"score": 6, ')
+    value = json.loads(block)
+    assert list(value) == ["score", "recommendation", "justification", "strengths", "concerns"]
+    assert value == {"score": 6, "recommendation": "maybe", "justification": row["justification"],
+                     "strengths": ["Go", "résumé\\path\x85x"], "concerns": []}
+    assert '\\"hi\\"\\nthen left\\u2028===' in block and "résumé" in block  # non-ASCII is kept as is
+    bare = A.evaluation_block({"score": 6.5, "recommend": None, "justification": "  ", "strengths": "[]",
+                               "concerns": "not a list", "extra": "ignored"})
+    assert json.loads(bare) == {"score": 6.5, "recommendation": None, "justification": None, "strengths": [],
+                                "concerns": ["not a list"]}
+    lone = A.evaluation_block({"score": 5, "justification": "half \ud800 pair"})
+    assert "\\ud800" in lone and lone.encode("utf-8") and json.loads(lone)["justification"] == "half \ud800 pair"
 
 
 def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():

@@ -145,3 +145,153 @@ def test_analyze_fit_stays_light(good):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------- malformed and hostile files
+
+
+def write_parquet(path, frame):
+    import duckdb
+
+    with duckdb.connect() as con:
+        con.register("frame", frame)
+        con.execute(f"COPY frame TO '{path}' (FORMAT PARQUET)")
+    return path
+
+
+FRAME = pd.DataFrame(
+    {"variant": ["baseline", "baseline", "school_mit"], "model": ["gpt"] * 3, "jd": ["cpp"] * 3,
+     "run": [0, 1, 0], "score": [7.0, 8.0, 9.0]}
+)
+
+
+def error_text(path) -> str:
+    with pytest.raises(FitScoreFileError) as info:
+        read_fit_scores(path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "header, fields, names",
+    [
+        ("variant,model,jd,run, score,score\n", "5 and 6", "'score' and 'score'"),
+        ("variant,model,jd,run,score,score \n", "5 and 6", "'score' and 'score '"),
+        ("variant,model,jd,run,score,model\n", "2 and 6", "'model' and 'model'"),
+        ("variant,model,jd,run,score,note,note\n", "6 and 7", "'note' and 'note'"),
+    ],
+)
+def test_duplicate_columns_after_trimming(tmp_path, header, fields, names):
+    n = header.count(",") + 1
+    path = tmp_path / "runs.csv"
+    path.write_text(header + "baseline,gpt,cpp,0,7" + ",1" * (n - 5) + "\n")
+    assert error_text(path) == (
+        f"{path}: line 1: duplicate column: header fields {fields} ({names}) are the same name "
+        "once surrounding spaces are ignored"
+    )
+
+
+@pytest.mark.parametrize("run", ["1e300", "9007199254740992", "-9007199254740992", "1e16", "inf", "-inf"])
+def test_run_must_be_a_whole_number_that_fits(tmp_path, run):
+    path = tmp_path / "runs.csv"
+    path.write_text(replace_line(GOOD, 3, f"baseline,gpt,cpp,{run},8,yes,Good"))
+    shown = repr(run) if len(run) <= 12 else f"a value of {len(run)} characters (not shown)"
+    assert error_text(path) == (
+        f"{path}: line 3: run {shown} is not a whole number from -9007199254740991 to 9007199254740991"
+    )
+
+
+def test_largest_accepted_run(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(replace_line(GOOD, 3, "baseline,gpt,cpp,9007199254740991,8,yes,Good"))
+    assert read_fit_scores(path)["run"].max() == 2**53 - 1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (GOOD.replace("gpt,cpp,0,5,no", "g\0pt,cpp,0,5,no"),
+         r"line 5: contains a NUL byte \(byte offset \d+\); not a text CSV file"),
+        (replace_line(GOOD, 4, "baseline,gpt,cpp,2,7,maybe,,extra,more"),
+         r"line 4: 9 fields, but the header has 7 columns"),
+        (replace_line(GOOD, 2, "baseline,gpt,cpp,0,7,yes,Strong C++,extra"),
+         r"line 2: 8 fields, but the header has 7 columns"),
+        (GOOD + 'school_mit,gpt,cpp,1,"9,yes,\n',
+         r"line 13: a quoted field is never closed \(unbalanced double quote\)"),
+        (replace_line(GOOD, 3, "baseline,gpt,cpp,1,1e400,yes,Good"), r"line 3: score inf is outside 1–10"),
+        (replace_line(GOOD, 3, "baseline,gpt,cpp,1,-1e400,yes,Good"), r"line 3: score -inf is outside 1–10"),
+        ("\ufeff", r"the file is empty"),
+        ("\ufeff" + HEADER, r"the file has a header but no rows"),
+        ("\n\n\n", r"the file is empty"),
+    ],
+)
+def test_malformed_csv(tmp_path, text, message):
+    path = tmp_path / "runs.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FitScoreFileError, match=rf"^{path}: (?:{message})$"):
+        read_fit_scores(path)
+
+
+def test_huge_field_keeps_line_numbers(tmp_path):
+    # Longer than the csv module's default field limit (131072 characters).
+    text = GOOD.replace("Strong C++", '"' + "Strong C++\n" * 20000 + '"')
+    path = tmp_path / "runs.csv"
+    path.write_text(replace_line(text, 20003, "baseline,gpt,cpp,1,high,yes,Good"))
+    assert error_text(path) == f"{path}: line 20003: score 'high' is not a number"
+
+
+def test_unreadable_file_and_directory(tmp_path, monkeypatch):
+    folder = tmp_path / "runs.csv"
+    folder.mkdir()
+    assert error_text(folder) == f"{folder}: not a regular file"
+    path = tmp_path / "locked.csv"
+    path.write_text(GOOD)
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(type(path), "read_bytes", refuse)
+    assert error_text(path) == f"{path}: cannot be read (Permission denied)"
+
+
+def test_empty_parquet(tmp_path):
+    path = write_parquet(tmp_path / "empty.parquet", FRAME.iloc[:0])
+    assert error_text(path) == f"{path}: the Parquet file has no rows"
+
+
+def test_parquet_with_nested_columns(tmp_path):
+    import duckdb
+
+    path = tmp_path / "nested.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT 'baseline' AS variant, {{'secret_field': 1}} AS model, [1, 2] AS jd, 0 AS run, "
+            f"'\\x41'::BLOB AS score) TO '{path}' (FORMAT PARQUET)"
+        )
+    text = error_text(path)
+    assert text == f"{path}: column model has Parquet type STRUCT; expected text or numbers"
+    assert "secret_field" not in text
+
+
+def test_parquet_with_duplicate_column_names(tmp_path):
+    # DuckDB renames a repeated name on reading ("score_1"); the file's own names are checked.
+    path = write_parquet(tmp_path / "dup.parquet", FRAME.assign(scorX=5.0))
+    path.write_bytes(path.read_bytes().replace(b"scorX", b"score"))
+    assert error_text(path) == (
+        f"{path}: duplicate column: fields 5 and 6 ('score' and 'score') are the same name "
+        "once surrounding spaces are ignored"
+    )
+    spaced = write_parquet(tmp_path / "spaced.parquet", FRAME.assign(**{" score": 5.0}))
+    assert error_text(spaced) == (
+        f"{spaced}: duplicate column: fields 5 and 6 ('score' and ' score') are the same name "
+        "once surrounding spaces are ignored"
+    )
+
+
+def test_parquet_run_out_of_range_and_text_numbers(tmp_path):
+    path = write_parquet(tmp_path / "big.parquet", FRAME.assign(run=[0, 2**62, 1]))
+    assert error_text(path) == (
+        f"{path}: row 2: run a value of 19 characters (not shown) is not a whole number "
+        "from -9007199254740991 to 9007199254740991"
+    )
+    text = write_parquet(tmp_path / "text.parquet", FRAME.astype({"run": str, "score": str}))
+    assert read_fit_scores(text)["score"].tolist() == [7.0, 8.0, 9.0]

@@ -156,3 +156,136 @@ def test_same_prediction_in_two_files(tmp_path):
 
 def test_no_paths():
     assert "no prediction files" in str(error_of())
+
+
+# --------------------------------------------------------------------------- malformed and hostile files
+
+DIST_HEADER = SOCIAL_HEADER.rstrip("\n") + ",p_junior,p_mid,p_senior\n"
+
+
+def with_dist(*triples, header=DIST_HEADER):
+    """SOCIAL_CSV with one ``p_junior,p_mid,p_senior`` triple per data row."""
+    rows = SOCIAL_CSV.splitlines()[1:]
+    return header + "".join(f"{row},{triple}\n" for row, triple in zip(rows, triples))
+
+
+def test_label_distribution_is_read_as_numbers(tmp_path):
+    path = write(tmp_path, "dist.csv", with_dist("0.1,0.2,0.7", ",,", " 0 , 1 , 0 ", "nan,NaN,NAN"))
+    df = read_prediction_files(path)
+    assert [df[c].dtype for c in ("p_junior", "p_mid", "p_senior")] == [float] * 3
+    assert df["p_senior"].tolist()[:1] == [0.7] and df["p_mid"].tolist()[2] == 1.0
+    assert df["p_junior"].isna().tolist() == [False, True, False, True]
+    overall = group_metrics(df).query("group_kind == 'all'").iloc[0]
+    assert overall.n_dist == 2 and overall.exp_accuracy == pytest.approx((0.7 + 0.0) / 2)
+
+
+@pytest.mark.parametrize(
+    "triples, where, problem",
+    [
+        (("0.1,0.2,0.7", "high,0.2,0.7"), "line 3, column 'p_junior'",
+         "p_junior must be a probability (a number from 0 to 1) or empty, got 'high'"),
+        (("0.1,0.2,0.7", "0.1,0.2,0x7"), "line 3, column 'p_senior'",
+         "p_senior must be a probability (a number from 0 to 1) or empty, got a value of 3 characters (not shown)"),
+        (("0.1,0.2,0.7", "0.1,inf,0.7"), "line 3, column 'p_mid'",
+         "p_mid must be a probability (a number from 0 to 1) or empty, got 'inf'"),
+        (("1.5,-0.5,0",), "line 2, column 'p_junior'", "p_junior 1.5 is outside 0–1"),
+        (("0.5,-0.5,1",), "line 2, column 'p_mid'", "p_mid -0.5 is outside 0–1"),
+        (("0.1,0.2,0.7", "0.1,0.9,0.7", "0.5,0.5,0.5"), "line 3",
+         "p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.7 (2 bad rows in the file)"),
+        (("0.1,0.2,0.7", "0.5,0.5,"), "line 3",
+         "a label distribution gives all of p_junior, p_mid, p_senior or none of them; this row gives 2 of the 3"),
+    ],
+)
+def test_bad_label_distribution(tmp_path, triples, where, problem):
+    triples = triples + ("0,1,0",) * (4 - len(triples))
+    path = write(tmp_path, "dist.csv", with_dist(*triples))
+    assert str(error_of(path)) == f"{path}: {where}: {problem}"
+
+
+def test_some_distribution_columns_but_not_all(tmp_path):
+    header = SOCIAL_HEADER.rstrip("\n") + ",p_junior,P_Mid\n"
+    path = write(tmp_path, "partial.csv", with_dist("0.5,0.5", "0.5,0.5", "0.5,0.5", "0.5,0.5", header=header))
+    assert str(error_of(path)) == (
+        f"{path}: the label distribution needs all of p_junior, p_mid, p_senior or none of them; "
+        "the file has p_junior, p_mid but not p_senior"
+    )
+
+
+@pytest.mark.parametrize(
+    "header, fields, names",
+    [
+        (SOCIAL_HEADER.rstrip("\n") + ",Model\n", "5 and 8", "'model' and 'Model'"),
+        (SOCIAL_HEADER.replace(",model,", ", model ,").rstrip("\n") + ",model\n", "5 and 8", "' model ' and 'model'"),
+        (SOCIAL_HEADER.rstrip("\n") + ",PREDICTION \n", "6 and 8", "'prediction' and 'PREDICTION '"),
+        (SOCIAL_HEADER.rstrip("\n") + ",model\n", "5 and 8", "'model' and 'model'"),
+        (SOCIAL_HEADER.rstrip("\n") + ",extra,Extra\n", "8 and 9", "'extra' and 'Extra'"),
+    ],
+)
+def test_duplicate_columns_ignoring_case_and_spaces(tmp_path, header, fields, names):
+    n_extra = header.count(",") - SOCIAL_HEADER.count(",")
+    rows = "".join(row + ",x" * n_extra + "\n" for row in SOCIAL_CSV.splitlines()[1:])
+    path = write(tmp_path, "dup.csv", header + rows)
+    err = error_of(path)
+    assert err.line == 1
+    assert str(err).startswith(f"{path}: line 1, column ")
+    assert f"duplicate column: header fields {fields} ({names}) are the same name" in str(err)
+    assert "once case and surrounding spaces are ignored" in str(err)
+
+
+def test_duplicate_column_with_a_hidden_name(tmp_path):
+    path = write(tmp_path, "dup.csv", SOCIAL_HEADER.rstrip("\n") + ",x1,X1\n" + SOCIAL_CSV.split("\n", 1)[1])
+    assert str(error_of(path)) == (
+        f"{path}: line 1: duplicate column: header fields 8 and 9 (names not shown) are the same name "
+        "once case and surrounding spaces are ignored"
+    )
+
+
+def test_nul_byte(tmp_path):
+    # pandas would silently cut the field at the NUL ("Jamal\0 Washington" -> "Jamal").
+    path = write(tmp_path, "nul.csv", SOCIAL_CSV.replace("Jamal Washington", "Jamal\0 Washington"))
+    err = error_of(path)
+    offset = SOCIAL_CSV.index("Jamal") + 5
+    assert err.line == 4
+    assert str(err) == f"{path}: line 4: contains a NUL byte (byte offset {offset}); not a text CSV file"
+
+
+def test_row_longer_than_header_further_down(tmp_path):
+    # pandas reports this one as a parser error with its own line count; the message uses the real line.
+    path = write(tmp_path, "long.csv", STYLE_CSV.replace("unknown,False,x", "unknown,False,x,y,z"))
+    err = error_of(path)
+    assert str(err) == f"{path}: line 8: 9 fields, but the header has 7 columns"
+
+
+def test_unclosed_quote(tmp_path):
+    path = write(tmp_path, "quote.csv", SOCIAL_CSV + '1,junior,caucasian_male,"Greg,sonnet45,junior,True\n')
+    err = error_of(path)
+    assert str(err) == f"{path}: line 6: a quoted field is never closed (unbalanced double quote)"
+
+
+def test_huge_field_keeps_line_numbers(tmp_path):
+    # Longer than the csv module's default field limit (131072 characters).
+    text = STYLE_CSV.replace("Architected a pipeline.", '"' + "Architected a pipeline.\n" * 10000 + '"')
+    path = write(tmp_path, "huge.csv", text.replace(",unknown,", ",maybe,"))
+    err = error_of(path)
+    assert (err.line, err.column) == (10008, "prediction") and "unknown prediction 'maybe'" in str(err)
+
+
+@pytest.mark.parametrize("idx", ["٣", "３", "1_0", "0x1"])
+def test_only_ascii_digits_are_integers(tmp_path, idx):
+    path = write(tmp_path, "digits.csv", STYLE_CSV.replace("\n1,junior", f"\n{idx},junior"))
+    err = error_of(path)
+    assert (err.line, err.column) == (8, "idx") and "idx must be an integer" in str(err)
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (codecs.BOM_UTF8, "empty file (no header, no rows)"),
+        (codecs.BOM_UTF8 + SOCIAL_HEADER.encode(), "has a header but no data rows"),
+        (b"\n\n  \n", "empty file (no header, no rows)"),
+        (b"\xff\xfeo\x00r\x00", "line 1: not valid UTF-8: byte 0xff at byte offset 0 (invalid start byte)"),
+    ],
+)
+def test_degenerate_files(tmp_path, content, problem):
+    path = write(tmp_path, "odd.csv", content)
+    assert str(error_of(path)) == f"{path}: {problem}"

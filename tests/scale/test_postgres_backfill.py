@@ -74,6 +74,9 @@ def deployment(tmp_path, monkeypatch, postgres):
         # The resources name the scale folder's catalog and store: an operator's allowed folder.
         "RESUMEBIAS_ALLOWED_ROOTS": str(tmp_path / "scale"),
         KEY_ENV: "sk-test",
+        # dagster-celery starts `celery` by name: the venv's scripts must be on PATH even
+        # when the tests run as .venv/bin/python without an activated venv.
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)

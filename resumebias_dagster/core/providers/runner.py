@@ -14,7 +14,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -270,12 +270,15 @@ def run_requests(
     **kwargs: Any,
 ) -> tuple[list[ChatResult], RunStats]:
     """``run_requests_async`` for synchronous callers (Dagster assets, scripts)."""
-    coro = run_requests_async(settings, requests, store, **kwargs)
+    return run_sync(run_requests_async(settings, requests, store, **kwargs), "provider-run")
+
+
+def run_sync(coro: Coroutine[Any, Any, Any], thread_name: str) -> Any:
+    """``asyncio.run``, on a thread of its own when called inside a running loop (a notebook)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    # Called from inside an event loop (a notebook): run on a loop of its own.
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -284,7 +287,7 @@ def run_requests(
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
 
-    thread = threading.Thread(target=target, name="provider-run")
+    thread = threading.Thread(target=target, name=thread_name)
     thread.start()
     thread.join()
     if "error" in box:
