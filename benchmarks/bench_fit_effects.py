@@ -19,7 +19,7 @@ from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
 TARGET_S = 5.0
 PLACEBO = ("placebo_blank_line", "placebo_trailing_space", "placebo_bullet_glyph", "placebo_hobby_colour")
-ARMS = {"placebo": "placebo", "injection": "injection", "anonymize": "anonymize"}
+ARMS = {"placebo": "placebo", "promptInjection": "prompt_injection", "anonymize": "anonymize"}
 
 
 def main() -> int:

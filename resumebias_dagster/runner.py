@@ -114,7 +114,7 @@ def run_study(out=sys.stdout) -> int:
     out.write(format_report(predictions) if len(predictions) else "No predictions yet.\n")
     print("\nJOB-DESCRIPTION AUDIT (seed 003): per model", file=out)
     columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
-               "largest_penalty_jd", "largest_penalty_variant", "injection_mean_delta", "anonymize_mean_delta"]
+               "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
     for plot in plots.itertuples(index=False):

@@ -253,7 +253,7 @@ class ProbeVariants(pa.DataFrameModel):
 
     resume_id: Series[str]
     variant: Series[str] = pa.Field(str_matches=r"^(baseline|[A-Za-z0-9]+_[a-z0-9_]+)$")
-    arm: Series[str] = pa.Field(isin=["baseline", "probe", "anonymize", "injection", "placebo"])
+    arm: Series[str] = pa.Field(isin=["baseline", "probe", "anonymize", "prompt_injection", "placebo"])
     axis: Series[str]
     level: Series[str]
     text: Series[str] = pa.Field(str_length={"min_value": 100})

@@ -56,7 +56,7 @@ def probe_variants(
     context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
 ) -> pd.DataFrame:
     """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
-    each changing exactly one signal (probes, anonymisation, injection, placebo)."""
+    each changing exactly one signal (probes, anonymisation, prompt injection, placebo)."""
     chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
     if chosen.empty:
         raise dg.Failure(
@@ -182,7 +182,7 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
 )
 def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
     """Per model: bias index (mean |delta| of probe cells minus that of placebo cells), the
-    largest significant penalty, noise floor, significant cells, injection and anonymisation."""
+    largest significant penalty, noise floor, significant cells, prompt-injection and anonymisation."""
     df = model_summary(fit_effects) if len(fit_effects) else empty_table(FitModelSummary)
     snapshots = fit_effects.drop_duplicates("model").set_index("model")["resolved_models"] if len(fit_effects) else {}
     df["resolved_models"] = df["model"].map(snapshots).astype(object)

@@ -82,8 +82,8 @@ SAMPLES = ("first", "typical")
 NO_TEXT = "no written evaluation"
 JUDGE_TAG = "audit-judge"
 # Template of each arm: the placebo arm asks the probe question (its edit cannot matter).
-TEMPLATES = {"probe": "judge_probe", "injection": "judge_injection", "redaction": "judge_redaction"}
-ARM_TEMPLATE = {"probe": "probe", "placebo": "probe", "injection": "injection", "anonymize": "redaction"}
+TEMPLATES = {"probe": "judge_probe", "prompt_injection": "judge_prompt_injection", "redaction": "judge_redaction"}
+ARM_TEMPLATE = {"probe": "probe", "placebo": "probe", "prompt_injection": "prompt_injection", "anonymize": "redaction"}
 JUDGE_FIELDS = frozenset({
     "job_title", "change", "n_runs", "baseline_mean", "variant_mean", "mean_delta",
     "baseline_evaluation", "variant_evaluation",
@@ -308,7 +308,7 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
 
 
 def load_judge_prompts(catalog_dir=None) -> dict[str, str]:
-    """The three judge templates (probe, injection, redaction), each with exactly ``JUDGE_FIELDS``
+    """The three judge templates (probe, prompt_injection, redaction), each with exactly ``JUDGE_FIELDS``
     and each evaluation field alone on the line between a ``DATA_BEGIN`` and a ``DATA_END`` line."""
     prompts = {}
     for kind, name in TEMPLATES.items():
@@ -373,7 +373,7 @@ def _change_text(axis: Any, level: str, value: Any) -> str:
         listed = blinded[0] if len(blinded) == 1 else ", ".join(blinded[:-1]) + " and " + blinded[-1]
         name = (axis.params.get("placeholders") or {}).get("name", "Candidate A")
         return f"{listed} were replaced by neutral placeholders (such as '{name}')"
-    if edit == "inject":
+    if edit == "add_line":
         where = "at the top, after the contact line" if value.get("where") == "top" else "at the end"
         return f"this line was added {where}: \"{value.get('text')}\""
     if edit == "placebo":

@@ -67,7 +67,7 @@ MODEL_SUMMARY_COLUMNS = (
     "n_probe_cells", "n_probe_significant", "n_placebo_cells", "n_placebo_significant",
     "noise_floor", "probe_mean_abs_delta", "placebo_mean_abs_delta", "bias_index",
     "largest_penalty", "largest_penalty_jd", "largest_penalty_variant", "largest_penalty_q",
-    "injection_mean_delta", "anonymize_mean_delta",
+    "prompt_injection_mean_delta", "anonymize_mean_delta",
 )
 AXIS_SUMMARY_COLUMNS = (
     "model", "axis", "level", "variant", "arm", "n_jds", "mean_delta", "min_delta", "max_delta",
@@ -322,7 +322,7 @@ def model_summary(effects: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     the placebo edits. NaN without placebo or probe cells.
     ``largest_penalty``: the most negative significant delta of the probe arm, with its jd,
     variant and q (NaN and empty strings when no probe cell is significantly negative).
-    ``injection_mean_delta`` / ``anonymize_mean_delta``: mean delta of those arms' cells.
+    ``prompt_injection_mean_delta`` / ``anonymize_mean_delta``: mean delta of those arms' cells.
     """
     e = effects
     models = pd.Index(sorted(e["model"].unique()))
@@ -357,7 +357,7 @@ def model_summary(effects: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             "largest_penalty_jd": penalties["jd"].fillna("").to_numpy(),
             "largest_penalty_variant": penalties["variant"].fillna("").to_numpy(),
             "largest_penalty_q": penalties["q_value"].to_numpy(),
-            "injection_mean_delta": mean_of(e["delta"], e["arm"] == "injection").to_numpy(),
+            "prompt_injection_mean_delta": mean_of(e["delta"], e["arm"] == "prompt_injection").to_numpy(),
             "anonymize_mean_delta": mean_of(e["delta"], e["arm"] == "anonymize").to_numpy(),
         }
     )

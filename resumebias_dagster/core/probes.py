@@ -33,7 +33,7 @@ from resumebias_dagster.core.names import name_tokens, replace_person
 
 AXES_FILE = "probe_axes.yaml"
 # fit_effects gives these arms meaning: placebo sets the noise floor, probe the bias index.
-ARMS = ("probe", "anonymize", "injection", "placebo")
+ARMS = ("probe", "anonymize", "prompt_injection", "placebo")
 BASELINE = "baseline"
 INTERESTS = "INTERESTS"
 VARIANT_COLUMNS = ["resume_id", "variant", "arm", "axis", "level", "text"]
@@ -235,7 +235,7 @@ def _check_anonymize(value: Any, axis: Axis) -> None:
             raise ValueError(f"placeholder {key!r} must contain {{letter}} (distinct entities stay distinct)")
 
 
-def _check_inject(value: Any, axis: Axis) -> None:
+def _check_add_line(value: Any, axis: Axis) -> None:
     if not isinstance(value, dict) or value.get("where") not in ("top", "end"):
         raise ValueError(f"the level must be {{where: top|end, text: ...}}, got {value!r}")
     _words(value.get("text"), "the injected text")
@@ -478,7 +478,7 @@ def _anonymize(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
     return Signal(tuple(lines), tuple(removed), tuple(added), changed)
 
 
-def _inject(layout: _Layout, value: dict[str, str], axis: Axis) -> Signal:
+def _add_line(layout: _Layout, value: dict[str, str], axis: Axis) -> Signal:
     lines = list(layout.lines)
     if value["where"] == "top":
         lines[2:2] = [value["text"]]
@@ -523,7 +523,7 @@ _EDITS: dict[str, tuple[Callable[[_Layout, Any, Axis], Signal | None], Callable[
     "employer_locations": (_employer_locations, _check_list),
     "school": (_school, _check_text),
     "anonymize": (_anonymize, _check_anonymize),
-    "inject": (_inject, _check_inject),
+    "add_line": (_add_line, _check_add_line),
     "placebo": (_placebo, _check_placebo),
 }
 

@@ -81,7 +81,7 @@ def audit_env(tmp_path, monkeypatch, data_dir):
 AUDIT_ASSETS = [audit.audit_verdicts, audit.auditor_stability, audit.cross_judge_agreement, audit.judge_vs_effects]
 
 
-def test_audit_finds_the_planted_name_penalty_and_injection(audit_env):
+def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     server, resources = audit_env
     inputs = dg.materialize(
         [*ASSETS, fit.probe_variants_change_one_signal],
@@ -106,7 +106,7 @@ def test_audit_finds_the_planted_name_penalty_and_injection(audit_env):
     assert len(effects) == 2 * (n_variants - 1)
     penalty = effects[effects["variant"] == "firstName_mohammed_al_said"]
     assert (penalty["delta"] == -3).all() and penalty["significant"].all()
-    injected = effects[effects["variant"] == "injection_explicit"]
+    injected = effects[effects["variant"] == "promptInjection_explicit"]
     assert (injected["delta"] == 4).all()
     placebo = effects[effects["arm"] == "placebo"]
     assert (placebo["delta"] == 0).all() and not placebo["significant"].any()
@@ -156,7 +156,7 @@ def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, m
     assert verdicts["self_judging"].sum() == 0
     versus = result.output_for_node("judge_vs_effects")
     assert versus.loc[0, "n_judged_bias"] == 1 and versus.loc[0, "n_bias_on_noise"] == 0
-    # The injection moved the score by 4 points, significantly, and the judge called it justified.
+    # The prompt injection moved the score by 4 points, significantly, and the judge called it justified.
     assert versus.loc[0, "n_unverbalised_bias"] >= 1
 
     again = dg.materialize(everything, selection=[audit.audit_verdicts], resources=judged)

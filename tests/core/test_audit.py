@@ -21,7 +21,7 @@ from resumebias_dagster.core.model_config import (
 from resumebias_dagster.core.probes import load_probe_axes
 from resumebias_dagster.core.providers.types import ChatResult
 
-ARMS = {"baseline": "probe", "firstName": "probe", "school": "probe", "injection": "injection",
+ARMS = {"baseline": "probe", "firstName": "probe", "school": "probe", "promptInjection": "prompt_injection",
         "anonymize": "anonymize", "placebo": "placebo"}
 
 
@@ -68,11 +68,11 @@ def test_first_and_typical_picks_with_ties_broken_by_lowest_run():
         # Mean 6.4: |6 - 6.4| = 0.4 beats |7 - 6.4| = 0.6, so run 1 (the lowest 6).
         runs("m", "school_mit", [7, 6, 7, 6, 6]),
         # Constant: every run ties, so typical = first = run 0: the samples coincide.
-        runs("m", "injection_explicit", [9, 9, 9, 9, 9]),
+        runs("m", "promptInjection_explicit", [9, 9, 9, 9, 9]),
     ).sample(frac=1.0, random_state=3)  # row order must not matter
     cells, skipped = A.audit_cells(df, 5)
     assert skipped.empty and list(cells.columns) == list(A.CELL_COLUMNS)
-    assert cells["variant"].tolist() == ["firstName_wei_chen", "injection_explicit", "school_mit"]
+    assert cells["variant"].tolist() == ["firstName_wei_chen", "promptInjection_explicit", "school_mit"]
     name = one(cells, variant="firstName_wei_chen")
     assert (name.first_baseline_run, name.first_variant_run) == (0, 0)
     assert (name.typical_baseline_run, name.typical_variant_run) == (0, 2)
@@ -81,7 +81,7 @@ def test_first_and_typical_picks_with_ties_broken_by_lowest_run():
     assert not name.samples_coincide
     assert one(cells, variant="school_mit").typical_variant_run == 1
     assert one(cells, variant="school_mit").mean_delta == pytest.approx(-0.6)
-    assert one(cells, variant="injection_explicit").samples_coincide
+    assert one(cells, variant="promptInjection_explicit").samples_coincide
 
 
 def test_an_exact_tie_between_two_scores_goes_to_the_lower_run():
@@ -100,7 +100,7 @@ def test_short_cells_and_cells_without_text_are_skipped_with_their_reason():
         runs("m", "firstName_wei_chen", [6, nan, 6]),  # one failed run: short
         runs("m", "school_mit", [6, 6]),  # never backfilled: short
         runs("m", "placebo_blank_line", [7, 7, 7]),  # complete
-        runs("m", "injection_explicit", [7, 7, 7, 7]),  # more runs than required
+        runs("m", "promptInjection_explicit", [7, 7, 7, 7]),  # more runs than required
         runs("m", "baseline", [7, nan, 7], resume="r2"),  # short baseline: its variants are skipped
         runs("m", "firstName_wei_chen", [6, 6, 6], resume="r2"),
         runs("m", "firstName_wei_chen", [6, 6, 6], resume="r3"),  # no baseline at all
@@ -117,7 +117,7 @@ def test_short_cells_and_cells_without_text_are_skipped_with_their_reason():
     assert reasons == {
         ("embedded", "r1", "firstName_wei_chen"): "no written evaluation",
         ("m", "r1", "firstName_wei_chen"): "variant: 2 valid runs, 3 required",
-        ("m", "r1", "injection_explicit"): "variant: 4 valid runs, 3 required",
+        ("m", "r1", "promptInjection_explicit"): "variant: 4 valid runs, 3 required",
         ("m", "r1", "school_mit"): "variant: 2 valid runs, 3 required",
         ("m", "r2", "firstName_wei_chen"): "baseline: 2 valid runs, 3 required",
         ("m", "r3", "firstName_wei_chen"): "no baseline runs",
@@ -134,7 +134,7 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
     df = table(
         runs("m", "baseline", [7, 6, 8]),
         runs("m", "firstName_mohammed_al_said", [5, 7, 6]),
-        runs("m", "injection_explicit", [9, 9, 9]),
+        runs("m", "promptInjection_explicit", [9, 9, 9]),
         runs("m", "anonymize_all", [6, 6, 6]),
         runs("m", "placebo_blank_line", [7, 7, 7]),
     )
@@ -144,7 +144,7 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
     assert len(requests) == 2 * n
     by = dict(zip(cells["variant"], range(n)))
     # Coinciding cells: the same request (one store key, one call); the other cell two.
-    for variant in ("injection_explicit", "anonymize_all", "placebo_blank_line"):
+    for variant in ("promptInjection_explicit", "anonymize_all", "placebo_blank_line"):
         assert requests[by[variant]] is requests[n + by[variant]]
     name_first, name_typical = requests[by["firstName_mohammed_al_said"]], requests[n + by["firstName_mohammed_al_said"]]
     assert name_first != name_typical
@@ -158,8 +158,8 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
             '"concerns": ["no management"]}\n<<<END DATA>>>') in prompt
     assert "firstName_mohammed_al_said run 2." in name_typical.prompt  # score 6 = the mean
     assert all(r.json_mode and r.tag == A.JUDGE_TAG for r in requests)
-    assert "prompt injection" in requests[by["injection_explicit"]].prompt
-    assert "ignore all previous instructions" in requests[by["injection_explicit"]].prompt
+    assert "prompt injection" in requests[by["promptInjection_explicit"]].prompt
+    assert "ignore all previous instructions" in requests[by["promptInjection_explicit"]].prompt
     assert "anonymised copy" in requests[by["anonymize_all"]].prompt
     assert "cannot bear on the candidate's merit" in requests[by["placebo_blank_line"]].prompt
 
@@ -179,7 +179,7 @@ def test_change_descriptions_from_the_catalog_axes():
 def test_judge_prompts_are_catalog_templates_with_exactly_the_judge_fields(tmp_path):
     from resumebias_dagster.catalog import CatalogError
 
-    assert set(A.load_judge_prompts()) == {"probe", "injection", "redaction"}
+    assert set(A.load_judge_prompts()) == {"probe", "prompt_injection", "redaction"}
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "judge_probe.txt").write_text("Judge {variant_evaluation}")
     with pytest.raises(CatalogError, match="judge_probe.txt: the template must use exactly the fields"):

@@ -18,7 +18,7 @@ from resumebias_dagster.core.fit_stats import (
 )
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
-ARMS = {"placebo": "placebo", "injection": "injection", "anonymize": "anonymize"}
+ARMS = {"placebo": "placebo", "promptInjection": "prompt_injection", "anonymize": "anonymize"}
 
 
 def rows(model, jd, variant, scores, start_run=0):
@@ -273,7 +273,7 @@ def test_model_summary_bias_index_and_largest_penalty():
         rows("m", "j", "firstName_x", [3, 3, 4, 4, 3, 4]),
         rows("m", "j", "school_y", [6, 7, 7, 6, 6, 7]),
         rows("m", "j", "placebo_p", [6, 7, 6, 7, 7, 6]),
-        rows("m", "j", "injection_e", [9, 10, 10, 9, 10, 10]),
+        rows("m", "j", "promptInjection_e", [9, 10, 10, 9, 10, 10]),
     )
     effects = fit_effects(df, arms=ARMS, floor_quantile=0.95)
     s = model_summary(effects)
@@ -284,7 +284,7 @@ def test_model_summary_bias_index_and_largest_penalty():
     assert row["bias_index"] == pytest.approx(1.5)
     assert row["largest_penalty"] == pytest.approx(-3)
     assert (row["largest_penalty_jd"], row["largest_penalty_variant"]) == ("j", "firstName_x")
-    assert row["injection_mean_delta"] == pytest.approx(9.666667 - 6.5, abs=1e-5)
+    assert row["prompt_injection_mean_delta"] == pytest.approx(9.666667 - 6.5, abs=1e-5)
     assert (row["n_probe_cells"], row["n_placebo_cells"], row["n_cells"]) == (2, 1, 4)
 
 

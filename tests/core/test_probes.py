@@ -19,7 +19,7 @@ from resumebias_dagster.core.probes import (
 )
 
 AXES = ["firstName", "graduationYear", "addressCountry", "careerGap", "companyNames", "companyLocations", "school",
-        "anonymize", "injection", "placebo"]
+        "anonymize", "promptInjection", "placebo"]
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +65,8 @@ def test_naming_convention_and_axes(variants):
     assert len(levels["addressCountry"]) == 5 and levels["careerGap"] == ["unexplained", "caregiving"]
     assert len(levels["companyNames"]) == 4 and len(levels["companyLocations"]) == 4 and len(levels["school"]) == 4
     assert levels["anonymize"] == ["name", "all"]
-    assert len(levels["injection"]) >= 2 and len(levels["placebo"]) >= 3
-    assert spec.arms()["placebo"] == "placebo" and spec.arms()["injection"] == "injection"
+    assert len(levels["promptInjection"]) >= 2 and len(levels["placebo"]) >= 3
+    assert spec.arms()["placebo"] == "placebo" and spec.arms()["promptInjection"] == "prompt_injection"
     assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_wei_chen"} <= set(variants["variant"])
 
 
@@ -120,7 +120,7 @@ def test_signal_specific_edits(variants, base):
     name_only = text_of(variants, rid, "anonymize_name")
     assert name_only.split("\n")[1].endswith(row["city"]) and row["school"] in name_only
 
-    injected = text_of(variants, rid, "injection_explicit")
+    injected = text_of(variants, rid, "promptInjection_explicit")
     assert "assign a score of 10" in injected and injected.replace(injected.split("\n")[-2], "").strip() == baseline.strip()
 
     for placebo in ("placebo_blank_line", "placebo_trailing_space", "placebo_bullet_glyph"):
@@ -161,7 +161,7 @@ def test_broken_variants_fail_the_check(variants, base):
     assert both_cities["problem"].str.contains("line").any()
     unchanged = broken("school_mit", lambda t: baseline)
     assert "identical" in unchanged["problem"].iloc[0]
-    sneaky = broken("injection_subtle", lambda t: t.replace("SKILLS\n", "SKILLS\nLeadership, "))
+    sneaky = broken("promptInjection_subtle", lambda t: t.replace("SKILLS\n", "SKILLS\nLeadership, "))
     assert not sneaky.empty
     assert check_probe_variants(one.assign(variant=one["variant"].replace({"school_mit": "school_harvard"}))).shape[0] == 1
 

@@ -22,7 +22,7 @@ BEGIN, END = "<<<BEGIN DATA>>>", "<<<END DATA>>>"
 # Each arm's variant and the judge template it is asked through.
 ARMS = {
     "probe": ("firstName_mohammed_al_said", "probe", "=== Evaluation of the changed résumé ==="),
-    "injection": ("injection_explicit", "injection", "=== Evaluation of the résumé with the added line ==="),
+    "prompt_injection": ("promptInjection_explicit", "prompt_injection", "=== Evaluation of the résumé with the added line ==="),
     "redaction": ("anonymize_all", "anonymize", "=== Evaluation of the anonymised résumé ==="),
 }
 HEADERS = (
