@@ -354,14 +354,16 @@ def _change_text(axis: Any, level: str, value: Any) -> str:
                 "(name line, e-mail address and profile link)")
     if edit == "graduation_year":
         return (f"the year of the candidate's most recent degree was changed to {value} "
-                "(earlier degrees moved with it); "
-                "the work history and its dates are unchanged")
+                "(earlier degrees moved with it); the same positions, in the same order and with the same "
+                "titles and duties, now span the career since that degree, so the dates and the summary's "
+                "years of experience changed with it (age and career length move together)")
     if edit == "address":
         return f"the candidate's location on the contact line was changed to '{value}'"
     if edit == "career_gap":
         months = axis.params.get("months")
         return (f"an employment gap of {months} months, with the line '{value}', was inserted before the candidate's "
-                "second most recent position (which now ends earlier)")
+                "most recent position; the older positions and the degree moved earlier by that time, so every "
+                "position's length and the total experience are unchanged")
     if edit == "employer_names":
         return f"the candidate's employer names were replaced, in order, by names from this list: {_quoted_list(value)}"
     if edit == "employer_locations":

@@ -29,6 +29,7 @@ import pandas as pd
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.diffing import tokens, unexplained_changes
 from resumebias_dagster.core.generation import MONTHS, REFERENCE_MONTH, REFERENCE_YEAR, SECTION_HEADERS
+from resumebias_dagster.core.generation import _years_phrase
 from resumebias_dagster.core.names import name_tokens, replace_person
 
 AXES_FILE = "probe_axes.yaml"
@@ -52,6 +53,10 @@ _EMPLOYER_LINE = re.compile(
     rf"(?P<employer>[^|]+?) \| (?P<city>[^|]+?) \| (?P<start>{_DATE}) – (?P<end>{_DATE}|Present)"
 )
 _SCHOOL_LINE = re.compile(r"(?P<school>[^|]+?) \| (?P<year>\d{4})")
+# A dated gap in the work history ("Career break | Jun 2022 – Nov 2023"): two fields, not three.
+_GAP_LINE = re.compile(rf"(?P<label>[^|]+?) \| (?P<start>{_DATE}) – (?P<end>{_DATE}|Present)")
+# The summary's experience phrase, as core/generation.py writes it.
+_YEARS_PHRASE = re.compile(r"\b(?:(?P<n>\d+) years?|less than one year) of professional experience\b")
 _PHONE = re.compile(r"\+?[\d ().-]{7,}")
 _NOW = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1
 
@@ -76,12 +81,38 @@ class _School:
 
 
 @dataclass(frozen=True)
+class _Gap:
+    line: int
+    label: str
+    start: int
+    end: int | None
+
+
+@dataclass(frozen=True)
 class _Layout:
     lines: tuple[str, ...]
     sections: dict[str, range]  # header -> its content lines
     contact: tuple[str, ...]  # fields of the contact line
     positions: tuple[_Position, ...]  # newest first, as written
     schools: tuple[_School, ...]
+    gaps: tuple[_Gap, ...] = ()
+
+    @property
+    def degree_year(self) -> int | None:
+        return max((s.year for s in self.schools), default=None)
+
+    def career(self) -> tuple[_Position, ...]:
+        """Positions from the latest degree's year on (newest first); earlier ones are
+        internships or student jobs, which do not count as professional experience."""
+        year = self.degree_year
+        return tuple(p for p in self.positions if year is None or p.start >= year * 12)
+
+    def before_degree(self) -> tuple[_Position, ...]:
+        career = set(self.career())
+        return tuple(p for p in self.positions if p not in career)
+
+    def experience_months(self) -> int:
+        return sum(_end(p.end) - p.start + 1 for p in self.career())
 
     def contact_field(self, kind: str) -> int | None:
         return next((i for i, f in enumerate(self.contact) if _field_kind(f) == kind), None)
@@ -102,6 +133,10 @@ def _month(label: str) -> int | None:
         return None
     mon, year = label.split()
     return int(year) * 12 + MONTHS.index(mon)
+
+
+def _end(month: int | None) -> int:
+    return _NOW if month is None else month
 
 
 def _label(month: int | None) -> str:
@@ -139,7 +174,80 @@ def _parse(text: str) -> _Layout:
         for i in sections["EDUCATION"]
         if (m := _SCHOOL_LINE.fullmatch(lines[i]))
     )
-    return _Layout(lines, sections, tuple(lines[1].split(" | ")), positions, schools)
+    gaps = tuple(
+        _Gap(i, m["label"], _month(m["start"]), _month(m["end"]))
+        for i in sections["EXPERIENCE"]
+        if (m := _GAP_LINE.fullmatch(lines[i]))
+    )
+    return _Layout(lines, sections, tuple(lines[1].split(" | ")), positions, schools, gaps)
+
+
+# --------------------------------------------------------------------------- timeline
+
+# Months a graduate may take to start the first position before the wait reads as a gap.
+DEGREE_TO_FIRST_POSITION_MONTHS = 12
+
+
+def _uncovered(layout: _Layout, first: int, last: int) -> int:
+    """How many months of ``first..last`` no dated gap line covers."""
+    months = set(range(first, last + 1))
+    for g in layout.gaps:
+        months -= set(range(g.start, _end(g.end) + 1))
+    return len(months)
+
+
+def _covered(layout: _Layout, first: int, last: int) -> bool:
+    return not _uncovered(layout, first, last)
+
+
+def timeline_problems(text: str) -> list[str]:
+    """Why a résumé's dates do not hang together (empty list: they do).
+
+    Checked: each position and gap starts before it ends and not after the reference month;
+    positions are listed newest first without overlap; every month between two positions,
+    after the newest one, and between the degree and the first position (beyond
+    ``DEGREE_TO_FIRST_POSITION_MONTHS``) is covered by a dated gap line; earlier degrees do
+    not postdate the latest; positions before the degree year end within it; the summary's
+    "N years of professional experience" is the listed experience in whole years.
+    """
+    layout = _parse(text)
+    problems = []
+    for p in layout.positions:
+        if p.start > _end(p.end) or _end(p.end) > _NOW:
+            problems.append(f"{p.employer}: dates {_dates(p)} are out of order or after {_label(_NOW)}")
+    for g in layout.gaps:
+        if g.start > _end(g.end) or _end(g.end) > _NOW:
+            problems.append(f"gap {g.label!r}: dates out of order or after {_label(_NOW)}")
+    career = layout.career()
+    for newer, older in zip(career, career[1:]):
+        if older.start > newer.start or _end(older.end) >= newer.start:
+            problems.append(f"{older.employer} ({_dates(older)}) overlaps or follows {newer.employer} ({_dates(newer)})")
+        elif _end(older.end) + 1 < newer.start and not _covered(layout, _end(older.end) + 1, newer.start - 1):
+            problems.append(
+                f"unexplained gap of {newer.start - _end(older.end) - 1} months between {older.employer} "
+                f"and {newer.employer}"
+            )
+    if career and career[0].end is not None and not _covered(layout, career[0].end + 1, _NOW):
+        problems.append(f"unexplained gap of {_NOW - career[0].end} months after {career[0].employer}")
+    year = layout.degree_year
+    if year is not None:
+        if career:
+            wait = _uncovered(layout, year * 12 + 12, career[-1].start - 1)
+            if wait > DEGREE_TO_FIRST_POSITION_MONTHS:
+                problems.append(
+                    f"unexplained gap of {wait} months between the degree ({year}) and the first position "
+                    f"at {career[-1].employer}"
+                )
+        for p in layout.before_degree():
+            if _end(p.end) > year * 12 + 11:
+                problems.append(f"{p.employer} starts before the degree year {year} and runs past it")
+    summary = "\n".join(layout.lines[i] for i in layout.sections.get("SUMMARY", ()))
+    if career and (m := _YEARS_PHRASE.search(summary)):
+        stated = int(m["n"]) if m["n"] else 0
+        listed = layout.experience_months() // 12
+        if stated != listed:
+            problems.append(f"the summary states {m.group(0)!r} but the positions add up to {listed} years")
+    return problems
 
 
 # --------------------------------------------------------------------------- axes
@@ -328,21 +436,70 @@ def _name_forms(first: str, last: str) -> set[str]:
     return name_tokens(first, last) | set(tokens(first + last)) | set(tokens(last + first))
 
 
+def _shift_education(layout: _Layout, lines: list[str], years: int) -> tuple[list[str], list[str], set[int]]:
+    """Move every degree year and every position before the degree by ``years`` (so their
+    order and the internship's season stay); returns the removed and added values and lines."""
+    removed, added, changed = [], [], set()
+    for s in layout.schools:
+        lines[s.line] = f"{s.school} | {s.year + years}"
+        removed.append(str(s.year))
+        added.append(str(s.year + years))
+        changed.add(s.line)
+    for p in layout.before_degree():
+        moved = _Position(p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years)
+        lines[p.line] = _employer_line(p.employer, p.city, _dates(moved))
+        removed.append(_dates(p))
+        added.append(_dates(moved))
+        changed.add(p.line)
+    return removed, added, changed
+
+
 def _graduation_year(layout: _Layout, value: int, axis: Axis) -> Signal | None:
+    # The degree year dates a career: a candidate who graduated years earlier and has worked
+    # since shows the same positions over a longer career (an unexplained decade between
+    # degree and first job would be a second signal, a career gap). Each position keeps its
+    # share of the career; the summary's years of experience follow. Experience is part of
+    # this signal, which the axis declares (`changes_experience`).
     if not layout.schools:
         raise ValueError("EDUCATION has no 'School | year' line")
-    offset = value - max(s.year for s in layout.schools)
+    offset = value - layout.degree_year
     if offset == 0:
         return None
+    career = layout.career()
+    if not career:
+        raise ValueError("EXPERIENCE has no position after the degree to date the career by")
+    first = career[-1].start
+    span = _NOW - first + 1
+    new_span = span - 12 * offset
+    if new_span < 3 * len(career):
+        raise ValueError(f"a degree in {value} leaves {new_span} months for {len(career)} positions")
+
+    def moved(month: int) -> int:  # a month boundary of the career, scaled towards the reference month
+        return _NOW + 1 - round((_NOW + 1 - month) * new_span / span)
+
     lines = list(layout.lines)
-    for s in layout.schools:
-        lines[s.line] = f"{s.school} | {s.year + offset}"
-    return Signal(
-        tuple(lines),
-        tuple(str(s.year) for s in layout.schools),
-        tuple(str(s.year + offset) for s in layout.schools),
-        frozenset(s.line for s in layout.schools),
-    )
+    removed, added, changed = _shift_education(layout, lines, offset)
+    for p in career:
+        new = _Position(p.line, p.employer, p.city, moved(p.start), None if p.end is None else moved(p.end + 1) - 1)
+        lines[p.line] = _employer_line(p.employer, p.city, _dates(new))
+        removed.append(_dates(p))
+        added.append(_dates(new))
+        changed.add(p.line)
+    for g in layout.gaps:
+        new_gap = f"{g.label} | {_label(moved(g.start))} – {_label(None if g.end is None else moved(g.end + 1) - 1)}"
+        removed.append(lines[g.line])
+        added.append(new_gap)
+        lines[g.line] = new_gap
+        changed.add(g.line)
+    years = sum(_end(None if p.end is None else moved(p.end + 1) - 1) - moved(p.start) + 1 for p in career) // 12
+    for i in layout.sections.get("SUMMARY", ()):
+        if m := _YEARS_PHRASE.search(lines[i]):
+            phrase = m.group(0).replace(m.group(0).split(" of ")[0], _years_phrase(years), 1)
+            removed.append(m.group(0))
+            added.append(phrase)
+            lines[i] = lines[i][: m.start()] + phrase + lines[i][m.end():]
+            changed.add(i)
+    return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed))
 
 
 def _address(layout: _Layout, value: str, axis: Axis) -> Signal | None:
@@ -359,26 +516,42 @@ def _address(layout: _Layout, value: str, axis: Axis) -> Signal | None:
 
 
 def _career_gap(layout: _Layout, value: str, axis: Axis) -> Signal | None:
+    # The gap goes right before the newest position, whose dates stay. Everything older
+    # moves back by `months`, so every tenure and the total experience stay, the dates stay
+    # in order, and the degree still leads straight into the first position: a career with a
+    # break started earlier. The degree year moves by the gap in whole years (rounded).
     months = axis.params["months"]
-    # The gap goes between two back-to-back positions, carved out of the older one's end,
-    # which must keep at least a year; an internship before graduation is never adjacent.
-    pair = next(
-        (
-            (newer, older)
-            for newer, older in zip(layout.positions, layout.positions[1:])
-            if older.end is not None and older.end + 1 == newer.start and older.end - older.start + 1 >= months + 12
-        ),
-        None,
-    )
-    if pair is None:
-        return None
-    _, older = pair
-    new_end = older.end - months
-    gap = f"{value} | {_label(new_end + 1)} – {_label(older.end)}"
+    career = layout.career()
+    if not career:
+        raise ValueError("EXPERIENCE has no position after the degree to put a gap before")
+    newest = career[0]
     lines = list(layout.lines)
-    lines[older.line] = _employer_line(older.employer, older.city, f"{_label(older.start)} – {_label(new_end)}")
-    lines[older.line - 1 : older.line - 1] = [gap, ""]
-    return Signal(tuple(lines), (_label(older.end),), (_label(new_end), gap), frozenset({older.line}), inserts=True)
+    removed, added, changed = _shift_education(layout, lines, -round(months / 12))
+    for p in career[1:]:
+        new = _Position(p.line, p.employer, p.city, p.start - months, p.end - months)
+        lines[p.line] = _employer_line(p.employer, p.city, _dates(new))
+        removed.append(_dates(p))
+        added.append(_dates(new))
+        changed.add(p.line)
+    for g in layout.gaps:
+        new_gap = f"{g.label} | {_label(g.start - months)} – {_label(_end(g.end) - months)}"
+        removed.append(lines[g.line])
+        added.append(new_gap)
+        lines[g.line] = new_gap
+        changed.add(g.line)
+    gap = f"{value} | {_label(newest.start - months)} – {_label(newest.start - 1)}"
+    added.append(gap)
+    # Written where the next (older) entry begins: its title line, or the section's end.
+    older = [p.line - 1 for p in layout.positions if p.line > newest.line]
+    if older:
+        at = min(older)
+        lines[at:at] = [gap, ""]
+    else:
+        at = layout.sections["EXPERIENCE"].stop
+        while at > layout.sections["EXPERIENCE"].start and not lines[at - 1].strip():
+            at -= 1
+        lines[at:at] = ["", gap]
+    return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed), inserts=True)
 
 
 def _rename(layout: _Layout, values: list[str], field: str) -> Signal | None:
@@ -596,8 +769,14 @@ def probe_variants(
         for axis in spec.axes:
             for level in axis.levels:
                 signal = _signal(axis, level, layout, resume_id)
-                if signal is not None:
-                    rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, signal.text))
+                if signal is None:
+                    # A missing level would silently drop an axis from the arm's statistics.
+                    raise ValueError(
+                        f"probe_variants: axis {axis.id!r} level {level!r} leaves résumé {resume_id} unchanged "
+                        "(it already has that value, or lacks what the edit changes); probe another résumé "
+                        f"or remove the level from {AXES_FILE}"
+                    )
+                rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, signal.text))
     return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
@@ -662,6 +841,13 @@ def check_probe_variants(
             continue
         baseline = baselines.iloc[0]
         layout = _parse(baseline)
+        base_timeline = set(timeline_problems(baseline))
+        configured = {f"{a.id}_{level}" for a in spec.axes for level in a.levels}
+        present = set(rows["variant"]) - {BASELINE}
+        problems += [
+            (resume_id, variant, "configured in the probe axes but missing for this résumé")
+            for variant in sorted(configured - present)
+        ]
         others = rows.loc[rows["variant"] != BASELINE, ["variant", "axis", "level", "text"]]
         for variant, axis_id, level, text in others.itertuples(index=False):
             axis = by_id.get(axis_id)
@@ -676,4 +862,21 @@ def check_probe_variants(
                 baseline, text, signal.removed, signal.added, changeable_lines=signal.changed, may_insert=signal.inserts
             ):
                 problems.append((resume_id, variant, problem))
+            problems += [(resume_id, variant, p) for p in _consistency_problems(layout, base_timeline, text, axis)]
     return pd.DataFrame(problems, columns=PROBLEM_COLUMNS)
+
+
+def _consistency_problems(layout: _Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:
+    """Timeline problems the variant adds to its baseline's, and a change of total experience
+    by an axis that does not declare experience part of its signal."""
+    try:
+        found = [f"timeline: {p}" for p in timeline_problems(text) if p not in base_timeline]
+        variant = _parse(text)
+    except ValueError as exc:
+        return [f"not in the résumé layout any more: {exc}"]
+    # A variant without dated positions (the anonymisation of dates) has no timeline to compare.
+    if variant.career() and not axis.params.get("changes_experience"):
+        before, after = layout.experience_months(), variant.experience_months()
+        if before != after:
+            found.append(f"total experience changed from {before} to {after} months")
+    return found

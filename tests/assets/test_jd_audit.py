@@ -171,8 +171,9 @@ def test_broken_probe_variant_fails_the_blocking_check(audit_env):
         from resumebias_dagster.core.generation import generate_resumes
         from resumebias_dagster.core.probes import probe_variants
 
-        v = probe_variants(generate_resumes(n_per_level=1, seed=0).iloc[[1]], axes=["school"])
-        v.loc[1, "text"] = v.loc[1, "text"].replace("EXPERIENCE", "EXPERIENCE\\nExtra line")
+        v = probe_variants(generate_resumes(n_per_level=1, seed=0).iloc[[1]])
+        at = v.index[v["variant"] == "school_mit"][0]
+        v.loc[at, "text"] = v.loc[at, "text"].replace("EXPERIENCE", "EXPERIENCE\\nExtra line")
         return v
 
     result = dg.materialize([broken, fit.probe_variants_change_one_signal], resources=resources, raise_on_error=False)

@@ -15,6 +15,8 @@ from resumebias_dagster.core.probes import (
     check_probe_variants,
     load_probe_axes,
     probe_variants,
+    select_probe_resumes,
+    timeline_problems,
     verify_single_signal,
 )
 
@@ -93,13 +95,16 @@ def test_signal_specific_edits(variants, base):
 
     dates = re.compile(rf"(?:{'|'.join(MONTHS)}) \d{{4}} – (?:(?:{'|'.join(MONTHS)}) \d{{4}}|Present)")
     older = text_of(variants, rid, "graduationYear_1998")
-    assert dates.findall(older) == dates.findall(baseline)
     assert re.search(r"\| 1998$", older, re.M)
+    # The career starts after the 1998 degree, as the baseline's starts after its own.
+    first_start = dates.findall(older)[-1].split(" – ")[0]
+    assert first_start.endswith("1998") or first_start.endswith("1999")
 
     gap = text_of(variants, rid, "careerGap_caregiving")
     gap_line = next(line for line in gap.split("\n") if line.startswith("Career break: full-time caregiver"))
     assert dates.search(gap_line)
     assert len(gap.split("\n")) == len(b_lines) + 2
+    assert dates.findall(gap)[0] == dates.findall(baseline)[0]  # the newest position keeps its dates
 
     faang = text_of(variants, rid, "companyNames_faang")
     for employer in base.set_index("resume_id").loc[rid, "employers"].split("; "):
@@ -129,15 +134,99 @@ def test_signal_specific_edits(variants, base):
     assert "green" in text_of(variants, rid, "placebo_hobby_colour") and "INTERESTS" in baseline
 
 
-def test_levels_that_change_nothing_give_no_variant(variants, base):
-    junior = base.loc[base["seniority"] == "junior", "resume_id"].iloc[0]
-    assert not variants[(variants["resume_id"] == junior) & (variants["axis"] == "careerGap")].shape[0]
+def test_a_level_that_changes_nothing_stops_the_arm_naming_axis_level_and_resume(base):
     same_year = base.iloc[[0]].copy()
     text = same_year["text"].iloc[0]
     year = re.search(r"\| (\d{4})$", text, re.M).group(1)
     same_year["text"] = text.replace(f"| {year}\n", "| 2005\n")
-    got = probe_variants(same_year, axes=["graduationYear"])
-    assert list(got["variant"]) == [BASELINE, "graduationYear_1998"]
+    rid = same_year["resume_id"].iloc[0]
+    with pytest.raises(ValueError, match=f"axis 'graduationYear' level '2005' leaves résumé {rid} unchanged"):
+        probe_variants(same_year, axes=["graduationYear"])
+
+
+def test_the_default_arm_has_every_configured_level_for_every_resume():
+    # Regression: the default résumé (mid-level, no older job of 30 months) had no careerGap variants.
+    arm = select_probe_resumes(generate_resumes())
+    got = probe_variants(arm)
+    configured = {(a.id, level) for a in load_probe_axes().axes for level in a.levels}
+    for rid, rows in got[got["variant"] != BASELINE].groupby("resume_id"):
+        assert set(zip(rows["axis"], rows["level"])) == configured, rid
+    assert {"careerGap_unexplained", "careerGap_caregiving"} <= set(got["variant"])
+    assert check_probe_variants(got).empty
+
+
+def experience_months(text):
+    total = 0
+    degree = max(int(y) for y in re.findall(r"\| (\d{4})$", text.split("EDUCATION")[1], re.M))
+    positions = r"^[^|\n]+ \| [^|\n]+ \| ([A-Z][a-z]{2} \d{4}) – ([A-Z][a-z]{2} \d{4}|Present)$"  # not gap lines
+    for start, end in re.findall(positions, text, re.M):
+        month = lambda label: int(label[-4:]) * 12 + MONTHS.index(label[:3])  # noqa: E731
+        if month(start) >= degree * 12:
+            total += (month("Nov 2025") if end == "Present" else month(end)) - month(start) + 1
+    return total
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_every_edit_keeps_the_timeline_consistent(variants, base, axis):
+    for rid in base["resume_id"]:
+        baseline = text_of(variants, rid, BASELINE)
+        assert timeline_problems(baseline) == [], rid
+        rows = variants[(variants["resume_id"] == rid) & (variants["axis"] == axis)]
+        assert len(rows), (rid, axis)
+        for variant, text in zip(rows["variant"], rows["text"]):
+            assert timeline_problems(text) == [], (rid, variant)
+            if axis == "graduationYear":
+                assert experience_months(text) > experience_months(baseline)
+            elif variant != "anonymize_all":
+                assert experience_months(text) == experience_months(baseline), (rid, variant)
+
+
+def test_timeline_problems_name_what_is_wrong(variants, base):
+    rid = senior_id(base)
+    baseline = text_of(variants, rid, BASELINE)
+    degree = re.search(r"\| (\d{4})$", baseline.split("EDUCATION")[1], re.M).group(1)
+    # Seed 003's edit: only the degree year moves, leaving decades unexplained before the first job.
+    assert any("between the degree (1990)" in p for p in timeline_problems(baseline.replace(f"| {degree}", "| 1990")))
+    present = re.search(r"\| ([A-Z][a-z]{2} \d{4}) – Present", baseline).group(1)
+    assert any("unexplained gap" in p and "after" in p
+               for p in timeline_problems(baseline.replace(f"{present} – Present", f"{present} – Jan 2024")))
+    assert any("summary states" in p for p in timeline_problems(
+        re.sub(r"\d+ years of professional", "40 years of professional", baseline)))
+
+
+def test_the_check_fails_on_an_inconsistent_timeline_and_on_a_missing_level(variants, base):
+    rid = next(r for r in base["resume_id"] if "careerGap_unexplained" in
+               set(variants.loc[variants["resume_id"] == r, "variant"]) and base.set_index("resume_id").loc[r, "n_positions"] > 1)
+    one = variants[variants["resume_id"] == rid].copy()
+    baseline = text_of(one, rid, BASELINE)
+
+    def broken(variant, edit):
+        out = one.copy()
+        at = out.index[out["variant"] == variant][0]
+        out.loc[at, "text"] = edit(out.loc[at, "text"])
+        return check_probe_variants(out)
+
+    # The old career-gap edit: the gap carved out of the older job, which now ends earlier.
+    lines = baseline.split("\n")
+    second = [i for i, line in enumerate(lines) if re.search(r" \| [A-Z][a-z]{2} \d{4} – [A-Z][a-z]{2} \d{4}$", line)][0]
+    start, end = re.search(r"([A-Z][a-z]{2} \d{4}) – ([A-Z][a-z]{2} \d{4})$", lines[second]).groups()
+    shortened = lines[second].replace(f"– {end}", f"– {start}")
+
+    def old_gap(_text):
+        out = list(lines)
+        out[second] = shortened
+        out[second - 1:second - 1] = [f"Career break | {start} – {end}", ""]
+        return "\n".join(out)
+
+    problems = broken("careerGap_unexplained", old_gap)
+    assert problems["problem"].str.contains("total experience changed|timeline:").any(), problems.to_string()
+    # Seed 003's graduation-year edit: the degree year alone.
+    degree = re.search(r"\| (\d{4})$", baseline.split("EDUCATION")[1], re.M).group(1)
+    seed_edit = broken("graduationYear_1998", lambda t: baseline.replace(f"| {degree}", "| 1998"))
+    assert seed_edit["problem"].str.contains("timeline: unexplained gap").any(), seed_edit.to_string()
+    missing = check_probe_variants(one[one["variant"] != "careerGap_caregiving"])
+    assert list(missing["problem"]) == ["configured in the probe axes but missing for this résumé"]
+    assert list(missing["variant"]) == ["careerGap_caregiving"]
 
 
 def test_broken_variants_fail_the_check(variants, base):
@@ -163,7 +252,8 @@ def test_broken_variants_fail_the_check(variants, base):
     assert "identical" in unchanged["problem"].iloc[0]
     sneaky = broken("promptInjection_subtle", lambda t: t.replace("SKILLS\n", "SKILLS\nLeadership, "))
     assert not sneaky.empty
-    assert check_probe_variants(one.assign(variant=one["variant"].replace({"school_mit": "school_harvard"}))).shape[0] == 1
+    renamed = check_probe_variants(one.assign(variant=one["variant"].replace({"school_mit": "school_harvard"})))
+    assert sorted(renamed["variant"]) == ["school_harvard", "school_mit"]  # unknown, and the real one missing
 
 
 def test_verify_single_signal_direct():
@@ -194,6 +284,8 @@ def test_a_level_added_in_a_user_yaml_adds_a_variant(tmp_path, base):
     assert "addressCountry_kenya" in set(got["variant"])
     assert check_probe_variants(got, catalog_dir=folder).empty
     assert "addressCountry_kenya" not in set(probe_variants(base.iloc[:1])["variant"])
+    # Checked against the packaged axes, the extra level is unknown.
+    assert "no level 'kenya'" in " ".join(check_probe_variants(got)["problem"])
 
 
 @pytest.mark.parametrize(
