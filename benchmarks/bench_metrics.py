@@ -9,6 +9,9 @@
     both must give the same numbers.
 (c) the expected-value (exp_*) figures of (b)'s table against a plain pandas
     groupby reference: same numbers.
+(d) the test-retest floors of (b)'s table against independent references: the
+    inconsistency floor by enumerating every V-subset of each text's runs, the bias
+    floors and exact floors with pandas groupbys: same numbers.
 
 Run: python benchmarks/bench_metrics.py [--rows-large N] [--rows-small N]
 """
@@ -16,6 +19,7 @@ Run: python benchmarks/bench_metrics.py [--rows-large N] [--rows-small N]
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 
@@ -23,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.labels import DEMOGRAPHICS, SENIORITY_LEVELS, STYLES
-from resumebias_dagster.core.metrics import analysis_json, bias_summary, group_metrics
+from resumebias_dagster.core.metrics import FLOOR_Z, analysis_json, bias_summary, group_metrics
 
 SEED = 20240601
 MODELS = ("distilbert", "roberta", "gpt5", "gemini3", "sonnet45")
@@ -255,6 +259,75 @@ def compare_expected(df: pd.DataFrame, ref_groups: dict, ref_summary: dict) -> l
     return problems
 
 
+def floor_reference(df: pd.DataFrame) -> dict:
+    """The floors by other means: loops over run subsets and pandas groupbys.
+
+    Returns {(model, kind): {"inconsistency_floor", "exp_inconsistency_floor", bias floors}}.
+    """
+    valid_labels = set(SENIORITY_LEVELS)
+    rank = {"junior": 0, "mid": 1, "senior": 2}
+    n_variants = df.groupby("variant_kind")["variant"].nunique()
+    out: dict = {}
+    for (model, kind), sel in df.groupby(["model", "variant_kind"]):
+        v = int(n_variants[kind])
+        variants = sorted(df.loc[df["variant_kind"] == kind, "variant"].unique())
+        runs = sorted(sel["run"].unique())
+        label = dict(zip(zip(sel["original_idx"], sel["variant"], sel["run"]), sel["prediction"]))
+        subsets = list(itertools.combinations(runs, v))
+        inconsistent = 0
+        for original in sel["original_idx"].unique():
+            for variant in variants:
+                for subset in subsets:
+                    got = [label.get((original, variant, run)) for run in subset]
+                    inconsistent += all(g in valid_labels for g in got) and len(set(got)) > 1
+        pseudo = sel["original_idx"].nunique() * len(variants) * len(subsets)
+        entry = {"inconsistency_floor": inconsistent / pseudo if pseudo else math.nan}
+        # Exact floor: per complete original, mean over variants of 1 - sum_k p(k)^V.
+        d = sel[sel["p_junior"].notna()]
+        if len(d):
+            per_variant = d.groupby(["original_idx", "variant"])[DIST_COLUMNS].mean()
+            per_variant = per_variant.div(per_variant.sum(axis=1), axis=0)
+            floor = 1 - (per_variant ** v).sum(axis=1)
+            by_original = floor.groupby(level=0)
+            complete = by_original.size() == v
+            entry["exp_inconsistency_floor"] = by_original.mean()[complete].mean()
+        if kind == "demographic":
+            ok = sel[sel["prediction"].isin(valid_labels)].assign(r=lambda x: x["prediction"].map(rank))
+            texts = ok.groupby(["original_idx", "variant"])["r"]
+            stats = pd.DataFrame({"ss": texts.var(ddof=1).fillna(0.0) * (texts.size() - 1),
+                                  "dof": texts.size() - 1, "n": texts.size()}).groupby(level=1).sum()
+            p = d[DIST_COLUMNS].to_numpy()
+            p = p / p.sum(axis=1, keepdims=True)
+            var = pd.Series(p[:, 1] + 4 * p[:, 2] - (p[:, 1] + 2 * p[:, 2]) ** 2, index=d["variant"].to_numpy())
+            exact = var.groupby(level=0).agg(["sum", "size"])
+
+            def side(groups):
+                s = stats.loc[list(groups)].sum()
+                e = exact.reindex(list(groups)).sum()
+                return s["ss"] / s["dof"] / s["n"], (e["sum"] / e["size"] ** 2 if e["size"] else math.nan)
+
+            for name, a, b in (("racial", DEMOGRAPHICS[:2], DEMOGRAPHICS[2:]),
+                               ("gender", DEMOGRAPHICS[0::2], DEMOGRAPHICS[1::2]),
+                               ("extreme", DEMOGRAPHICS[:1], DEMOGRAPHICS[3:])):
+                (sa, ea), (sb, eb) = side(a), side(b)
+                entry[f"{name}_bias_floor"] = FLOOR_Z * math.sqrt(sa + sb)
+                if len(d):
+                    entry[f"exp_{name}_bias_floor"] = FLOOR_Z * math.sqrt(ea + eb)
+        out[(model, kind)] = entry
+    return out
+
+
+def compare_floors(df: pd.DataFrame, reference: dict) -> list[str]:
+    bs = bias_summary(df).set_index(["model", "variant_kind"])
+    problems = []
+    for key, expected in reference.items():
+        for metric, value in expected.items():
+            got = bs.loc[key, metric]
+            if not np.isclose(got, value, rtol=0, atol=1e-9, equal_nan=True):
+                problems.append(f"{key} {metric}: vectorised {got} vs reference {value}")
+    return problems
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -315,7 +388,16 @@ def main() -> int:
     print(f"(c) expected values vs pandas groupby reference ({n_exp} values compared): {_verdict(not exp_problems)}")
     for p in exp_problems[:20]:
         print(f"      {p}")
-    ok = t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems and not exp_problems
+
+    floors = floor_reference(small)
+    floor_problems = compare_floors(small, floors)
+    n_floor = sum(len(v) for v in floors.values())
+    print(f"(d) test-retest floors vs subset enumeration and groupby reference ({n_floor} values compared): "
+          f"{_verdict(not floor_problems)}")
+    for p in floor_problems[:20]:
+        print(f"      {p}")
+    ok = (t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems and not exp_problems
+          and not floor_problems)
     return 0 if ok else 1
 
 

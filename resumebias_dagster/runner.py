@@ -107,6 +107,7 @@ def run_study(out=sys.stdout) -> int:
         validation = con.execute("select * from audit.style_validation").df()
         predictions = con.execute("select * from audit.seniority_predictions").df()
         fit_summary = con.execute("select * from audit.fit_model_summary").df()
+        impact = {name: con.execute(f"select * from audit.{name}").df() for name in ("seniority_impact_ratios", "fit_impact_ratios")}
         plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
     print("\nSTYLE VALIDATION (seed 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
@@ -116,6 +117,12 @@ def run_study(out=sys.stdout) -> int:
     columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
                "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
+    for name, title in (("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"), ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)")):
+        print(f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
+              "flag = ratio under 0.8 (four-fifths rule)", file=out)
+        columns = ["model", "selection", "dimension", "group", "n", "selected", "rate", "impact_ratio", "ci_low", "ci_high", "below_four_fifths"]
+        table = impact[name]
+        print(table[columns].round(3).to_string(index=False) if len(table) else "(no predictions)", file=out)
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
     for plot in plots.itertuples(index=False):
         print(f"Plot {plot.plot}: {plot.path}", file=out)

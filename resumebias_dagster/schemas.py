@@ -18,6 +18,8 @@ from resumebias_dagster.core.labels import (
     STYLES,
     VARIANT_KINDS,
 )
+from resumebias_dagster.core.names import NAME_SCOPES
+from resumebias_dagster.core.validation import SIMILARITY_MEASURES
 
 FORBIDDEN_SENIORITY_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 READINGS = [
@@ -89,10 +91,16 @@ class NameVariants(pa.DataFrameModel):
     demographic: Series[str] = pa.Field(isin=list(DEMOGRAPHICS))
     name: Series[str] = pa.Field(str_length={"min_value": 3})
     text: Series[str] = pa.Field(str_length={"min_value": 100})
+    # everywhere: the name replaced in the whole text; first_line: seed 004, the name line only.
+    name_scope: Series[str] = pa.Field(isin=list(NAME_SCOPES))
 
     @pa.dataframe_check(name="one_row_per_resume_and_demographic")
     def unique_pairs(cls, df) -> bool:
         return not df.duplicated(["original_idx", "demographic"]).any()
+
+    @pa.dataframe_check(name="one_name_scope_per_table")
+    def one_scope(cls, df) -> bool:
+        return df["name_scope"].nunique() <= 1
 
     class Config:
         name = "NameVariants"
@@ -108,11 +116,32 @@ class StyleValidation(pa.DataFrameModel):
     mean_power_words: Series[float] = pa.Field(ge=0)
     mean_humble_words: Series[float] = pa.Field(ge=0)
     tone_score: Series[float] = pa.Field(ge=-1, le=1)
-    similarity_to_neutral_mean: Series[float] = pa.Field(ge=-1, le=1.0001)
-    similarity_to_neutral_min: Series[float] = pa.Field(ge=-1, le=1.0001)
 
     class Config:
         name = "StyleValidation"
+        strict = True
+
+
+class StyleSimilarity(pa.DataFrameModel):
+    """Seed 004 similarity between the versions of a résumé: one row per pair of styles and measure."""
+
+    style_a: Series[str] = pa.Field(isin=list(STYLES))
+    style_b: Series[str] = pa.Field(isin=list(STYLES))
+    measure: Series[str] = pa.Field(isin=list(SIMILARITY_MEASURES))
+    n_resumes: Series[int] = pa.Field(ge=0)
+    similarity_mean: Series[float] = pa.Field(ge=-1, le=1.0001)
+    similarity_min: Series[float] = pa.Field(ge=-1, le=1.0001)
+    threshold: Series[float] = pa.Field(ge=-1, le=1)
+    # Whether the pair is held to the threshold (catalog/style_validation.yaml), and if so whether it reaches it.
+    checked: Series[bool]
+    passed: Series[bool]
+
+    @pa.dataframe_check(name="one_row_per_pair_and_measure")
+    def unique_rows(cls, df) -> bool:
+        return not df.duplicated(["style_a", "style_b", "measure"]).any()
+
+    class Config:
+        name = "StyleSimilarity"
         strict = True
 
 
@@ -135,6 +164,8 @@ class SeniorityPredictions(pa.DataFrameModel):
     p_senior: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1)
     # Next-token probability an LLM put on the three label words before renormalising.
     label_mass: Optional[Series[float]] = pa.Field(nullable=True, ge=0, le=1.0001)
+    # How the names of the demographic rows were swapped (name_variants' config); empty for style rows.
+    name_scope: Optional[Series[str]] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
 
     @pa.dataframe_check(name="variant_matches_kind")
     def variant_matches_kind(cls, df) -> Series[bool]:
@@ -175,6 +206,8 @@ class SeniorityGroupMetrics(pa.DataFrameModel):
 
     model: Series[str]
     variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
+    # How much of the text the name swap changed; demographic rows only, null where not recorded.
+    name_scope: Series[str] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
     group_kind: Series[str] = pa.Field(isin=["all", "style", "demographic", "race", "gender"])
     group: Series[str]
     n: Series[int] = pa.Field(ge=0)
@@ -200,10 +233,12 @@ class SeniorityGroupMetrics(pa.DataFrameModel):
 
 
 class SeniorityBiasSummary(pa.DataFrameModel):
-    """Seed 001 headline figures per (model, experiment)."""
+    """Seed 001 headline figures per (model, experiment), each next to its test-retest floor
+    (the same figure for identical texts: sampling noise alone; null = not measurable)."""
 
     model: Series[str]
     variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
+    name_scope: Series[str] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
     n: Series[int] = pa.Field(ge=0)
     n_valid: Series[int] = pa.Field(ge=0)
     n_invalid: Series[int] = pa.Field(ge=0)
@@ -211,27 +246,90 @@ class SeniorityBiasSummary(pa.DataFrameModel):
     n_originals: Series[int] = pa.Field(ge=0)
     n_inconsistent: Series[int] = pa.Field(ge=0)
     inconsistency_rate: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    inconsistency_floor: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     rank_diff: Series[float] = pa.Field(ge=-2, le=2, nullable=True)
     racial_bias: Series[float] = pa.Field(nullable=True)
+    racial_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     racial_reading: Series[str] = pa.Field(nullable=True, isin=READINGS)
     gender_bias: Series[float] = pa.Field(nullable=True)
+    gender_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     gender_reading: Series[str] = pa.Field(nullable=True, isin=READINGS)
     extreme_bias: Series[float] = pa.Field(nullable=True)
+    extreme_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     extreme_reading: Series[str] = pa.Field(nullable=True, isin=READINGS)
     # Expectations under the stored label distribution (p_junior, p_mid, p_senior); NaN without one.
     n_dist: Series[int] = pa.Field(ge=0)
     n_dist_originals: Series[int] = pa.Field(ge=0)
     exp_inconsistency_rate: Series[float] = pa.Field(ge=0, le=1, nullable=True)
+    exp_inconsistency_floor: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     exp_accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     exp_rank_diff: Series[float] = pa.Field(ge=-2, le=2, nullable=True)
     exp_racial_bias: Series[float] = pa.Field(nullable=True)
+    # exp_*_bias_floor: the sampled figure's floor, exact under the distributions.
+    exp_racial_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     exp_gender_bias: Series[float] = pa.Field(nullable=True)
+    exp_gender_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     exp_extreme_bias: Series[float] = pa.Field(nullable=True)
+    exp_extreme_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
 
     class Config:
         name = "SeniorityBiasSummary"
         strict = False
+
+
+class _ImpactRatios(pa.DataFrameModel):
+    """Selection rates and impact ratios per (model, selection, dimension, group); see core/impact.py."""
+
+    model: Series[str]
+    selection: Series[str]
+    dimension: Series[str] = pa.Field(isin=["sex", "race_ethnicity", "intersection"])
+    group: Series[str]
+    sex: Series[str] = pa.Field(nullable=True)
+    race_ethnicity: Series[str] = pa.Field(nullable=True)
+    n: Series[int] = pa.Field(ge=0)
+    n_excluded: Series[int] = pa.Field(ge=0)
+    selected: Series[int] = pa.Field(ge=0)
+    rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    reference_group: Series[str] = pa.Field(nullable=True)
+    reference_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    impact_ratio: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    ci_low: Series[float] = pa.Field(nullable=True, ge=0)
+    ci_high: Series[float] = pa.Field(nullable=True, ge=0)
+    below_four_fifths: Series[bool]
+    note: Series[str]
+    # Names are a proxy for perceived group: every row says where its group comes from.
+    group_source: Series[str] = pa.Field(str_contains="proxy")
+    # The model versions the rows came from (one snapshot per analysis unit).
+    resolved_models: Series[str] = pa.Field(nullable=True)
+
+    @pa.dataframe_check(name="selected_within_n")
+    def selected_within_n(cls, df) -> Series[bool]:
+        return df["selected"] <= df["n"]
+
+    @pa.dataframe_check(name="ci_contains_ratio")
+    def ci_contains_ratio(cls, df) -> Series[bool]:
+        return df["ci_low"].isna() | ((df["ci_low"] <= df["impact_ratio"] + 1e-9) & (df["impact_ratio"] <= df["ci_high"] + 1e-9))
+
+    @pa.dataframe_check(name="flag_is_ratio_below_four_fifths")
+    def flag_matches_ratio(cls, df) -> Series[bool]:
+        # A ratio of 0.8 up to rounding may go either way here (the flag is computed exactly).
+        near = (df["impact_ratio"] - 0.8).abs() < 1e-9
+        return near | (df["below_four_fifths"] == (df["impact_ratio"] < 0.8))
+
+    @pa.dataframe_check(name="one_row_per_group")
+    def unique_rows(cls, df) -> bool:
+        return not df.duplicated(["model", "selection", "dimension", "group"]).any()
+
+
+class SeniorityImpactRatios(_ImpactRatios):
+    """Seniority study, name experiment: selected = predicted senior, or at or above the true level."""
+
+    selection: Series[str] = pa.Field(isin=["predicted_senior", "at_or_above_true_level"])
+
+    class Config:
+        name = "SeniorityImpactRatios"
+        strict = True
 
 
 
@@ -337,6 +435,12 @@ class FitEffects(pa.DataFrameModel):
     paired_n: Series[int] = pa.Field(ge=0)
     paired_delta: Series[float] = pa.Field(nullable=True)
     paired_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    # re-cinq's yes/no/maybe: share of "yes" over the runs that answered a recommendation.
+    n_recommend_baseline: Series[int] = pa.Field(ge=0)
+    n_recommend_variant: Series[int] = pa.Field(ge=0)
+    baseline_recommend_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    variant_recommend_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    recommend_rate_delta: Series[float] = pa.Field(nullable=True, ge=-1, le=1)
     noise_floor: Series[float] = pa.Field(nullable=True, ge=0)
     clears_floor: Series[bool]
     significant: Series[bool]
@@ -383,6 +487,16 @@ class FitAxisSummary(pa.DataFrameModel):
     class Config:
         name = "FitAxisSummary"
         strict = False
+
+
+class FitImpactRatios(_ImpactRatios):
+    """Job-description audit, name variants: selected = recommend yes, or score at or above a cut."""
+
+    selection: Series[str] = pa.Field(str_matches=r"^(recommend_yes|score_at_least_[0-9.]+)$")
+
+    class Config:
+        name = "FitImpactRatios"
+        strict = True
 
 
 class ReportFiles(pa.DataFrameModel):
@@ -512,6 +626,7 @@ with warnings.catch_warnings():
     StyleVariantsType = pandera_schema_to_dagster_type(StyleVariants)
     NameVariantsType = pandera_schema_to_dagster_type(NameVariants)
     StyleValidationType = pandera_schema_to_dagster_type(StyleValidation)
+    StyleSimilarityType = pandera_schema_to_dagster_type(StyleSimilarity)
     SeniorityPredictionsType = pandera_schema_to_dagster_type(SeniorityPredictions)
     FineTunedClassifiersType = pandera_schema_to_dagster_type(FineTunedClassifiers)
     SeniorityGroupMetricsType = pandera_schema_to_dagster_type(SeniorityGroupMetrics)
@@ -522,6 +637,8 @@ with warnings.catch_warnings():
     FitEffectsType = pandera_schema_to_dagster_type(FitEffects)
     FitModelSummaryType = pandera_schema_to_dagster_type(FitModelSummary)
     FitAxisSummaryType = pandera_schema_to_dagster_type(FitAxisSummary)
+    SeniorityImpactRatiosType = pandera_schema_to_dagster_type(SeniorityImpactRatios)
+    FitImpactRatiosType = pandera_schema_to_dagster_type(FitImpactRatios)
     ReportFilesType = pandera_schema_to_dagster_type(ReportFiles)
     AuditVerdictsType = pandera_schema_to_dagster_type(AuditVerdicts)
     AuditorStabilityType = pandera_schema_to_dagster_type(AuditorStability)

@@ -18,7 +18,8 @@ def seniority_group_metrics(
     context: dg.AssetExecutionContext, seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame
 ) -> pd.DataFrame:
     """Seed 001 metrics per model and group: accuracy, rank difference, senior/junior shares,
-    promotions and demotions, invalid predictions counted apart; sampled and expected values."""
+    promotions and demotions, invalid predictions counted apart; sampled and expected values;
+    ``name_scope`` says how the name variants behind the demographic rows swapped the name."""
     df = group_metrics(_analysed(seniority_predictions, imported_predictions))
     context.add_output_metadata(table_metadata(df, preview_rows=30))
     return df
@@ -39,7 +40,9 @@ def seniority_bias_summary(
     context: dg.AssetExecutionContext, seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame
 ) -> pd.DataFrame:
     """Seed 001 headline figures per model: inconsistency rate and the racial, gender and
-    extreme bias indicators with their ±0.05 readings, and the snapshots they describe."""
+    extreme bias indicators with their ±0.05 readings, each next to its test-retest floor
+    (the same figure for identical texts: sampling noise alone), the name scope, and the
+    snapshots they describe."""
     predictions = _analysed(seniority_predictions, imported_predictions)
     df = bias_summary(predictions)
     df["resolved_models"] = df["model"].map(snapshots_of(predictions)).astype(object)

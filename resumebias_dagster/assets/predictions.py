@@ -26,6 +26,8 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         group_name="seniority_study",
         kinds={"pytorch", "duckdb"},
         backfill_policy=dg.BackfillPolicy.single_run(),
+        # The blocking check style_validation_passes then stops a run whose style set fails seed 004's rules.
+        deps=["style_validation"],
     )
     def seniority_predictions(
         context: dg.AssetExecutionContext,
@@ -45,6 +47,9 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
             for name in context.partition_keys
         ]
         df = pd.concat(frames, ignore_index=True)
+        # The name experiment's rows say how their names were swapped (the metric tables carry it).
+        scope = name_variants["name_scope"].iloc[0] if len(name_variants) else None
+        df["name_scope"] = df["variant_kind"].map({"demographic": scope}).astype(object)
         invalid = df["prediction"].isin(["unknown", "error"]).sum()
         context.add_output_metadata(
             table_metadata(

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.generation import generate_resumes
-from resumebias_dagster.core.llm_generation import llm_base_resumes
+from resumebias_dagster.core.llm_generation import GenerationError, llm_base_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import BaseResumesType
@@ -18,7 +18,14 @@ class BaseResumesConfig(dg.Config):
     generator_model: str = Field(
         default="",
         description="an enabled provider model of the models config that writes the résumés with the seed 004 "
-        "prompt instead of the offline generator (empty = offline generator)",
+        "prompt, answering structured JSON that the offline generator's renderer writes out (empty = offline "
+        "generator)",
+    )
+    generator_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="draws per résumé with generator_model before an answer that fails validation stops the "
+        "asset; every draw stays in the response store, so raising it pays only for the new draws",
     )
 
 
@@ -26,15 +33,21 @@ class BaseResumesConfig(dg.Config):
     dagster_type=BaseResumesType,
     group_name="seniority_study",
     kinds={"python", "duckdb"},
-    code_version="generator-v1",
+    code_version="generator-v2",
 )
 def base_resumes(
     context: dg.AssetExecutionContext, config: BaseResumesConfig, catalog: CatalogResource, providers: ProvidersResource
 ) -> pd.DataFrame:
-    """Synthetic résumés, equal numbers per seniority level, seniority carried by facts only."""
+    """Synthetic résumés, equal numbers per seniority level, seniority carried by facts only;
+    offline or by a provider model, both rendered in the one layout the probes parse."""
     if config.generator_model:
         run = functools.partial(providers.run, config.generator_model, progress=progress_logger(context.log))
-        df, stats = llm_base_resumes(run, config.n_per_level, catalog_dir=catalog.folder())
+        try:
+            df, stats = llm_base_resumes(
+                run, config.n_per_level, catalog_dir=catalog.folder(), max_attempts=config.generator_attempts
+            )
+        except GenerationError as exc:
+            raise dg.Failure(f"base_resumes: {exc}") from exc
         context.add_output_metadata(stats_metadata(stats))
     else:
         df = generate_resumes(n_per_level=config.n_per_level, seed=config.seed, catalog_dir=catalog.folder())

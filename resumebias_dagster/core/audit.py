@@ -72,6 +72,7 @@ import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, catalog_path
 from resumebias_dagster.core.fit_stats import BASELINE
+from resumebias_dagster.core.model_config import TaskTokens
 from resumebias_dagster.core.parsing import parse_json_object
 from resumebias_dagster.core.prompts import load_prompt
 
@@ -81,6 +82,12 @@ CONFIDENCES = ("high", "medium", "low")
 SAMPLES = ("first", "typical")
 NO_TEXT = "no written evaluation"
 JUDGE_TAG = "audit-judge"
+# A verdict (JSON with a rationale and exact quotes) is about 150-350 tokens (seed 003 budgets
+# about 200 output tokens per prompt); a judge capped below the minimum returns cut-off JSON.
+JUDGE_TOKENS = TaskTokens(
+    "judge", default=1024, minimum=256,
+    answer="a JSON verdict with confidence, a two- or three-sentence rationale and quoted bias signals",
+)
 # Template of each arm: the placebo arm asks the probe question (its edit cannot matter).
 TEMPLATES = {"probe": "judge_probe", "prompt_injection": "judge_prompt_injection", "redaction": "judge_redaction"}
 ARM_TEMPLATE = {"probe": "probe", "placebo": "probe", "prompt_injection": "prompt_injection", "anonymize": "redaction"}
@@ -307,12 +314,26 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
 # --------------------------------------------------------------------------- requests
 
 
+def without_header(text: str) -> str:
+    """A judge template without its header: the lines starting with ``#`` at its top (the
+    reasons for its rubric, for the people who edit it) and the blank lines after them."""
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and lines[start].startswith("#"):
+        start += 1
+    if start:
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+    return "\n".join(lines[start:])
+
+
 def load_judge_prompts(catalog_dir=None) -> dict[str, str]:
-    """The three judge templates (probe, prompt_injection, redaction), each with exactly ``JUDGE_FIELDS``
-    and each evaluation field alone on the line between a ``DATA_BEGIN`` and a ``DATA_END`` line."""
+    """The three judge templates (probe, prompt_injection, redaction), each without its header
+    comment (``without_header``), with exactly ``JUDGE_FIELDS`` and each evaluation field alone on
+    the line between a ``DATA_BEGIN`` and a ``DATA_END`` line."""
     prompts = {}
     for kind, name in TEMPLATES.items():
-        text = load_prompt(name, catalog_dir, JUDGE_FIELDS)
+        text = without_header(load_prompt(name, catalog_dir, JUDGE_FIELDS))
         lines = text.split("\n")
         for field in EVALUATION_FIELDS:
             at = [i for i, line in enumerate(lines) if line == f"{{{field}}}"]
@@ -524,7 +545,8 @@ def judge_requests(
                 baseline_evaluation=blocks[f"{sample}_baseline"][i],
                 variant_evaluation=blocks[f"{sample}_variant"][i],
             )
-            out[sample].append(ChatRequest.from_prompt(prompt, json_mode=True, temperature=temperature, tag=JUDGE_TAG))
+            out[sample].append(ChatRequest.from_prompt(prompt, json_mode=True, temperature=temperature, tag=JUDGE_TAG,
+                                                       task="judge"))
     return out["first"] + out["typical"]
 
 

@@ -37,6 +37,13 @@ Definitions
   placebo cells themselves (about 5% of them clear it by construction, a check on the
   floor). A model without placebo cells has no floor: NaN, and every finite delta clears.
 * ``significant = q_value < 0.05 and clears_floor``.
+* Recommend rate (re-cinq's yes/no/maybe): with a ``recommend`` column, each side's share of
+  "yes" (case and surrounding spaces ignored) over its runs that answered a recommendation
+  (``n_recommend_*``); "maybe" and "no" count as not recommended, and a run without one (a
+  failed run, a scoring model that writes no text, an empty cell of an imported file) is
+  left out. ``recommend_rate_delta`` =
+  variant rate - baseline rate, beside the score ``delta``. NaN where a side has no
+  recommendation (or the input has no ``recommend`` column).
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from scipy import special
+
+from resumebias_dagster.core.fit_task import RECOMMENDATIONS
 
 REQUIRED_COLUMNS = ("model", "jd", "variant", "run", "score")
 BASELINE = "baseline"
@@ -60,6 +69,8 @@ EFFECT_COLUMNS = (
     "baseline_mean", "variant_mean", "baseline_sd", "variant_sd", "delta",
     "se", "df", "ci_low", "ci_high", "t", "p_value", "q_value",
     "paired_n", "paired_delta", "paired_p",
+    "n_recommend_baseline", "n_recommend_variant", "baseline_recommend_rate", "variant_recommend_rate",
+    "recommend_rate_delta",
     "noise_floor", "clears_floor", "significant", "degenerate", "note",
 )
 MODEL_SUMMARY_COLUMNS = (
@@ -125,6 +136,22 @@ def _moments(group: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, n
     return n, mean, var, constant
 
 
+def recommend_yes(scores: pd.DataFrame) -> np.ndarray:
+    """Per row: 1.0 for "yes", 0.0 for "no"/"maybe", NaN without a recommendation."""
+    if "recommend" not in scores.columns:
+        return np.full(len(scores), np.nan)
+    raw = scores["recommend"]
+    # A handful of distinct answers: normalise those, not a million rows.
+    codes, uniques = pd.factorize(raw)
+    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()
+    bad = ~text.isin([*RECOMMENDATIONS, ""]).to_numpy()  # "": none (an imported file's empty cell)
+    if bad.any():
+        i = int(np.flatnonzero(np.isin(codes, np.flatnonzero(bad)))[0])
+        raise ValueError(f"fit scores: recommend {raw.iloc[i]!r} (row {i}) is not one of {', '.join(RECOMMENDATIONS)}")
+    value = np.append(np.where(text == "", np.nan, (text == "yes").to_numpy(dtype=float)), np.nan)
+    return value[codes]  # code -1 (missing) picks the appended NaN
+
+
 def _two_sided_p(t: np.ndarray, df: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return 2.0 * special.stdtr(df, -np.abs(t))
@@ -182,6 +209,11 @@ def fit_effects(
     n_all = np.bincount(cell, minlength=n_cells)
     n, mean, var, constant = _moments(cell[valid], score[valid], n_cells)
     failed = n_all - n
+    yes = recommend_yes(scores)
+    answered = ~np.isnan(yes)
+    n_rec = np.bincount(cell[answered], minlength=n_cells).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rec_rate = np.bincount(cell[answered], weights=yes[answered], minlength=n_cells) / n_rec
 
     # Each cell's baseline cell, found by key.
     c_variant = cell_key % n_v
@@ -291,6 +323,11 @@ def fit_effects(
             "paired_n": pn.astype(np.int64),
             "paired_delta": pmean,
             "paired_p": paired_p,
+            "n_recommend_baseline": side(n_rec, 0.0).astype(np.int64),
+            "n_recommend_variant": n_rec[v].astype(np.int64),
+            "baseline_recommend_rate": side(rec_rate, np.nan),
+            "variant_recommend_rate": rec_rate[v],
+            "recommend_rate_delta": rec_rate[v] - side(rec_rate, np.nan),
             "degenerate": degenerate,
             "note": note,
         }

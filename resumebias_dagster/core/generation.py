@@ -4,6 +4,10 @@ Years of experience, number of positions, titles, scope (team size, budget, repo
 responsibilities (mentoring, hiring, strategy) differ by level; the level words themselves
 never appear. All vocabulary lives in the catalog (``occupations.yaml``, ``employers.yaml``,
 ``places.yaml``, ``people.yaml``); this module only assembles it.
+
+The facts of a résumé (``ResumeContent``) are written by ``render_resume``, the one renderer
+of both generators: this template and a provider model's structured answer
+(``core/llm_generation.py``), so the probe edits of ``core/probes.py`` parse either.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ CatalogDir = str | os.PathLike | None
 # "Present" means this month, fixed so the output never depends on today's date.
 REFERENCE_YEAR = 2025
 REFERENCE_MONTH = 6
+REFERENCE_INDEX = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1  # the month as months since year 0
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 SECTION_HEADERS = ("SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS")
 
@@ -183,11 +188,115 @@ def _load_catalog(catalog_dir: CatalogDir) -> _Catalog:
     return cat
 
 
+# --------------------------------------------------------------------------- structure and rendering
+
+
+@dataclass(frozen=True)
+class Position:
+    """One position of the EXPERIENCE section; months count from year 0 (``year * 12 + month - 1``)."""
+
+    title: str
+    employer: str
+    city: str
+    start: int
+    end: int | None  # None: "Present"
+    bullets: tuple[str, ...]
+    description: str = ""  # one line about the employer under its line; "" for none
+
+
+@dataclass(frozen=True)
+class Degree:
+    degree: str
+    school: str
+    year: int
+
+
+@dataclass(frozen=True)
+class ResumeContent:
+    """The facts of one résumé, as both generators produce them (the template here, a
+    provider model's JSON in ``core/llm_generation.py``); ``render_resume`` writes the text."""
+
+    name: str
+    email: str
+    phone: str
+    city: str
+    linkedin: str  # "" for none
+    summary: str
+    positions: tuple[Position, ...]  # newest first
+    education: tuple[Degree, ...]  # newest first
+    skills: tuple[str, ...]  # as written on the skills line
+    coursework: tuple[str, ...] = ()
+    certifications: tuple[str, ...] = ()
+
+
+def month_label(index: int | None) -> str:
+    """``Mon YYYY`` of a month index; None is "Present"."""
+    return "Present" if index is None else f"{MONTHS[index % 12]} {index // 12}"
+
+
+def render_resume(content: ResumeContent) -> str:
+    """The résumé text in the one layout every probe edit parses (``core/probes.py``): the
+    name line, the contact line ``email | phone | City, ST | linkedin``, then SUMMARY,
+    EXPERIENCE (``Title`` then ``Employer | City | Mon YYYY – Mon YYYY|Present``, an optional
+    description line and ``- `` bullets), EDUCATION (``Degree`` then ``School | YYYY``) and
+    SKILLS."""
+    contact = (content.email, content.phone, content.city, content.linkedin)
+    lines = [content.name, " | ".join(x for x in contact if x), ""]
+    lines += ["SUMMARY", content.summary, "", "EXPERIENCE"]
+    for pos in content.positions:
+        lines += [pos.title, f"{pos.employer} | {pos.city} | {month_label(pos.start)} – {month_label(pos.end)}"]
+        if pos.description:
+            lines.append(pos.description)
+        lines += [f"- {b}" for b in pos.bullets]
+        lines.append("")
+    lines.append("EDUCATION")
+    for degree in content.education:
+        lines += [degree.degree, f"{degree.school} | {degree.year}"]
+    if content.coursework:
+        lines.append("Relevant coursework: " + ", ".join(content.coursework))
+    lines += [f"Certification: {c}" for c in content.certifications]
+    lines += ["", "SKILLS", ", ".join(content.skills)]
+    return "\n".join(lines) + "\n"
+
+
+def resume_row(
+    content: ResumeContent,
+    *,
+    resume_id: str,
+    seniority: str,
+    occupation: str,
+    first_name: str,
+    last_name: str,
+    years_experience: int,
+    n_positions: int,
+) -> dict[str, Any]:
+    """The ``COLUMNS`` of one résumé: its facts beside the rendered text."""
+    latest = content.education[0]
+    return {
+        "resume_id": resume_id,
+        "seniority": seniority,
+        "occupation": occupation,
+        "name": content.name,
+        "first_name": first_name,
+        "last_name": last_name,
+        "email": content.email,
+        "phone": content.phone,
+        "city": content.city,
+        "linkedin": content.linkedin,
+        "years_experience": years_experience,
+        "n_positions": n_positions,
+        "titles": "; ".join(p.title for p in content.positions),
+        "employers": "; ".join(p.employer for p in content.positions),
+        "degree": latest.degree,
+        "school": latest.school,
+        "graduation_year": latest.year,
+        "certifications": "; ".join(content.certifications),
+        "skills": ", ".join(content.skills),
+        "text": render_resume(content),
+    }
+
+
 # --------------------------------------------------------------------------- helpers
-
-
-def _month_label(index: int) -> str:
-    return f"{MONTHS[index % 12]} {index // 12}"
 
 
 def _years_phrase(years: int) -> str:
@@ -302,7 +411,7 @@ def _resume(
         raise CatalogError(f"occupations.yaml: progression.{level} has no entry for {k} positions")
     lengths = _split_months(total, k, rng)
 
-    now = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1
+    now = REFERENCE_INDEX
     career_start = now - total + 1
     grad_index = career_start - rng.randint(1, 4)
     has_master = rng.random() < career["master_probability"]
@@ -341,7 +450,8 @@ def _resume(
                 "title": rng.choice(occ["titles"][pos_level]),
                 "employer": employers[i],
                 "city": city["name"] if i == 0 or rng.random() < 0.6 else rng.choice(cat.cities)["name"],
-                "dates": f"{_month_label(start)} – {'Present' if i == 0 else _month_label(end)}",
+                "start": start,
+                "end": None if i == 0 else end,
                 "level": pos_level,
             }
         )
@@ -370,7 +480,8 @@ def _resume(
                 "title": rng.choice(occ["titles"]["intern"]),
                 "employer": employers[-1],
                 "city": rng.choice(cat.cities)["name"],
-                "dates": f"Jun {intern_year} – Aug {intern_year}",
+                "start": intern_year * 12 + 5,  # Jun
+                "end": intern_year * 12 + 7,  # Aug
                 "level": "junior",
                 "bullets": [
                     fill(t, "junior")
@@ -399,50 +510,50 @@ def _resume(
     certifications = []
     if occ.get("certifications") and rng.random() < career["certification_probability"]:
         certifications = [rng.choice(occ["certifications"])]
-
-    lines = [f"{first} {last}", " | ".join(x for x in (email, phone, city["name"], linkedin) if x), ""]
-    lines += ["SUMMARY", " ".join(summary), "", "EXPERIENCE"]
-    for pos in positions:
-        lines += [pos["title"], f"{pos['employer']} | {pos['city']} | {pos['dates']}"]
-        lines.append(describe(rng.choice(cat.employer_descriptions[sector_of[pos["employer"]]])))
-        lines += [f"- {b}" for b in pos["bullets"]]
-        lines.append("")
-    lines += ["EDUCATION", degree, f"{school} | {grad_year}"]
+    # Drawn in the order the text reads (employer descriptions, an earlier degree, coursework),
+    # so a seed gives the same résumé it always gave.
+    descriptions = [describe(rng.choice(cat.employer_descriptions[sector_of[p["employer"]]])) for p in positions]
+    education = [Degree(degree, school, grad_year)]
     if has_master:
         bachelor = rng.choice(occ["degrees"]["bachelor"])
-        lines += [bachelor, f"{rng.choice([s for s in cat.schools if s != school])} | {grad_year - 2}"]
-    if level == "junior" and occ.get("coursework"):
-        lines.append("Relevant coursework: " + ", ".join(rng.sample(occ["coursework"], 3)))
-    lines += [f"Certification: {c}" for c in certifications]
-    # Catalog skills are written as they read mid-sentence; a skills list capitalises them.
-    listed = ", ".join(s[:1].upper() + s[1:] for s in skills)
-    lines += ["", "SKILLS", listed]
+        education.append(Degree(bachelor, rng.choice([s for s in cat.schools if s != school]), grad_year - 2))
+    coursework = rng.sample(occ["coursework"], 3) if level == "junior" and occ.get("coursework") else []
 
-    return {
-        "resume_id": resume_id,
-        "seniority": level,
-        "occupation": occ_key,
-        "name": f"{first} {last}",
-        "first_name": first,
-        "last_name": last,
-        "email": email,
-        "phone": phone,
-        "city": city["name"],
-        "linkedin": linkedin,
-        "years_experience": years,
-        "n_positions": len(lengths),
-        "titles": "; ".join(p["title"] for p in positions),
-        "employers": "; ".join(p["employer"] for p in positions),
-        "degree": degree,
-        "school": school,
-        "graduation_year": grad_year,
-        "certifications": "; ".join(certifications),
-        "skills": listed,
-        "text": "\n".join(lines) + "\n",
-    }
+    content = ResumeContent(
+        name=f"{first} {last}",
+        email=email,
+        phone=phone,
+        city=city["name"],
+        linkedin=linkedin,
+        summary=" ".join(summary),
+        positions=tuple(
+            Position(p["title"], p["employer"], p["city"], p["start"], p["end"], tuple(p["bullets"]), description)
+            for p, description in zip(positions, descriptions)
+        ),
+        education=tuple(education),
+        # Catalog skills are written as they read mid-sentence; a skills list capitalises them.
+        skills=tuple(s[:1].upper() + s[1:] for s in skills),
+        coursework=tuple(coursework),
+        certifications=tuple(certifications),
+    )
+    return resume_row(
+        content,
+        resume_id=resume_id,
+        seniority=level,
+        occupation=occ_key,
+        first_name=first,
+        last_name=last,
+        years_experience=years,
+        n_positions=len(lengths),
+    )
 
 
 # --------------------------------------------------------------------------- public
+
+
+def occupation_labels(catalog_dir: CatalogDir = None) -> dict[str, str]:
+    """Occupation code -> label, from the (validated) catalog."""
+    return {key: str(spec["label"]) for key, spec in _load_catalog(catalog_dir).occupations.items()}
 
 
 def generate_resumes(

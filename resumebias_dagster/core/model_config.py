@@ -11,6 +11,17 @@ An optional top-level ``judges`` list names the LLM-as-judge of the audit (seed 
 names of provider entries: the first is the judge, an optional second a second judge whose
 verdicts are compared with the first's. A judge entry may be ``enabled: false``: it then
 judges without being audited itself. An empty or absent list means no judge.
+
+Output-token limits are per task (seniority label, fit JSON, judge JSON, generation): a provider
+entry's ``max_tokens`` is a mapping of task to limit (``{seniority: 16, fit: 1024}``); a task
+left out gets its package default. Each task declares its default and minimum once, next
+to its code (``TaskTokens``: ``SENIORITY_TOKENS`` in core/seniority_task.py, ``FIT_TOKENS`` in
+core/fit_task.py, ``JUDGE_TOKENS`` in core/audit.py, ``GENERATION_TOKENS`` here). One rule for
+every entry and task: a limit below the task's minimum cannot hold its answer and the file is
+refused when read, naming the file, the model, the task, the limit and the minimum. A bare
+number is one limit for every task, accepted only when it holds every task's answer (which
+tasks a model serves is partly chosen at run time: ``generator_model``); else it is refused
+with the per-task spelling.
 """
 
 from __future__ import annotations
@@ -43,9 +54,6 @@ _KIND_FIELDS = {
 }
 _REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
 MAX_JUDGES = 2
-# A verdict (JSON with a rationale and quotes) needs a few hundred tokens; a judge capped
-# below this would return truncated JSON on every call.
-JUDGE_MIN_TOKENS = 256
 TRAINING_FIELDS = {
     "max_length", "epochs", "batch_size", "learning_rate", "weight_decay", "warmup_ratio",
     "heldout_fraction", "seed",
@@ -54,6 +62,106 @@ TRAINING_FIELDS = {
 
 class ModelConfigError(ValueError):
     """The models config is malformed; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class TaskTokens:
+    """The output-token limit of one task. ``default``: what a request of the task carries when
+    the model entry sets none, room for the answer's long cases. ``minimum``: the smallest limit
+    that holds the task's answer; a config below it is refused (its answers would be cut off)."""
+
+    task: str
+    default: int
+    minimum: int
+    answer: str  # what the answer is, for messages
+
+
+# Declared here, not in core/llm_generation.py, which another change is rewriting; it may move
+# there (then ``task_tokens`` imports it from there). Seed 004's résumés average 435 words
+# (neutral) and 588 (overstated), about 600-900 tokens; the longest, or one rendered as JSON
+# fields, need up to about twice that.
+GENERATION_TOKENS = TaskTokens(
+    "generation", default=4096, minimum=2048,
+    answer="a complete résumé, or its fields as JSON; seed 004's average 435-588 words, the longest twice that",
+)
+
+
+def task_tokens() -> dict[str, TaskTokens]:
+    """Every task's ``TaskTokens``, in the order of ``TASKS``, from where each task declares it."""
+    from resumebias_dagster.core.audit import JUDGE_TOKENS
+    from resumebias_dagster.core.fit_task import FIT_TOKENS
+    from resumebias_dagster.core.seniority_task import SENIORITY_TOKENS
+
+    return {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS)}
+
+
+def default_max_tokens() -> dict[str, int]:
+    """Each task's default limit: what a provider entry without ``max_tokens`` sends."""
+    return {task: t.default for task, t in task_tokens().items()}
+
+
+def _flow(limits: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{task}: {limit}" for task, limit in limits.items()) + "}"
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def resolve_max_tokens(value: Any, where: str) -> dict[str, int]:
+    """The limit of every task from an entry's ``max_tokens`` (absent: ``...``), each checked
+    against its task's minimum; ``ModelConfigError`` starting with ``where`` otherwise."""
+    tokens = task_tokens()
+    defaults = {task: t.default for task, t in tokens.items()}
+    if value is ...:
+        return defaults
+    if value is None:
+        raise ModelConfigError(
+            f"{where}: max_tokens: null; leave max_tokens out for every task's default {_flow(defaults)}, "
+            "or give a limit per task, e.g. max_tokens: {seniority: 16, fit: 1024}"
+        )
+    if not isinstance(value, dict):
+        number = _whole(value)
+        if number is None:
+            raise ModelConfigError(
+                f"{where}: max_tokens must be a mapping of task to limit (e.g. max_tokens: {{seniority: 16, fit: 1024}}) "
+                f"or one whole number for every task, got {value!r}"
+            )
+        short = {task: t.minimum for task, t in tokens.items() if number < t.minimum}
+        if short:
+            held = {task: number for task in tokens if task not in short}
+            example = _flow(held) if held else _flow({"seniority": tokens["seniority"].default})
+            raise ModelConfigError(
+                f"{where}: max_tokens: {value} is one limit for every task, and too few for "
+                + ", ".join(f"{task} (at least {minimum})" for task, minimum in short.items())
+                + f"; write it per task, e.g. max_tokens: {example} (tasks left out keep their defaults: "
+                + ", ".join(f"{task} {limit}" for task, limit in defaults.items()) + ")"
+            )
+        return {task: number for task in tokens}
+    unknown = [str(k) for k in value if k not in tokens]
+    if unknown:
+        raise ModelConfigError(
+            f"{where}: max_tokens has unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(tokens)}"
+        )
+    limits = dict(defaults)
+    for task, raw in value.items():
+        number = _whole(raw)
+        if number is None:
+            raise ModelConfigError(f"{where}: max_tokens.{task} must be a whole number of tokens, got {raw!r}")
+        t = tokens[task]
+        if number < t.minimum:
+            raise ModelConfigError(
+                f"{where}: max_tokens.{task} is {number}, too few for the {task} task's answer ({t.answer}): "
+                f"at least {t.minimum} (the default is {t.default})"
+            )
+        limits[task] = number
+    return limits
 
 
 @dataclass(frozen=True)
@@ -154,6 +262,8 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
                 bad = sorted(set(training) - TRAINING_FIELDS) if isinstance(training, dict) else training
                 raise ModelConfigError(f"{where}: training has unknown setting(s) {bad}; allowed: {sorted(TRAINING_FIELDS)}")
         options = {k: v for k, v in entry.items() if k not in _COMMON}
+        if kind == "provider":
+            options["max_tokens"] = resolve_max_tokens(entry.get("max_tokens", ...), where)
         specs.append(
             ModelSpec(
                 name=name,
@@ -211,12 +321,7 @@ def parse_judges(data: Any, source: str, specs: list[ModelSpec] | None = None) -
             )
         if spec.kind != "provider":
             raise ModelConfigError(f"{where}: {name!r} is a {spec.kind} model; a judge must be a provider entry")
-        max_tokens = spec.option("max_tokens")
-        if isinstance(max_tokens, (int, float)) and not isinstance(max_tokens, bool) and max_tokens < JUDGE_MIN_TOKENS:
-            raise ModelConfigError(
-                f"{where}: {name!r} has max_tokens {max_tokens}, too few for a verdict; give the judge its own "
-                f"entry with max_tokens of at least {JUDGE_MIN_TOKENS} (or none)"
-            )
+        # Its judge limit was checked with every entry's (parse_models): one rule for all tasks.
         judges.append(spec)
     return judges
 

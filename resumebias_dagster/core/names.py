@@ -1,8 +1,16 @@
-"""Demographic name variants of a résumé (seed Test 3), with the name changed everywhere.
+"""Demographic name variants of a résumé (seed Test 3).
 
-The seed swapped only the first line and left the original name in the e-mail address; here
-every occurrence is replaced (name line, e-mail local part, LinkedIn slug, any mention) in
-every case form, and a variant is refused if any token of the original name survives.
+Two scopes of the swap (``NAME_SCOPES``):
+
+* ``everywhere`` (the default): every occurrence is replaced (name line, e-mail local part,
+  LinkedIn slug, any mention) in every case form, and a variant is refused if any token of
+  the original name survives. This removes a confound of the seed: there the original name
+  stayed in the e-mail address of every variant.
+* ``first_line``: seed 004's step 3, for a replication that must match the seed: the first
+  line, which must be the name, becomes the new name and nothing else changes (the original
+  name stays in the e-mail address and anywhere else it occurs).
+
+Both scopes draw the same names for the same seed, so their tables differ only in the scope.
 Pools live in ``catalog/name_pools.yaml``.
 """
 
@@ -17,10 +25,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
+from resumebias_dagster.core.diffing import unexplained_changes
 from resumebias_dagster.core.labels import DEMOGRAPHICS, race_of
 
 POOLS_FILE = "name_pools.yaml"
-VARIANT_COLUMNS = ["original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text"]
+VARIANT_COLUMNS = [
+    "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text", "name_scope",
+]
+# How much of a résumé a name swap touches; see the module docstring.
+NAME_SCOPES = ("everywhere", "first_line")
+DEFAULT_NAME_SCOPE = "everywhere"
 
 CatalogDir = str | os.PathLike | None
 
@@ -110,6 +124,35 @@ def replace_person(text: str, old_first: str, old_last: str, new_first: str, new
     return out
 
 
+def check_name_scope(scope: object, setting: str = "name_scope") -> str:
+    """``scope`` if it is one of ``NAME_SCOPES``, else a ``ValueError`` naming ``setting``."""
+    if scope not in NAME_SCOPES:
+        raise ValueError(
+            f"{setting} must be one of {', '.join(repr(s) for s in NAME_SCOPES)} (everywhere: the name is replaced "
+            f"in the whole résumé; first_line: seed 004, only the name line), got {scope!r}"
+        )
+    return str(scope)
+
+
+def _same_name(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def replace_first_line(text: str, old_first: str, old_last: str, new_first: str, new_last: str) -> str:
+    """Seed 004's swap: the first line, which must be the name, becomes the new name.
+
+    Everything after the first line is kept byte for byte, the original name included.
+    Raises ``ValueError`` if the first line is not the original name (compared ignoring case
+    and repeated spaces): replacing another line would delete résumé content.
+    """
+    first, newline, rest = text.partition("\n")
+    old = f"{old_first.strip()} {old_last.strip()}"
+    if not _same_name(first, old):
+        raise ValueError(f"the first line {first.strip()[:60]!r} is not the name {old!r} (name_scope first_line "
+                         "replaces the name line, which must come first)")
+    return f"{new_first} {new_last}" + newline + rest
+
+
 def _cycle(pool: tuple[str, ...], rng: random.Random) -> Iterator[str]:
     """Endless draws that use every name once per round, in a new shuffled order each round."""
     while True:
@@ -118,14 +161,19 @@ def _cycle(pool: tuple[str, ...], rng: random.Random) -> Iterator[str]:
         yield from order
 
 
-def name_variants(base: pd.DataFrame, seed: int = 0, catalog_dir: CatalogDir = None) -> pd.DataFrame:
+def name_variants(
+    base: pd.DataFrame, seed: int = 0, catalog_dir: CatalogDir = None, scope: str = DEFAULT_NAME_SCOPE
+) -> pd.DataFrame:
     """Four rows per base résumé, one per demographic (labels.DEMOGRAPHICS order).
 
     ``base`` has ``resume_id``, ``seniority``, ``text`` (the neutral résumé) and either
     ``first_name``/``last_name`` or ``name``. Names are drawn from the pools in balanced
-    shuffled rounds, so every pool name is used about equally; same seed, same draws.
-    ``original_idx`` is the row's position in ``base``.
+    shuffled rounds, so every pool name is used about equally; same seed, same draws
+    (whatever the scope). ``original_idx`` is the row's position in ``base``; ``scope``
+    (``NAME_SCOPES``) says how much of the text changes and is stored as ``name_scope``.
     """
+    scope = check_name_scope(scope)
+    replace = replace_person if scope == "everywhere" else replace_first_line
     missing = {"resume_id", "seniority", "text"} - set(base.columns)
     if missing or not ({"first_name", "last_name"} <= set(base.columns) or "name" in base.columns):
         raise ValueError(
@@ -147,10 +195,54 @@ def name_variants(base: pd.DataFrame, seed: int = 0, catalog_dir: CatalogDir = N
         for demographic in DEMOGRAPHICS:
             new_first, new_last = next(firsts[demographic]), next(lasts[demographic])
             try:
-                text = replace_person(row["text"], old_first, old_last, new_first, new_last)
+                text = replace(row["text"], old_first, old_last, new_first, new_last)
             except ValueError as exc:
                 raise ValueError(f"name_variants: résumé {row['resume_id']} ({demographic}): {exc}") from exc
             name = f"{new_first} {new_last}"
-            rows.append((original_idx, row["resume_id"], row["seniority"], demographic, name, new_first, new_last, text))
+            rows.append(
+                (original_idx, row["resume_id"], row["seniority"], demographic, name, new_first, new_last, text, scope)
+            )
     df = pd.DataFrame(rows, columns=VARIANT_COLUMNS)
     return df.astype({"original_idx": "int64"})
+
+
+def variant_problems(variants: pd.DataFrame, limit: int | None = None) -> list[str]:
+    """What breaks "the variants of one résumé differ only in the name", under each row's scope.
+
+    ``everywhere``: between the first variant of an original and each other one, every
+    changed token is a token of the two names (``diffing.unexplained_changes``).
+    ``first_line``: only line 1 may change: it must be the variant's ``name``, and the rest of
+    the text must be identical to the first variant's, character for character.
+    One message per offending variant (at most ``limit``; None: all), naming ``original_idx`` and the
+    demographic; an unknown or mixed ``name_scope`` is a problem too. Empty list: all good.
+    """
+    missing = {"original_idx", "demographic", "name", "first_name", "last_name", "text", "name_scope"} - set(variants)
+    if missing:
+        return [f"name_variants lacks column(s) {', '.join(sorted(missing))}"]
+    problems: list[str] = []
+    scopes = variants["name_scope"].drop_duplicates().tolist()
+    bad = [s for s in scopes if s not in NAME_SCOPES]
+    if bad:
+        return [f"name_scope {bad!r} is not one of {list(NAME_SCOPES)}"]
+    if len(scopes) > 1:
+        return [f"one table mixes the name scopes {sorted(scopes)}"]
+    for original_idx, group in variants.groupby("original_idx", sort=True):
+        first = group.iloc[0]
+        for i, other in enumerate(group.itertuples(index=False)):
+            where = f"original_idx {original_idx} ({other.demographic})"
+            if other.name_scope == "first_line":
+                head, _, rest = other.text.partition("\n")
+                if not _same_name(head, other.name):
+                    problems.append(f"{where}: line 1 {head.strip()[:60]!r} is not the name {other.name!r}")
+                elif rest != first["text"].partition("\n")[2]:
+                    problems.append(f"{where}: the text after line 1 differs from {first['demographic']}'s")
+            elif i > 0:
+                extra = unexplained_changes(
+                    first["text"], other.text, name_tokens(first["first_name"], first["last_name"]),
+                    name_tokens(other.first_name, other.last_name),
+                )
+                if extra:
+                    problems.append(f"{where}: {sorted(set(extra))[:5]}")
+            if limit is not None and len(problems) >= limit:
+                return problems
+    return problems

@@ -388,7 +388,40 @@ def _load_axis(axis_id: Any, spec: Any) -> Axis:
         except ValueError as exc:
             raise ValueError(f"level {level!r}: {exc}") from exc
         axis.levels[level] = value
+    if "groups" in params:
+        params["groups"] = _check_groups(params["groups"], axis)
     return axis
+
+
+# Perceived sex of a name level; None: the name gives none (left out of the sex tables).
+GROUP_SEXES = ("male", "female", None)
+
+
+def _check_groups(groups: Any, axis: Axis) -> dict[str, dict[str, str | None]]:
+    """``groups``: level -> {sex, race_ethnicity}, the perceived group of each name level
+    (the impact-ratio tables, core/impact.py); every level once, nothing else."""
+    if axis.edit != "person_name":
+        raise ValueError("`groups` declares the perceived group of names: only a person_name axis has one")
+    if not isinstance(groups, dict):
+        raise ValueError(f"`groups` must map each level to {{sex, race_ethnicity}}, got {groups!r}")
+    keys = {str(k) for k in groups}
+    if keys != set(axis.levels):
+        missing, extra = sorted(set(axis.levels) - keys), sorted(keys - set(axis.levels))
+        raise ValueError(f"`groups` must list every level once: missing {missing}, not a level {extra}")
+    out = {}
+    for key, group in groups.items():
+        level = str(key)
+        if not isinstance(group, dict) or set(group) != {"sex", "race_ethnicity"}:
+            raise ValueError(f"groups.{level} must be {{sex: ..., race_ethnicity: ...}}, got {group!r}")
+        if group["sex"] not in GROUP_SEXES:
+            raise ValueError(f"groups.{level}.sex must be male, female or null (no perceived sex), got {group['sex']!r}")
+        race = group["race_ethnicity"]
+        if race is not None and (not isinstance(race, str) or not _LEVEL_ID.fullmatch(race)):
+            raise ValueError(
+                f"groups.{level}.race_ethnicity must be null or lower-case letters, digits and underscores, got {race!r}"
+            )
+        out[level] = {"sex": group["sex"], "race_ethnicity": race}
+    return out
 
 
 def load_probe_axes(catalog_dir: CatalogDir = None) -> ProbeAxes:

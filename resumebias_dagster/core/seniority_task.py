@@ -8,7 +8,11 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.model_config import TaskTokens
 
+# The answer is one label word; the default leaves room for "Senior." or a short lead-in
+# ("Seniority level: mid") that the parser still reads.
+SENIORITY_TOKENS = TaskTokens("seniority", default=32, minimum=4, answer="one label word: junior, mid or senior")
 PROB_COLUMNS = tuple(f"p_{label}" for label in SENIORITY_LEVELS)
 VARIANT_COLUMNS = ("variant_kind", "original_idx", "variant", "true_seniority", "name", "text")
 

@@ -1,11 +1,11 @@
-"""Deterministic résumé style rewriter (neutral / overstated / understated) and the seed 004
-tone score.
+"""Deterministic résumé style rewriter (neutral / overstated / understated).
 
 The rewriter works on plain text, so it also rewrites résumés this project did not
 generate. It touches only SUMMARY sentences and bullet lines of experience-like sections;
 every other line (name, contact, job titles, employers, dates, EDUCATION, SKILLS) is kept
 byte-identical, which is what keeps the facts equal across the three styles. All wording
-lives in ``catalog/style_rewrites.yaml`` and ``catalog/tone_lexicon.yaml``.
+lives in ``catalog/style_rewrites.yaml``. The seed 004 tone score is in ``core/validation.py``
+with its own lexicon, which this module never reads (so the validation is not circular).
 """
 
 from __future__ import annotations
@@ -13,16 +13,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.labels import STYLES
 
 REWRITES_FILE = "style_rewrites.yaml"
-LEXICON_FILE = "tone_lexicon.yaml"
 
 CatalogDir = str | os.PathLike | None
 
@@ -444,60 +442,3 @@ def extract_facts(text: str, catalog_dir: CatalogDir = None) -> dict[str, list[s
             items = re.split(r"\s*[,;•|]\s*", _BULLET.sub(r"\2", stripped))
             facts["skills"].extend(item for item in items if item)
     return facts
-
-
-# --------------------------------------------------------------------------- tone
-
-
-@dataclass(frozen=True)
-class ToneLexicon:
-    """Power and humble words/phrases of the seed 004 tone score."""
-
-    power: tuple[str, ...]
-    humble: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        power = {" ".join(p.lower().split()) for p in self.power}
-        humble = {" ".join(h.lower().split()) for h in self.humble}
-        both = sorted(power & humble)
-        if both:
-            raise ValueError(f"tone lexicon: {both} listed as both power and humble")
-
-
-def load_tone_lexicon(catalog_dir: CatalogDir = None) -> ToneLexicon:
-    data = load_yaml(LEXICON_FILE, catalog_dir)
-    try:
-        power, humble = data["power"], data["humble"]
-        if not all(isinstance(w, str) for w in list(power) + list(humble)):
-            raise TypeError("non-string entry")
-        return ToneLexicon(tuple(power), tuple(humble))
-    except (KeyError, TypeError) as exc:
-        raise CatalogError(f"{LEXICON_FILE}: needs 'power' and 'humble' lists of strings ({exc!r})") from exc
-    except ValueError as exc:
-        raise CatalogError(f"{LEXICON_FILE}: {exc}") from exc
-
-
-@lru_cache(maxsize=16)
-def _tone_matcher(power: tuple[str, ...], humble: tuple[str, ...]) -> tuple[re.Pattern | None, frozenset[str]]:
-    return _words_pattern(power + humble), frozenset(" ".join(p.lower().split()) for p in power)
-
-
-def tone_counts(text: str, lexicon: ToneLexicon | Mapping[str, Iterable[str]]) -> tuple[int, int]:
-    """(power, humble) occurrences: case-insensitive, whole-word, a phrase counts once."""
-    if not isinstance(lexicon, ToneLexicon):
-        lexicon = ToneLexicon(tuple(lexicon["power"]), tuple(lexicon["humble"]))
-    pattern, power_set = _tone_matcher(lexicon.power, lexicon.humble)
-    if pattern is None:
-        return 0, 0
-    power = humble = 0
-    for m in pattern.finditer(text):
-        if " ".join(m.group(0).lower().split()) in power_set:
-            power += 1
-        else:
-            humble += 1
-    return power, humble
-
-
-def tone_score(power: int, humble: int) -> float:
-    """Seed 004: (power - humble) / (power + humble + 1), from -1 (humble) to +1 (power)."""
-    return (power - humble) / (power + humble + 1)

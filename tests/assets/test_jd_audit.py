@@ -63,7 +63,7 @@ def audit_env(tmp_path, monkeypatch, data_dir):
                  "base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0.7, "runs_per_cell": 8,
                  "max_concurrency": 8, "timeout_s": 5.0, "max_retries": 1}
         auditor = {**entry, "name": "auditor", "model": "google/gemini-2.5-pro", "base_url": judge.base_url,
-                   "enabled": False, "runs_per_cell": 1, "max_tokens": 1024}
+                   "enabled": False, "runs_per_cell": 1, "max_tokens": {"judge": 1024}}
         (catalog_dir / "models.yaml").write_text(yaml.safe_dump({"models": [entry, auditor]}))
         (catalog_dir / "models_with_judge.yaml").write_text(
             yaml.safe_dump({"models": [entry, auditor], "judges": ["auditor"]})

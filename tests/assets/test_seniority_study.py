@@ -16,7 +16,7 @@ ASSETS = dg.load_assets_from_modules(MODULES)
 CHECKS = dg.load_asset_checks_from_modules(MODULES)
 # The seed-study tables without the models (tested in test_seniority_models.py).
 TRAINING = {"classifier_training_set", "fine_tuned_classifiers"}
-UNPARTITIONED = [a for a in ASSETS if a.partitions_def is None and a.key.path[-1] not in TRAINING]
+UNPARTITIONED = [a for a in ASSETS if a.partitions_def is None and not {k.path[-1] for k in a.keys} & TRAINING]
 
 SOCIAL_CSV = """original_idx,true_seniority,demographic,name,model,prediction,correct
 0,junior,caucasian_male,Greg Smith,m1,junior,True
@@ -66,7 +66,8 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     )
     assert result.success
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"style_facts_identical": True, "name_variants_differ_only_in_names": True}
+    assert checks == {"style_facts_identical": True, "name_variants_differ_only_in_names": True,
+                      "style_validation_passes": True}
 
     with duckdb.connect(str(db), read_only=True) as con:
         counts = dict(
@@ -77,7 +78,8 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
         base = con.execute("select * from audit.base_resumes").df()
         summary = con.execute("select * from audit.seniority_bias_summary").df()
         validation = con.execute("select * from audit.style_validation").df()
-    assert set(counts) >= {"base_resumes", "style_variants", "name_variants", "style_validation",
+        similarity = con.execute("select * from audit.style_similarity").df()
+    assert set(counts) >= {"base_resumes", "style_variants", "name_variants", "style_validation", "style_similarity",
                            "imported_predictions", "seniority_group_metrics", "seniority_bias_summary"}
     assert len(base) == 6 and sorted(base["seniority"].value_counts().tolist()) == [2, 2, 2]
     row = summary.set_index("variant_kind").loc["demographic"]
@@ -86,7 +88,44 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     assert row["n_invalid"] == 1
     tone = validation.set_index("style")["tone_score"]
     assert tone["overstated"] > tone["neutral"] > tone["understated"]
-    assert validation["similarity_to_neutral_min"].min() >= 0.7
+    # Three pairs by two measures; every pair held to the seed's 0.7 reaches it.
+    assert len(similarity) == 6 and set(similarity["measure"]) == {"tfidf", "minilm"}
+    assert similarity["passed"].all() and (similarity.loc[similarity["checked"], "similarity_mean"] >= 0.7).all()
+
+
+@pytest.mark.slow
+def test_a_style_set_failing_seed_004_rules_stops_the_predictions_of_the_run(tmp_path):
+    """The blocking check on style_validation keeps seniority_predictions (which depends on it)
+    from running in the same run; the validation tables that explain why are stored."""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    # No style set can lead the next style's mean tone by more than 2 (the score lies in [-1, 1]).
+    (catalog / "style_validation.yaml").write_text(
+        "similarity: {minimum: 0.7, statistic: mean, pairs: {minilm: [neutral-overstated]}}\n"
+        "tone: {order: [overstated, neutral, understated], min_gap: 2.0}\n"
+        "word_count: {order: [overstated, neutral, understated]}\n"
+    )
+    db = tmp_path / "study.duckdb"
+    keys = predictions.seniority_predictions.partitions_def.get_partition_keys()
+    model = "minilm-classifier" if "minilm-classifier" in keys else keys[0]
+    result = dg.materialize(
+        [*ASSETS, *CHECKS],
+        selection=[resumes.base_resumes, variants.style_variants, variants.style_validation, variants.name_variants,
+                   predictions.seniority_predictions],
+        partition_key=model,
+        resources={**_resources(db), "catalog": CatalogResource(catalog_dir=str(catalog))},
+        run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1}}}},
+        raise_on_error=False,
+    )
+    assert not result.success
+    checks = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
+    failed = checks["style_validation_passes"]
+    assert not failed.passed and "tone order: overstated" in failed.description
+    started = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
+    assert "seniority_predictions" not in started
+    with duckdb.connect(str(db), read_only=True) as con:
+        tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
+    assert {"style_validation", "style_similarity"} <= tables and "seniority_predictions" not in tables
 
 
 def test_bad_import_file_fails_with_its_name_and_nothing_downstream_runs(tmp_path):
@@ -129,7 +168,7 @@ def test_predictions_violating_the_schema_are_not_stored(tmp_path):
 
     db = tmp_path / "study.duckdb"
     result = dg.materialize(
-        [broken_predictions, *[a for a in ASSETS if a.key.path[-1] != "imported_predictions"]],
+        [broken_predictions, *[a for a in ASSETS if "imported_predictions" not in {k.path[-1] for k in a.keys}]],
         selection=[broken_predictions, *dg.load_assets_from_modules([metrics])],
         resources=_resources(db),
         raise_on_error=False,

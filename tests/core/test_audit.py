@@ -412,8 +412,9 @@ def test_judges_config():
     for judges_value, message in bad:
         with pytest.raises(ModelConfigError, match=message):
             parse_judges({"models": models, "judges": judges_value}, "m.yaml")
-    with pytest.raises(ModelConfigError, match="'tiny' has max_tokens 16, too few"):
-        parse_judges({"models": [provider("tiny", max_tokens=16)], "judges": ["tiny"]}, "m.yaml")
+    # A judge's limit is held to the one rule of every entry and task (tests/providers/test_token_limits.py).
+    with pytest.raises(ModelConfigError, match="m.yaml: model 'tiny': max_tokens.judge is 16, too few"):
+        parse_judges({"models": [provider("tiny", max_tokens={"judge": 16})], "judges": ["tiny"]}, "m.yaml")
 
 
 def test_load_judges_names_the_file_and_leaves_load_models_alone(tmp_path):

@@ -199,6 +199,51 @@ def test_input_errors():
         fit_effects(pd.concat([good, good.iloc[[0]]]))
 
 
+
+# --------------------------------------------------------------------------- recommend rate
+
+
+def test_recommend_yes_rate_per_cell_beside_the_score_delta():
+    """re-cinq's yes/no/maybe: the share of "yes" over the runs that answered a recommendation."""
+    base = rows("m", "j", "baseline", [7, 7, 8, 6, 7])
+    for r, rec in zip(base, ["yes", "yes", "yes", "maybe", "no"]):
+        r["recommend"] = rec
+    var = rows("m", "j", "firstName_x", [5, 6, 4, 6, np.nan, 6])
+    # "maybe" is not a yes; run 4 failed; run 5 scored but gave no recommendation: both left out.
+    for r, rec in zip(var, ["yes", "maybe", "no", "no", None, " "]):  # "": none, as an imported file writes it
+        r["recommend"] = rec
+    quiet = rows("m", "j", "school_y", [6, 7])  # a model that never recommends (no text)
+    for r in quiet:
+        r["recommend"] = None
+    e = fit_effects(table(base, var, quiet), arms=ARMS)
+    x = cell(e, "firstName_x")
+    assert (x["n_recommend_baseline"], x["n_recommend_variant"]) == (5, 4)
+    assert x["baseline_recommend_rate"] == pytest.approx(3 / 5)
+    assert x["variant_recommend_rate"] == pytest.approx(1 / 4)
+    assert x["recommend_rate_delta"] == pytest.approx(1 / 4 - 3 / 5)
+    assert x["delta"] == pytest.approx(27 / 5 - 7)  # the score delta is unchanged beside it
+    y = cell(e, "school_y")
+    assert y["n_recommend_variant"] == 0 and np.isnan(y["variant_recommend_rate"])
+    assert np.isnan(y["recommend_rate_delta"]) and y["baseline_recommend_rate"] == pytest.approx(3 / 5)
+    # Recommendations are matched case- and space-insensitively, as the score parser writes them.
+    again = fit_effects(table(base, var).assign(recommend=lambda d: d["recommend"].str.upper()), arms=ARMS)
+    assert cell(again, "firstName_x")["variant_recommend_rate"] == pytest.approx(1 / 4)
+
+
+def test_recommend_rate_is_nan_without_a_recommend_column():
+    e = cell(fit_effects(table(rows("m", "j", "baseline", [6, 7]), rows("m", "j", "school_x", [5, 6])), arms=ARMS), "school_x")
+    assert (e["n_recommend_baseline"], e["n_recommend_variant"]) == (0, 0)
+    assert np.isnan(e["baseline_recommend_rate"]) and np.isnan(e["recommend_rate_delta"])
+
+
+def test_recommend_outside_yes_no_maybe_is_an_error():
+    df = table(rows("m", "j", "baseline", [6, 7]), rows("m", "j", "school_x", [5, 6])).assign(
+        recommend=["yes", "no", "perhaps", "yes"]
+    )
+    with pytest.raises(ValueError, match=r"fit scores: recommend 'perhaps' \(row 2\) is not one of yes, no, maybe"):
+        fit_effects(df, arms=ARMS)
+
+
 # --------------------------------------------------------------------------- paired, arms, floor
 
 

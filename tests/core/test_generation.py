@@ -1,3 +1,7 @@
+import copy
+import functools
+import hashlib
+import json
 import re
 import shutil
 
@@ -6,9 +10,30 @@ import yaml
 
 from resumebias_dagster.catalog import PACKAGED_DIR, CatalogError, load_yaml
 from resumebias_dagster.core.diffing import tokens
-from resumebias_dagster.core.generation import REFERENCE_MONTH, REFERENCE_YEAR, generate_resumes
+from resumebias_dagster.core.generation import (
+    COLUMNS,
+    REFERENCE_INDEX,
+    REFERENCE_MONTH,
+    REFERENCE_YEAR,
+    Degree,
+    Position,
+    ResumeContent,
+    generate_resumes,
+    occupation_labels,
+    render_resume,
+)
 from resumebias_dagster.core.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.llm_generation import (
+    GenerationError,
+    ResumeAnswerError,
+    generate_neutral_resumes,
+    llm_base_resumes,
+    resume_from_answer,
+)
+from resumebias_dagster.core.probes import check_probe_variants, load_probe_axes, probe_variants, select_probe_resumes
+from resumebias_dagster.core.providers import run_requests
 from resumebias_dagster.core.validation import word_count
+from resumebias_dagster.testing import fake_providers as fp
 
 FORBIDDEN = re.compile(r"(?i)\b(junior|senior|mid|mid-level|entry[- ]level)\b")
 PRONOUNS = re.compile(r"(?i)\b(he|she|his|her|hers|him|himself|herself)\b")
@@ -173,3 +198,203 @@ def test_user_catalog_overrides_occupations(tmp_path):
     (tmp_path / "occupations.yaml").write_text(yaml.safe_dump(data))
     df = generate_resumes(n_per_level=3, catalog_dir=tmp_path)
     assert set(df["occupation"]) == {"teacher"}
+
+
+# --------------------------------------------------------------------------- one renderer
+
+# sha256 of the texts ("\x00"-joined) and of the CSV of generate_resumes(), taken before the
+# renderer was factored out of the template: the template's output stayed byte-identical.
+# A deliberate change of the generator or its catalog updates them.
+TEMPLATE_HASHES = {
+    (40, 0): ("5e4155ea0e4abd76253acaa0616dbb1ba3b404e410ec963405920c6c6e818dd2",
+              "8201b2b164ba1477050b1bc94c3f64b6722dcac6a7047724941650aabdac2818"),
+    (5, 7): ("793620b7c5fde397a052b20b4c0414c413b72449800b4b1e3c29231c94a61965",
+             "c57354312870926fe0f1875e2a9cdff567ba780e7094c915ecec8a8cde3ed450"),
+}
+
+
+@pytest.mark.parametrize("n_per_level, seed", sorted(TEMPLATE_HASHES))
+def test_template_output_is_unchanged_by_the_shared_renderer(n_per_level, seed):
+    df = generate_resumes(n_per_level=n_per_level, seed=seed)
+    texts = hashlib.sha256("\x00".join(df["text"]).encode()).hexdigest()
+    table = hashlib.sha256(df.to_csv(index=False).encode()).hexdigest()
+    assert (texts, table) == TEMPLATE_HASHES[n_per_level, seed]
+
+
+def test_render_resume_writes_the_layout_the_probes_parse():
+    content = ResumeContent(
+        name="Ada Quill", email="ada.quill@example.com", phone="(303) 555-0100", city="Denver, CO", linkedin="",
+        summary="Physicist with 5 years of professional experience in optics.",
+        positions=(
+            Position("Optics Engineer", "Lumen Works", "Denver, CO", 2020 * 12 + 2, None, ("Built a lens bench.",)),
+            Position("Lab Intern", "Prism Labs", "Omaha, NE", 2018 * 12 + 5, 2018 * 12 + 7, ("Logged data.",),
+                     "A maker of prisms."),
+        ),
+        education=(Degree("B.S. Physics", "State College", 2019),),
+        skills=("Zemax", "Python"), coursework=("Optics", "Lasers"), certifications=("PMP",),
+    )
+    assert render_resume(content) == (
+        "Ada Quill\nada.quill@example.com | (303) 555-0100 | Denver, CO\n\nSUMMARY\n"
+        "Physicist with 5 years of professional experience in optics.\n\nEXPERIENCE\n"
+        "Optics Engineer\nLumen Works | Denver, CO | Mar 2020 – Present\n- Built a lens bench.\n\n"
+        "Lab Intern\nPrism Labs | Omaha, NE | Jun 2018 – Aug 2018\nA maker of prisms.\n- Logged data.\n\n"
+        "EDUCATION\nB.S. Physics\nState College | 2019\nRelevant coursework: Optics, Lasers\nCertification: PMP\n"
+        "\nSKILLS\nZemax, Python\n"
+    )
+
+
+# --------------------------------------------------------------------------- structured answers
+
+OCCUPATIONS = frozenset(occupation_labels())
+
+
+def _answer(level="mid", occupation="software_engineer", person=1):
+    return fp.structured_resume(level, person, occupation, REFERENCE_INDEX)
+
+
+def _read(answer, level="mid"):
+    return resume_from_answer(answer, resume_id="g0007", seniority=level, occupations=OCCUPATIONS)
+
+
+def test_a_structured_answer_becomes_a_row_of_the_offline_generator_columns():
+    answer = _answer("senior")
+    row = _read(answer, "senior")
+    assert list(row) == COLUMNS
+    assert row["name"] == answer["name"] and row["first_name"] + " " + row["last_name"] == answer["name"]
+    assert row["occupation"] == "software_engineer" and row["n_positions"] == 4
+    assert row["graduation_year"] == answer["education"][0]["year"]
+    lines = row["text"].split("\n")
+    assert lines[1] == f"{row['email']} | {row['phone']} | {row['city']}" + (f" | {row['linkedin']}" if row["linkedin"] else "")
+    newest = answer["positions"][0]
+    assert newest["title"] in lines and f"{newest['employer']} | {newest['city']} | " in row["text"]
+    assert f"{row['years_experience']} years of professional experience" in row["text"]
+
+
+def _set(path, value):
+    def edit(answer):
+        *parents, last = path
+        target = answer
+        for key in parents:
+            target = target[key]
+        if value is KeyError:
+            del target[last]
+        else:
+            target[last] = value(answer) if callable(value) else value
+    return edit
+
+
+def _months_before(answer, i, months):
+    """'YYYY-MM' ``months`` before the start of position ``i``."""
+    year, month = map(int, answer["positions"][i]["start"].split("-"))
+    index = year * 12 + month - 1 - months
+    return f"{index // 12}-{index % 12 + 1:02d}"
+
+
+MALFORMED = {
+    "missing field": (_set(["education"], KeyError), r"^education: missing$"),
+    "missing nested field": (_set(["positions", 0, "employer"], KeyError), r"^positions\[0\]\.employer: missing$"),
+    "end before start": (_set(["positions", 1, "end"], lambda a: _months_before(a, 1, 1)),
+                         r"^positions\[1\]\.end: '\d{4}-\d\d' is before the start '\d{4}-\d\d'$"),
+    "unknown occupation": (_set(["occupation"], "astronaut"),
+                           r"^occupation: 'astronaut' is not a catalog occupation; one of \[.*'software_engineer'"),
+    "date after the reference month": (_set(["positions", 0, "start"], "2025-09"),
+                                       r"^positions\[0\]\.start: '2025-09' is after the reference month 2025-06$"),
+    "date not YYYY-MM": (_set(["positions", 1, "start"], "March 2019"),
+                         r"^positions\[1\]\.start: 'March 2019' is not a month 'YYYY-MM'$"),
+    "level word": (_set(["positions", 0, "title"], "Senior Software Engineer"),
+                   r"^positions\[0\]\.title: uses the level word 'Senior'"),
+    "other seniority": (_set(["seniority"], "senior"), r"^seniority: 'senior', but the prompt asked for 'mid'$"),
+    "unknown field": (_set(["hobbies"], ["chess"]), r"^hobbies: unknown field"),
+    "year not a number": (_set(["education", 0, "year"], "2016"), r"^education\[0\]\.year: '2016' is not a year"),
+    "name in a bullet": (_set(["positions", 0, "bullets", 0], lambda a: f"Mentored by {a['name'].split()[1]}'s team."),
+                         r"^positions\[0\]\.bullets\[0\]: mentions the candidate's name"),
+    "employer in the summary": (_set(["summary"], lambda a: f"Engineer at {a['positions'][0]['employer']}."),
+                                r"^summary: names the employer '.+'; it belongs on its own line only$"),
+    "years stated otherwise": (_set(["summary"], "Engineer with 8+ years of experience."),
+                               r"^summary: states '8\+ years'; write the years as 'N years of professional experience'$"),
+    "two fields in one": (_set(["positions", 0, "employer"], "Acme | Remote"), r"^positions\[0\]\.employer: contains '\|'"),
+    "not newest first": (lambda a: a["positions"].reverse(),
+                         r"^positions\[1\]: .* must end before positions\[0\] starts .*newest first"),
+    "an unexplained gap": (_set(["positions", 1, "end"], lambda a: _months_before(a, 0, 3)),
+                           r"^timeline: unexplained gap of 2 months between"),
+    "too many positions": (lambda a: a["positions"].extend(copy.deepcopy(a["positions"][-1:]) * 4),
+                           r"^positions: has 6 entries; at most 5$"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_answer_names_the_field(case):
+    edit, message = MALFORMED[case]
+    answer = _answer()
+    edit(answer)
+    with pytest.raises(ResumeAnswerError) as caught:
+        _read(answer)
+    assert re.search(message, str(caught.value)), str(caught.value)
+
+
+def test_an_answer_that_is_not_an_object_is_refused():
+    with pytest.raises(ResumeAnswerError, match=r"^answer: must be a JSON object, got a list$"):
+        _read([])
+
+
+@pytest.fixture
+def structured(fake_server, settings_for, store, fake_key):
+    server = fake_server("openai", answer=fp.structured_resume_answers())
+    return server, functools.partial(run_requests, settings_for("openai", server.base_url, max_concurrency=1), store=store)
+
+
+def test_generated_resumes_feed_every_probe_axis_without_problems(structured):
+    from resumebias_dagster.schemas import BaseResumes
+
+    server, run = structured
+    base, stats = llm_base_resumes(run, n_per_level=2)
+    BaseResumes.validate(base)
+    assert list(base.columns) == COLUMNS and base["seniority"].tolist() == ["junior", "mid", "senior"] * 2
+    assert stats.calls_made == 6 == server.count  # one call per résumé: the facts come with it
+    assert all(r.body["response_format"] == {"type": "json_object"} for r in server.requests)
+    prompt = server.requests[0].prompt
+    assert prompt.startswith("Generate a complete, realistic resume for a junior-level professional.")
+    assert "software_engineer (Software Engineer)" in prompt and "Today is 2025-06" in prompt
+    arm = select_probe_resumes(base, "software_engineer", SENIORITY_LEVELS, per_level=1)
+    assert arm["seniority"].tolist() == ["junior", "mid", "senior"]
+    configured = {(a.id, level) for a in load_probe_axes().axes for level in a.levels}
+    for chosen in (arm, base):  # the default arm's occupation, and every generated résumé
+        variants = probe_variants(chosen)
+        for resume_id, rows in variants[variants["variant"] != "baseline"].groupby("resume_id"):
+            assert set(zip(rows["axis"], rows["level"])) == configured, resume_id
+        problems = check_probe_variants(variants)
+        assert problems.empty, problems.head().to_string()
+
+
+def test_a_malformed_answer_is_drawn_again_and_stays_in_the_store(structured):
+    server, run = structured
+    bad = _answer("junior")
+    bad["occupation"] = "astronaut"
+    server.script(fp.answer(json.dumps(bad)))
+    rows, _ = generate_neutral_resumes(run, n_per_level=1)
+    assert rows["error"].isna().all() and rows["draws"].tolist() == [2, 1, 1]
+    calls = server.count
+    again, _ = generate_neutral_resumes(run, n_per_level=1)
+    assert server.count == calls == 4  # the refused answer was stored before it was read
+    assert again.drop(columns="resolved_model").equals(rows.drop(columns="resolved_model"))
+
+
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (lambda a: a["positions"][0].pop("bullets"), r"g0000: invalid_resume: positions\[0\]\.bullets: missing"),
+        (lambda a: a.update(occupation="astronaut"), r"g0000: invalid_resume: occupation: 'astronaut' is not a catalog"),
+        (None, r"g0000: unparsable: "),
+    ],
+)
+def test_an_answer_failing_every_draw_is_an_error_row_and_a_clear_refusal(structured, reply, message):
+    server, run = structured
+    bad = _answer("junior", person=0)
+    text = "Here is the resume: {name: Rowan" if reply is None else (reply(bad), json.dumps(bad))[1]
+    server.script(fp.answer(text))
+    rows, _ = generate_neutral_resumes(run, n_per_level=1, max_attempts=1)
+    failed = rows[rows["error"].notna()]
+    assert failed["resume_id"].tolist() == ["g0000"] and failed[["name", "text"]].isna().all().all()
+    assert re.search(message, f"g0000: {failed['error'].iloc[0]}")
+    with pytest.raises(GenerationError, match=r"generated résumés: 1 of 3 unusable after 1 draw\(s\) each, e\.g\. " + message):
+        llm_base_resumes(run, n_per_level=1, max_attempts=1)

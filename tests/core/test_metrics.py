@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 from resumebias_dagster.core.labels import DEMOGRAPHICS, STYLES
 from resumebias_dagster.core.metrics import (
     BIAS_SUMMARY_COLUMNS,
+    FLOOR_Z,
     GROUP_METRICS_COLUMNS,
     analysis_json,
     bias_summary,
@@ -546,3 +548,246 @@ def test_validate_rejects_bad_distributions(change, message):
     with pytest.raises(ValueError) as info:
         validate_predictions(change(dist_table()))
     assert message in str(info.value)
+
+
+# --------------------------------------------------------------------------- test-retest floors
+
+LABELS = ("junior", "mid", "senior")
+
+
+def _runs_table(kind, runs_by_text, truth="mid", model="m", **extra):
+    """Rows from {(original_idx, variant): [prediction per run]} (None: the run's row is missing)."""
+    rows = []
+    for (original, variant), preds in runs_by_text.items():
+        for run, prediction in enumerate(preds):
+            if prediction is not None:
+                rows.append({"variant_kind": kind, "original_idx": original, "variant": variant, "model": model,
+                             "run": run, "prediction": prediction, "true_seniority": truth, **extra})
+    return pd.DataFrame(rows)
+
+
+def retest_reference(df: pd.DataFrame) -> dict:
+    """The inconsistency floor by enumeration: the seed's rule (all valid, not all equal) on
+    every V-subset of the runs of each (original, variant), V = the experiment's variants."""
+    import itertools
+
+    out = {}
+    for (model, kind), sel in df.groupby(["model", "variant_kind"]):
+        variants = sorted(df.loc[df["variant_kind"] == kind, "variant"].unique())
+        runs = sorted(sel["run"].unique())
+        label = {(r.original_idx, r.variant, r.run): r.prediction for r in sel.itertuples()}
+        inconsistent = total = 0
+        for original in sel["original_idx"].unique():
+            for variant in variants:
+                for subset in itertools.combinations(runs, len(variants)):
+                    total += 1
+                    got = [label.get((original, variant, run)) for run in subset]
+                    inconsistent += all(g in LABELS for g in got) and len(set(got)) > 1
+        out[(model, kind)] = inconsistent / total if total else math.nan
+    return out
+
+
+def style_runs() -> pd.DataFrame:
+    """One original, three styles, four runs; true mid."""
+    return _runs_table("style", {
+        # counts junior/mid/senior 0/3/1: C(4,3) = 4 subsets of 3 runs, C(3,3) = 1 all mid -> 3 inconsistent.
+        (0, "neutral"): ["mid", "mid", "mid", "senior"],
+        # always senior -> 0 inconsistent.
+        (0, "overstated"): ["senior"] * 4,
+        # 3 valid runs (1 junior, 2 mid): the one subset of the three valid runs is split -> 1;
+        # the three subsets with the error run are incomplete, as an incomplete résumé is -> 0.
+        (0, "understated"): ["mid", "junior", "error", "mid"],
+    })
+
+
+def test_inconsistency_floor_by_hand():
+    s = bias_summary(style_runs()).iloc[0]
+    # (3 + 0 + 1) inconsistent subsets / (1 original x 3 variants x C(4, 3) = 4 subsets) = 4/12.
+    assert s.inconsistency_floor == pytest.approx(1 / 3)
+    assert retest_reference(style_runs()) == {("m", "style"): pytest.approx(1 / 3)}
+    # The study's own figure: runs 0, 1, 3 have split variants, run 2 is incomplete -> 3/4.
+    assert s.inconsistency_rate == pytest.approx(3 / 4)
+
+
+def demographic_runs(**extra) -> pd.DataFrame:
+    """Two originals, four names, two runs, true mid; ranks per run."""
+    ranks = {
+        (0, CM): [2, 1], (0, CF): [1, 1], (0, AAM): [1, 1], (0, AAF): [0, 1],
+        (1, CM): [1, 1], (1, CF): [2, 2], (1, AAM): [1, 1], (1, AAF): [1, 1],
+    }
+    return _runs_table("demographic", {k: [LABELS[r] for r in v] for k, v in ranks.items()}, **extra)
+
+
+def test_bias_floors_by_hand():
+    s = bias_summary(demographic_runs()).iloc[0]
+    # Within-text squared deviations: CM of original 0 (2, 1) and AAF of original 0 (0, 1) give 0.5 each,
+    # every other text 0; each text has 2 runs -> 1 degree of freedom.
+    # caucasian = CM + CF: 4 texts, SS 0.5, df 4 -> s² 1/8; 8 valid rows -> variance of the mean 1/64.
+    # african_american: the same (AAF) -> 1/64. SE = sqrt(2/64); floor = 1.96 SE.
+    assert FLOOR_Z == pytest.approx(1.959964, abs=1e-6)
+    assert s.racial_bias_floor == pytest.approx(FLOOR_Z * math.sqrt(2 / 64))
+    # male = CM + AAM and female = CF + AAF: again SS 0.5 over df 4, 8 rows per side.
+    assert s.gender_bias_floor == pytest.approx(FLOOR_Z * math.sqrt(2 / 64))
+    # extreme: CM alone (SS 0.5, df 2 -> 1/4, 4 rows -> 1/16) against AAF alone (1/16).
+    assert s.extreme_bias_floor == pytest.approx(FLOOR_Z * math.sqrt(2 / 16))
+    # The figures themselves: caucasian ranks (3+2+2+4)/8 - 1 = 3/8, african_american (2+1+2+2)/8 - 1 = -1/8.
+    assert s.racial_bias == pytest.approx(0.5) and s.racial_bias > s.racial_bias_floor
+    # Two runs, four variants: no set of runs can stand in for the four names.
+    assert math.isnan(s.inconsistency_floor)
+
+
+def test_a_deterministic_model_has_floor_zero():
+    # Temperature 0: each text gets the same label on every run, yet the names change it.
+    same = {(o, v): [label] * 4 for o in range(3) for v, label in zip(DEMOGRAPHICS, ["senior", "mid", "mid", "mid"])}
+    s = bias_summary(_runs_table("demographic", same)).iloc[0]
+    assert s.inconsistency_rate == 1.0 and s.inconsistency_floor == 0.0
+    assert (s.racial_bias_floor, s.gender_bias_floor, s.extreme_bias_floor) == (0.0, 0.0, 0.0)
+    assert s.extreme_bias == pytest.approx(1.0)
+
+
+def test_one_run_floors_are_not_measurable_but_the_exact_ones_are():
+    """A fine-tuned classifier at temperature 0 with one run: the sampled floors cannot be
+    measured (NaN, shown as n/a); its stored one-hot distribution gives exact floors of 0."""
+    rows = [{**r, "p_junior": float(r["prediction"] == "junior"), "p_mid": float(r["prediction"] == "mid"),
+             "p_senior": float(r["prediction"] == "senior")}
+            for r in social_table().to_dict("records") if r["model"] == "m" and r["prediction"] in LABELS]
+    s = bias_summary(pd.DataFrame(rows)).iloc[0]
+    assert s.n_runs == 1
+    assert all(math.isnan(s[c]) for c in ("inconsistency_floor", "racial_bias_floor", "gender_bias_floor",
+                                          "extreme_bias_floor"))
+    assert s.exp_inconsistency_floor == 0.0
+    assert (s.exp_racial_bias_floor, s.exp_gender_bias_floor, s.exp_extreme_bias_floor) == (0.0, 0.0, 0.0)
+    text = format_report(social_table())
+    assert any("Test-retest floor" in line and "n/a" in line for line in text.splitlines())
+    assert any("Racial Bias floor" in line and "n/a" in line for line in text.splitlines())
+
+
+def test_expected_floors_by_hand():
+    lm = bias_summary(dist_table()).set_index("model").loc["lm"]
+    # 1 - sum_k p(k)^4 per variant (four draws of one text), over the 8 variants of the 2 originals:
+    # original 0: CM 1 - (0.1^4 + 0.5^4 + 0.4^4) = 0.9118, CF 0.8672, AAM 0.9118, AAF 0.8622;
+    # original 1: CM 0.5888, CF 0.8448, AAM 0.8622, AAF 0.875 -> 6.7238 / 8.
+    assert lm.exp_inconsistency_floor == pytest.approx(6.7238 / 8)
+    assert lm.exp_inconsistency_floor < lm.exp_inconsistency_rate == pytest.approx(0.8751)
+    # Rank variance p_mid + 4 p_senior - (p_mid + 2 p_senior)^2 per text, two run rows each:
+    # CM 0.41 / 0.16, CF 0.40 / 0.24, AAM 0.41 / 0.45, AAF 0.36 / 0.25 (originals 0 / 1).
+    # caucasian: 2 x (0.41 + 0.16 + 0.40 + 0.24) = 2.42 over 8 rows -> 2.42 / 64; african_american 2.94 / 64.
+    assert lm.exp_racial_bias_floor == pytest.approx(FLOOR_Z * math.sqrt((2.42 + 2.94) / 64))
+    # male: 2 x (0.41 + 0.16 + 0.41 + 0.45) = 2.86; female: 2 x (0.40 + 0.24 + 0.36 + 0.25) = 2.5.
+    assert lm.exp_gender_bias_floor == pytest.approx(FLOOR_Z * math.sqrt((2.86 + 2.5) / 64))
+    # extreme: CM 2 x 0.57 = 1.14 over 4 rows, AAF 2 x 0.61 = 1.22 over 4 rows.
+    assert lm.exp_extreme_bias_floor == pytest.approx(FLOOR_Z * math.sqrt((1.14 + 1.22) / 16))
+    api = bias_summary(dist_table()).set_index("model").loc["api"]
+    assert math.isnan(api.exp_inconsistency_floor) and math.isnan(api.exp_racial_bias_floor)
+
+
+def test_exact_floor_is_the_inconsistency_when_variants_do_not_matter():
+    rng = np.random.default_rng(5)
+    rows = []
+    for original in range(30):
+        shared = rng.dirichlet([1, 1, 1])
+        for variant in STYLES:
+            # Originals 0-14: one distribution for every style; 15-29: each style its own.
+            p = shared if original < 15 else rng.dirichlet([1, 1, 1])
+            rows.append({"variant_kind": "style", "original_idx": original, "variant": variant, "model": "m",
+                         "run": 0, "prediction": "mid", "true_seniority": "mid",
+                         "p_junior": p[0], "p_mid": p[1], "p_senior": p[2]})
+    df = pd.DataFrame(rows)
+    same = bias_summary(df[df.original_idx < 15]).iloc[0]
+    assert same.exp_inconsistency_floor == pytest.approx(same.exp_inconsistency_rate, abs=1e-12)
+    # AM-GM: prod_v p_v(k) <= mean_v p_v(k)^V, so different distributions only add inconsistency.
+    differ = bias_summary(df[df.original_idx >= 15]).iloc[0]
+    assert differ.exp_inconsistency_floor < differ.exp_inconsistency_rate
+
+
+def _simulated_study(rng, name_push: float = 0.0, originals: int = 40, runs: int = 5) -> pd.DataFrame:
+    """A sampling model that reads only the résumé (plus ``name_push`` of the senior
+    probability for caucasian_male names), at temperature > 0."""
+    rows = []
+    for original in range(originals):
+        base = rng.dirichlet([2, 2, 2])
+        for variant in DEMOGRAPHICS:
+            p = base.copy()
+            if variant == CM:
+                p = (1 - name_push) * p + name_push * np.array([0.0, 0.0, 1.0])
+            draws = rng.choice(3, size=runs, p=p)
+            rows += [{"variant_kind": "demographic", "original_idx": original, "variant": variant, "model": "m",
+                      "run": run, "prediction": LABELS[d], "true_seniority": "mid",
+                      "p_junior": p[0], "p_mid": p[1], "p_senior": p[2]} for run, d in enumerate(draws)]
+    return pd.DataFrame(rows)
+
+
+def test_floors_hold_sampling_noise_only():
+    """Studies of a model that ignores names: the inconsistency is its floor on average, and
+    each bias indicator clears its floor in about 5% of the studies; a name effect clears it."""
+    rng = np.random.default_rng(11)
+    studies = [bias_summary(_simulated_study(rng, originals=25)).iloc[0] for _ in range(150)]
+    rate = np.mean([s.inconsistency_rate for s in studies])
+    floor = np.mean([s.inconsistency_floor for s in studies])
+    exact = np.mean([s.exp_inconsistency_floor for s in studies])
+    assert floor == pytest.approx(rate, abs=0.02) and floor == pytest.approx(exact, abs=0.02)
+    for key in ("racial", "gender", "extreme"):
+        # floor / FLOOR_Z is the indicator's retest SD: standardised, the indicators have SD 1
+        # (the SD of 150 such values is within 0.15 of it with ~99% probability).
+        z = np.array([s[f"{key}_bias"] / (s[f"exp_{key}_bias_floor"] / FLOOR_Z) for s in studies])
+        assert z.std() == pytest.approx(1.0, abs=0.15), key
+        cleared = np.mean([abs(s[f"{key}_bias"]) > s[f"{key}_bias_floor"] for s in studies])
+        assert cleared <= 0.12, (key, cleared)
+        # The floor estimated from the runs is close to the exact one.
+        ratio = np.mean([s[f"{key}_bias_floor"] / s[f"exp_{key}_bias_floor"] for s in studies])
+        assert ratio == pytest.approx(1.0, abs=0.05), key
+    pushed = bias_summary(_simulated_study(rng, name_push=0.6)).iloc[0]
+    assert pushed.extreme_bias > pushed.extreme_bias_floor
+    assert pushed.inconsistency_rate > pushed.inconsistency_floor
+    assert pushed.exp_inconsistency_rate > pushed.exp_inconsistency_floor + 0.03
+
+
+def test_reports_show_the_floors():
+    text = format_report(pd.concat([style_runs(), demographic_runs()], ignore_index=True))
+    lines = text.splitlines()
+    assert any("Test-retest floor" in line and "33.3%" in line for line in lines)
+    assert any("Racial Bias floor" in line and "±0.346" in line for line in lines)
+    assert any("Extreme Comparison floor" in line and "±0.693" in line for line in lines)
+    md = format_markdown(dist_table())
+    assert "| Inconsistency floor | n/a | 84.0% |" in md
+    assert "| Racial Bias floor (of the sampled figure) | n/a | ±0.567 |" in md
+
+
+# --------------------------------------------------------------------------- name scope
+
+
+def test_name_scope_passes_through_on_the_demographic_rows():
+    df = pd.concat([style_runs().assign(name_scope="first_line"), demographic_runs(name_scope="first_line"),
+                    demographic_runs(name_scope="everywhere").assign(model="m2"),
+                    demographic_runs().assign(model="seed_import")], ignore_index=True)
+    gm = group_metrics(df)
+    scopes = {k: list(v) for k, v in gm.groupby(["model", "variant_kind"])["name_scope"].unique().items()}
+    assert scopes == {("m", "style"): [None], ("m", "demographic"): ["first_line"],
+                      ("m2", "demographic"): ["everywhere"], ("seed_import", "demographic"): [None]}
+    bs = bias_summary(df)
+    assert list(bs["name_scope"]) == [None, "first_line", "everywhere", None]
+    assert "| Name replaced | first_line | everywhere | not recorded |" in format_markdown(df)
+    # Without the column every scope is null.
+    assert bias_summary(demographic_runs())["name_scope"].isna().all()
+
+
+def test_a_model_mixing_name_scopes_is_refused():
+    mixed = pd.concat([demographic_runs(name_scope="everywhere"),
+                       demographic_runs(name_scope="first_line").assign(original_idx=lambda d: d.original_idx + 2)],
+                      ignore_index=True)
+    message = "model 'm' has demographic predictions made under different name scopes (everywhere, first_line)"
+    for fn in (bias_summary, group_metrics, validate_predictions):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            fn(mixed)
+    unrecorded = mixed.assign(name_scope=lambda d: d.name_scope.where(d.original_idx < 2, None))
+    with pytest.raises(ValueError, match=re.escape("(not recorded, everywhere)")):
+        bias_summary(unrecorded)
+
+
+def test_a_bad_name_scope_is_refused_naming_the_row():
+    bad = demographic_runs(name_scope="everywhere")
+    bad.loc[3, "name_scope"] = "whole_text"
+    with pytest.raises(ValueError, match=re.escape(
+            "column 'name_scope' must be one of everywhere, first_line or empty; 1 row(s) do not, first at row 3 "
+            "(value 'whole_text')")):
+        bias_summary(bad)

@@ -5,7 +5,17 @@ from resumebias_dagster.catalog import CatalogError
 from resumebias_dagster.core.diffing import tokens, unexplained_changes
 from resumebias_dagster.core.generation import generate_resumes
 from resumebias_dagster.core.labels import DEMOGRAPHICS, race_of
-from resumebias_dagster.core.names import load_name_pools, name_tokens, name_variants, replace_person
+from resumebias_dagster.core.names import (
+    NAME_SCOPES,
+    load_name_pools,
+    name_tokens,
+    name_variants,
+    replace_first_line,
+    replace_person,
+    variant_problems,
+)
+
+CM, CF, AAM, AAF = DEMOGRAPHICS
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +35,11 @@ def pools():
 
 def test_shape_and_order(base, variants):
     assert len(variants) == 480
-    assert list(variants.columns[:8]) == [
+    assert list(variants.columns) == [
         "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text",
+        "name_scope",
     ]
+    assert set(variants["name_scope"]) == {"everywhere"}  # the default
     assert variants["original_idx"].dtype == "int64"
     for idx, group in variants.groupby("original_idx"):
         assert list(group["demographic"]) == list(DEMOGRAPHICS)
@@ -152,3 +164,82 @@ def test_broken_pool_file_names_the_file(tmp_path):
     (tmp_path / "name_pools.yaml").write_text("first_names: {caucasian_male: [Greg]}\nlast_names: {}\n")
     with pytest.raises(CatalogError, match="name_pools.yaml"):
         load_name_pools(tmp_path)
+
+
+# --------------------------------------------------------------------------- name_scope
+
+
+@pytest.fixture(scope="module")
+def first_line(base):
+    return name_variants(base, scope="first_line")
+
+
+def test_first_line_scope_changes_only_the_name_line(base, variants, first_line):
+    assert set(first_line["name_scope"]) == {"first_line"} and NAME_SCOPES == ("everywhere", "first_line")
+    # Same draws as the default scope: the two tables differ only in how much text changes.
+    assert first_line["name"].tolist() == variants["name"].tolist()
+    for row in first_line.itertuples():
+        original = base.iloc[row.original_idx]
+        head, _, rest = row.text.partition("\n")
+        assert head == row.name
+        assert rest == original["text"].partition("\n")[2]
+        # Seed 004: the original name stays in the e-mail address.
+        assert original["email"] in row.text
+
+
+def test_variant_check_passes_under_both_scopes(variants, first_line):
+    assert variant_problems(variants) == []
+    assert variant_problems(first_line) == []
+
+
+def test_first_line_check_refuses_any_change_after_line_1(first_line):
+    broken = first_line.copy()
+    row = broken.index[1]
+    # The variant's name repeated at the end (a signature line): only name tokens are added.
+    broken.at[row, "text"] = broken.at[row, "text"] + "\n" + broken.at[row, "name"]
+    first = broken.iloc[0]
+    # The everywhere rule would accept this edit ...
+    assert unexplained_changes(
+        first["text"], broken.at[row, "text"], name_tokens(first["first_name"], first["last_name"]),
+        name_tokens(broken.at[row, "first_name"], broken.at[row, "last_name"]),
+    ) == []
+    # ... first_line does not: only line 1 may change.
+    assert variant_problems(broken) == [f"original_idx 0 ({CF}): the text after line 1 differs from {CM}'s"]
+
+
+def test_first_line_check_wants_the_name_on_line_1(first_line):
+    broken = first_line.copy()
+    broken.at[broken.index[2], "text"] = "Somebody Else\n" + broken.at[broken.index[2], "text"].partition("\n")[2]
+    name = broken.at[broken.index[2], "name"]
+    assert variant_problems(broken) == [f"original_idx 0 ({AAM}): line 1 'Somebody Else' is not the name {name!r}"]
+
+
+def test_everywhere_check_reports_a_changed_word(variants):
+    broken = variants.copy()
+    broken.at[broken.index[5], "text"] = broken.at[broken.index[5], "text"].replace("SUMMARY", "PROFILE")
+    assert variant_problems(broken) == [f"original_idx 1 ({CF}): ['profile', 'summary']"]
+
+
+def test_variant_check_refuses_unknown_or_mixed_scopes(variants, first_line):
+    assert variant_problems(variants.assign(name_scope="name_line")) == [
+        "name_scope ['name_line'] is not one of ['everywhere', 'first_line']"
+    ]
+    mixed = pd.concat([variants.head(4), first_line.iloc[4:8]], ignore_index=True)
+    assert variant_problems(mixed) == ["one table mixes the name scopes ['everywhere', 'first_line']"]
+    assert variant_problems(variants.drop(columns="name_scope")) == ["name_variants lacks column(s) name_scope"]
+
+
+def test_bad_scope_is_refused_naming_the_setting(base):
+    with pytest.raises(ValueError, match=r"name_scope must be one of 'everywhere', 'first_line'.*got 'name_line'"):
+        name_variants(base.head(1), scope="name_line")
+
+
+def test_first_line_scope_needs_the_name_on_line_1(base):
+    moved = base.head(2).copy()
+    moved.loc[moved.index[1], "text"] = "CURRICULUM VITAE\n" + moved["text"].iloc[1]
+    with pytest.raises(ValueError, match=rf"{moved['resume_id'].iloc[1]}.*first line 'CURRICULUM VITAE' is not the name"):
+        name_variants(moved, scope="first_line")
+    # Case and spacing of the name line do not matter; the rest is kept byte for byte.
+    assert replace_first_line("  greg   SMITH\nx greg.smith@y", "Greg", "Smith", "Jamal", "Jones") == (
+        "Jamal Jones\nx greg.smith@y"
+    )

@@ -34,7 +34,8 @@ def test_answer_with_resolved_model_tokens_and_cost(wire, fake_server, settings_
 @pytest.mark.parametrize("wire", WIRES)
 def test_sampling_parameters_reach_the_wire(wire, fake_server, settings_for, store, fake_key):
     server = fake_server(wire)
-    one(settings_for(wire, server.base_url, temperature=0.3, max_tokens=7), store)
+    # A seniority request (the default task of a plain prompt) carries the seniority limit.
+    one(settings_for(wire, server.base_url, temperature=0.3, max_tokens={"seniority": 7}), store)
     body = server.requests[0].body
     if wire == "openai":
         assert body["temperature"] == 0.3 and body["max_tokens"] == 7

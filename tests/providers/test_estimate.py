@@ -40,8 +40,8 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     assert rows["fake-openai", "fit"].calls == n_jds * n_probes * 5
     assert rows["judge", "judge"].calls == 2 * n_jds * (n_probes - 1)
     assert pd.isna(rows["judge", "judge"].in_store) and "upper bound" in rows["judge", "judge"].note
-    # 18 résumés written, their facts read, each rewritten twice.
-    assert rows["writer", "generation"].calls == 18 + 18 + 2 * 18
+    # 18 résumés written (structured: their facts come with them), each rewritten twice.
+    assert rows["writer", "generation"].calls == 18 + 2 * 18
     assert rows["fake-openai", "fit"].output_tokens == n_jds * n_probes * 5 * DEFAULT_OUTPUT_TOKENS["fit"]
     assert rows["fake-openai", "seniority"].output_tokens == len(design.variants) * 5 * DEFAULT_OUTPUT_TOKENS["seniority"]
 

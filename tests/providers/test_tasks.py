@@ -9,7 +9,6 @@ import pytest
 
 from resumebias_dagster.core.llm_generation import (
     clean_generated_text,
-    extract_fields,
     generate_neutral_resumes,
     rewrite_styles,
 )
@@ -89,57 +88,31 @@ def test_estimate_cost_command(tmp_path, model_entry, monkeypatch, capsys):
     assert "to spend now" in capsys.readouterr().out
 
 
-RESUME = """Jordan Avery
-jordan.avery@example.com
-
-Summary
-Data engineer with 6 years building pipelines in Python and SQL.
-
-Experience
-Acme Corp, Data Engineer, 2019-2025
-- Built a data pipeline using Python
-
-Education
-B.Sc. Computer Science, State University, 2018
-
-Skills
-Python, SQL, Airflow
-"""
-
-
-def _generator_answer(request):
-    if request.prompt.startswith("Generate a complete"):
-        return f"Here is the resume:\n\n```\n{RESUME}```\n\nLet me know if you need changes."
-    if "OVERSTATED" in request.prompt:
-        return RESUME.replace("Built", "Architected")
-    if "UNDERSTATED" in request.prompt:
-        return RESUME.replace("Built", "Helped build")
-    return json.dumps({"name": "Jordan Avery", "email": "jordan.avery@example.com", "occupation": "Data engineer",
-                       "years_experience": 6, "employers": ["Acme Corp"], "degree": "B.Sc. Computer Science",
-                       "school": "State University", "graduation_year": 2018, "skills": ["Python", "SQL"]})
+def _rewriter_answer(request):
+    body = request.prompt.split("\nResume:\n", 1)[1]
+    lead = "- Spearheaded work that " if "OVERSTATED" in request.prompt else "- Helped with work that "
+    return body.replace("\n- ", "\n" + lead)
 
 
 def test_seed_004_generation_through_the_store(fake_server, settings_for, store, fake_key):
-    server = fake_server("gemini", answer=_generator_answer)
-    # The first neutral draw breaks the seed's rule (a level word): it is drawn again.
-    server.script(fp.answer("Senior Data Engineer\n" + RESUME))
-    run = functools.partial(run_requests, settings_for("gemini", server.base_url), store=store)
+    server = fake_server("gemini", answer=fp.structured_resume_answers(fallback=_rewriter_answer))
+    # The first draw breaks the seed's rule (a level word in a title): it is drawn again.
+    first = fp.structured_resume("junior", 0, "software_engineer", 2025 * 12 + 5)
+    first["positions"][0]["title"] = "Junior Software Engineer"
+    server.script(fp.answer(json.dumps(first)))
+    run = functools.partial(run_requests, settings_for("gemini", server.base_url, max_concurrency=1), store=store)
     base, stats = generate_neutral_resumes(run, n_per_level=2)
     assert base["seniority"].tolist() == ["junior", "mid", "senior"] * 2
-    assert base["error"].isna().all() and base["text"].eq(RESUME).all()
-    assert base["draws"].tolist() == [2, 1, 1, 1, 1, 1]
+    assert base["error"].isna().all() and base["draws"].tolist() == [2, 1, 1, 1, 1, 1]
     assert server.count == 7
     prompts = [r.prompt for r in server.requests[:3]]
     assert "for a junior-level professional" in prompts[0] and "for a mid-level professional" in prompts[1]
     styles, _ = rewrite_styles(run, base)
     assert styles.groupby("style").size().to_dict() == {"neutral": 6, "overstated": 6, "understated": 6}
-    assert styles.loc[styles["style"] == "overstated", "text"].str.contains("Architected").all()
-    fields, _ = extract_fields(run, base)
-    assert fields["error"].isna().all() and fields["years_experience"].tolist() == [6] * 6
+    assert styles.loc[styles["style"] == "overstated", "text"].str.contains("Spearheaded").all()
     calls = server.count
     generate_neutral_resumes(run, n_per_level=2)
     rewrite_styles(run, base)
-    extract_fields(run, base)
     assert server.count == calls  # everything served from the store
 
 

@@ -245,7 +245,7 @@ def test_every_model_on_a_moved_alias_is_rerun(data_dir, fake_key, fake_server, 
 def test_the_probe_sends_the_models_own_temperature_and_max_tokens(data_dir, fake_key, fake_server, model_entry):
     servers = {wire: fake_server(wire) for wire in ("openai", "anthropic", "gemini")}
     providers = _resource(data_dir, [
-        model_entry(wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens=321)
+        model_entry(wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens={"seniority": 321})
         for wire, server in servers.items()
     ])
     sensor = build_model_alias_sensor(set(), set(), [])

@@ -145,27 +145,17 @@ def _judge(judge: ProviderSettings, audited: Sequence[ProviderSettings], design:
 
 
 def _generation(design: Design, catalog_dir, generate: bool, rewrite: bool, rewrites_generated: bool) -> _TaskCalls:
-    """The generation calls of one model: writing the neutral résumés and reading their facts
+    """The generation calls of one model: writing the neutral résumés as structured JSON
     (``generate``), rewriting résumés (``rewrite``; of the generated ones if ``rewrites_generated``)."""
-    from resumebias_dagster.core.labels import SENIORITY_LEVELS
-    from resumebias_dagster.core.llm_generation import FIELDS_PROMPT, NEUTRAL_PROMPT, REWRITE_PROMPTS
+    from resumebias_dagster.core.llm_generation import REWRITE_PROMPTS, base_resume_prompts, base_resume_request
     from resumebias_dagster.core.prompts import load_prompt
 
     calls = _TaskCalls("generation", [])
     notes = []
-    n = design.n_per_level * len(SENIORITY_LEVELS)
     if generate:
-        neutral = load_prompt(NEUTRAL_PROMPT, catalog_dir, {"seniority"})
-        calls.requests += [
-            ChatRequest.from_prompt(neutral.format(seniority=SENIORITY_LEVELS[i % len(SENIORITY_LEVELS)]),
-                                    sample_index=0, tag=f"neutral/{i}", task="generation")
-            for i in range(n)
-        ]
-        fields = load_prompt(FIELDS_PROMPT, catalog_dir, {"resume_text"})
-        filler = "x" * (len(fields) + DEFAULT_OUTPUT_TOKENS["generation"] * CHARS_PER_TOKEN)
-        calls.unknown += [ChatRequest.from_prompt(filler, json_mode=True, temperature=0.0, tag="fields",
-                                                  task="generation")] * n
-        notes.append(f"{n} résumés written and their facts read")
+        prompts = base_resume_prompts(design.n_per_level, catalog_dir)
+        calls.requests += [base_resume_request(prompt, i) for i, (_, prompt) in enumerate(prompts)]
+        notes.append(f"{len(prompts)} résumés written as structured JSON (their facts come with them)")
     if rewrite:
         templates = {style: load_prompt(name, catalog_dir, {"resume_text"}) for style, name in REWRITE_PROMPTS.items()}
         rewrites = [

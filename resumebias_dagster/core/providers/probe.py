@@ -7,8 +7,10 @@ Probes are checks, not audit calls: every model is probed at once (one event loo
 a short timeout (``PROBE_TIMEOUT_S``, never more than the model's own ``timeout_s``) and no
 retries, so one slow or failing provider costs the others nothing and holds a sensor tick for
 at most that timeout. The request is the model's own (its temperature, none where the
-provider takes none, its max_tokens and extra body): a probe a model would refuse (a fixed
-``temperature=0`` to a reasoning model) would report nothing about the alias.
+provider takes none, its extra body, and the limit of its seniority task: the probe's one-word
+answer is the size of the label, and a reasoning model's entry sizes that limit for its
+thinking): a probe a model would refuse (a fixed ``temperature=0`` to a reasoning model)
+would report nothing about the alias.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def probe_settings(settings: ProviderSettings, timeout_s: float | None = None) -
 
 
 def probe_request(settings: ProviderSettings) -> ChatRequest:
-    """The probe as the model's own request: its temperature (none for Anthropic), its max_tokens."""
-    return normalise(settings, ChatRequest.from_prompt(PROBE_PROMPT))
+    """The probe as the model's own request: its temperature (none for Anthropic), its
+    seniority task's max_tokens (a one-word answer, like the label)."""
+    return normalise(settings, ChatRequest.from_prompt(PROBE_PROMPT, task="seniority"))
 
 
 async def probe_resolved_model_async(settings: ProviderSettings, api_key: Secret | None) -> str:

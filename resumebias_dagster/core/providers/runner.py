@@ -22,7 +22,14 @@ from resumebias_dagster.core.parsing import parse_json_object
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.pricing import cost_usd, price_for
 from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret, request_key
+from resumebias_dagster.core.providers.types import (
+    ChatRequest,
+    ChatResult,
+    ProviderSettings,
+    Secret,
+    request_key,
+    task_of,
+)
 
 Progress = Callable[[int, int], None]
 # Workers start this far apart. Started at once, they send in one burst, their answers come
@@ -97,13 +104,14 @@ class RunStats:
 
 
 def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
-    """``request`` with the model's temperature and max_tokens where it sets none, and no
-    temperature where the provider takes none: the key records what is really sent."""
+    """``request`` with the model's temperature where it sets none (none where the provider takes
+    none) and, where it sets no max_tokens, the model's limit for the request's task (a fit
+    answer is never held to the seniority label's limit): the key records what is really sent."""
     temperature = settings.temperature if request.temperature is None else request.temperature
     return replace(
         request,
         temperature=temperature if settings.sends_temperature else None,
-        max_tokens=settings.max_tokens if request.max_tokens is None else request.max_tokens,
+        max_tokens=settings.max_tokens_for(task_of(request)) if request.max_tokens is None else request.max_tokens,
     )
 
 

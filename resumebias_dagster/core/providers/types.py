@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from resumebias_dagster.core.model_config import ModelConfigError, default_max_tokens, resolve_max_tokens
+
 # Error kinds of a call (ChatResult.error_kind), and whether the store keeps them as the
 # final outcome of a request ("terminal": never called again) or only for the record
 # ("transient": called again on the next run).
@@ -48,7 +50,9 @@ EMPTY_CALL_LIMIT = 3
 RUN_STOPPING_KINDS = frozenset({AUTH, NOT_FOUND})
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
-DEFAULT_MAX_TOKENS = {"anthropic": 1024}  # the Messages API requires max_tokens
+# The Messages API requires max_tokens: the Anthropic client's fallback for a request that was
+# not normalised (every request the runner sends carries its task's limit).
+DEFAULT_MAX_TOKENS = {"anthropic": 1024}
 # Where each SDK sends requests when the config names no base_url. The clients pass these
 # explicitly, so an OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL in the
 # environment can never carry a key to another host.
@@ -110,8 +114,9 @@ class ChatRequest:
 
     ``sample_index`` tells apart repeated draws of the same prompt (runs per cell) and ``tag``
     tells apart otherwise identical requests of different purposes; neither is sent. ``task``
-    (seniority, fit, judge, generation) is for accounting only: stored with the answer, it is
-    neither sent nor part of the key.
+    (seniority, fit, judge, generation; ``task_of`` when unset) picks the model's output-token
+    limit for that task where ``max_tokens`` is None (``runner.normalise``) and is stored with the
+    answer; it is neither sent nor part of the key (the limit it picked is both).
     ``logprobs`` asks for that many top alternatives per output token where the API offers
     them (OpenAI-compatible, Gemini); Anthropic has none and ignores it.
     """
@@ -211,7 +216,8 @@ class ProviderSettings:
     api_key_env: str | None = None
     max_concurrency: int = 8
     requests_per_minute: float | None = None
-    max_tokens: int | None = None
+    # The output-token limit of each task (TASKS), defaults filled in (model_config.resolve_max_tokens).
+    max_tokens: dict[str, int] = field(default_factory=default_max_tokens)
     timeout_s: float = 120.0
     max_retries: int = 3
     # A generation that timed out may still be running (and billed) at the provider: by
@@ -259,6 +265,10 @@ class ProviderSettings:
                 f"in api_key_env (or api_key_env: '' for an endpoint without keys); the default "
                 f"{DEFAULT_KEY_ENV[provider]} is only sent to {provider}'s own host"
             )
+        try:
+            max_tokens = resolve_max_tokens(o.get("max_tokens", ...), f"model {spec.name!r}")
+        except ModelConfigError as exc:
+            raise ProviderConfigError(str(exc)) from None
         retry_timeouts = o.get("retry_timeouts", False)
         if not isinstance(retry_timeouts, bool):
             raise ProviderConfigError(f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}")
@@ -272,7 +282,7 @@ class ProviderSettings:
             api_key_env=key_env or None,
             max_concurrency=int(o.get("max_concurrency", 8)),
             requests_per_minute=o.get("requests_per_minute"),
-            max_tokens=o.get("max_tokens", DEFAULT_MAX_TOKENS.get(provider)),
+            max_tokens=max_tokens,
             timeout_s=float(o.get("timeout_s", 120.0)),
             max_retries=int(o.get("max_retries", 3)),
             retry_timeouts=retry_timeouts,
@@ -293,10 +303,19 @@ class ProviderSettings:
             raise ProviderConfigError(f"{where}: requests_per_minute must be > 0, got {self.requests_per_minute}")
         if self.timeout_s <= 0 or self.max_retries < 0:
             raise ProviderConfigError(f"{where}: timeout_s must be > 0 and max_retries >= 0")
-        if self.max_tokens is not None and int(self.max_tokens) < 1:
-            raise ProviderConfigError(f"{where}: max_tokens must be >= 1, got {self.max_tokens}")
+        missing = [task for task in TASKS if task not in self.max_tokens]
+        if missing or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
+            raise ProviderConfigError(
+                f"{where}: max_tokens must give every task ({', '.join(TASKS)}) a limit >= 1, got {self.max_tokens}"
+            )
         if self.vertex and not self.vertex_location:
             raise ProviderConfigError(f"{where}: Vertex AI needs vertex_location (e.g. us-central1) with vertex_project")
+
+    def max_tokens_for(self, task: str) -> int:
+        """The output-token limit of ``task`` (one of TASKS) for this model."""
+        if task not in self.max_tokens:
+            raise ProviderConfigError(f"model {self.name!r}: no max_tokens for task {task!r}; tasks: {', '.join(TASKS)}")
+        return self.max_tokens[task]
 
     @property
     def vertex(self) -> bool:

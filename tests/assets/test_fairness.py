@@ -1,0 +1,162 @@
+"""The impact-ratio tables of both studies, materialised from small real prediction and score
+tables (stored partition by partition) into a real DuckDB file."""
+
+import duckdb
+import dagster as dg
+import numpy as np
+import pandas as pd
+import pytest
+
+from resumebias_dagster.assets import fairness, fit, predictions
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.storage import ResumebiasIOManager
+from resumebias_dagster.schemas import FitScoresType, SeniorityPredictionsType
+
+MODELS = dg.StaticPartitionsDefinition(["m1", "m2"])
+MODEL_JD = dg.MultiPartitionsDefinition(
+    {"model": dg.StaticPartitionsDefinition(["judge"]), "jd": dg.StaticPartitionsDefinition(["j1", "j2"])}
+)
+DEMOGRAPHICS = ["caucasian_male", "caucasian_female", "african_american_male", "african_american_female"]
+# An imported seed file (model m3): senior for the two male names only.
+SOCIAL_CSV = "original_idx,true_seniority,demographic,name,model,prediction,correct\n" + "".join(
+    f"{i},senior,{d},Name {d},m3,{'senior' if d.endswith('_male') else 'mid'},False\n"
+    for i in range(2)
+    for d in DEMOGRAPHICS
+)
+
+
+def _predictions(model: str) -> pd.DataFrame:
+    """m1: every name predicted senior on 4 résumés but african_american_female on 2 of 4.
+    m2: two provider snapshots, so the tables show it as m2@snap-a and m2@snap-b."""
+    rows = []
+    for i in range(4):
+        for d in DEMOGRAPHICS:
+            senior = d != "african_american_female" or i < 2
+            rows.append({
+                "variant_kind": "demographic", "original_idx": i, "variant": d, "model": model, "run": 0,
+                "prediction": "senior" if senior else "junior", "true_seniority": "mid",
+                "resolved_model": ("snap-a" if i < 2 else "snap-b") if model == "m2" else f"{model}-v1",
+                "latency_s": 0.1, "error": None,
+            })
+    return pd.DataFrame(rows)
+
+
+@dg.asset(name="seniority_predictions", partitions_def=MODELS, metadata={"partition_expr": "model"},
+          dagster_type=SeniorityPredictionsType)
+def stored_predictions(context: dg.AssetExecutionContext) -> pd.DataFrame:
+    return _predictions(context.partition_key)
+
+
+def _scores(jd: str) -> pd.DataFrame:
+    """One base résumé, 3 runs per name and JD: Aisha Okonkwo gets "maybe" and 6, every other
+    name "yes" and 8; the baseline "yes" and 8 too."""
+    rows = []
+    for variant in ["baseline", "firstName_james_smith", "firstName_sarah_smith", "firstName_mohammed_al_said",
+                    "firstName_aisha_okonkwo", "firstName_wei_chen", "firstName_maria_rodriguez"]:
+        axis, _, level = variant.partition("_")
+        low = level == "aisha_okonkwo"
+        for run in range(3):
+            rows.append({
+                "model": "judge", "jd": jd, "resume_id": "r1", "variant": variant,
+                "arm": "baseline" if variant == "baseline" else "probe", "axis": axis, "level": level or "baseline",
+                "run": run, "score": 6.0 if low else 8.0, "recommend": "maybe" if low else "yes",
+                "justification": "ok", "strengths": "a", "concerns": "b", "resolved_model": "judge-v1",
+                "latency_s": 0.2, "error": None, "expected_score": np.nan, "score_distribution": None, "note": None,
+            })
+    return pd.DataFrame(rows)
+
+
+@dg.asset(name="fit_scores", partitions_def=MODEL_JD, metadata={"partition_expr": {"model": "model", "jd": "jd"}},
+          dagster_type=FitScoresType)
+def stored_scores(context: dg.AssetExecutionContext) -> pd.DataFrame:
+    return _scores(context.partition_key.keys_by_dimension["jd"])
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """A DuckDB file holding both prediction partitions and both fit-score partitions."""
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
+    resources = {
+        "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
+        "catalog": CatalogResource(),
+    }
+    for model in MODELS.get_partition_keys():
+        assert dg.materialize([stored_predictions], partition_key=model, resources=resources).success
+    for jd in ("j1", "j2"):
+        key = dg.MultiPartitionKey({"model": "judge", "jd": jd})
+        assert dg.materialize([stored_scores], partition_key=key, resources=resources).success
+    csv = tmp_path / "social.csv"
+    csv.write_text(SOCIAL_CSV)
+    return tmp_path, resources, csv
+
+
+def _row(table, model, selection, dimension, group):
+    hit = table[(table["model"] == model) & (table["selection"] == selection)
+                & (table["dimension"] == dimension) & (table["group"] == group)]
+    assert len(hit) == 1
+    return hit.iloc[0]
+
+
+def test_both_impact_tables_materialise_into_duckdb(stored):
+    tmp_path, resources, csv = stored
+    assets = [stored_predictions, stored_scores, predictions.imported_predictions,
+              fairness.seniority_impact_ratios, fairness.fit_impact_ratios, fit.fit_effects]
+    result = dg.materialize(
+        assets,
+        selection=[predictions.imported_predictions, fairness.seniority_impact_ratios,
+                   fairness.fit_impact_ratios, fit.fit_effects],
+        resources=resources,
+        run_config={"ops": {"imported_predictions": {"config": {"import_paths": [str(csv)]}},
+                            "fit_impact_ratios": {"config": {"score_cut": 6}}}},
+    )
+    assert result.success
+    with duckdb.connect(str(tmp_path / "study.duckdb"), read_only=True) as con:
+        seniority = con.execute("select * from audit.seniority_impact_ratios").df()
+        fit_table = con.execute("select * from audit.fit_impact_ratios").df()
+        effects = con.execute("select * from audit.fit_effects").df()
+
+    # Seniority: m1's african_american_female is senior on 2 of 4 résumés, the others on 4 of 4.
+    aaf = _row(seniority, "m1", "predicted_senior", "intersection", "african_american_female")
+    assert (aaf["n"], aaf["selected"], aaf["rate"], aaf["impact_ratio"]) == (4, 2, 0.5, 0.5)
+    assert aaf["below_four_fifths"] and aaf["ci_low"] < 0.5 < aaf["ci_high"]
+    assert aaf["reference_group"] == "african_american_male"  # first of the tied groups at rate 1
+    female = _row(seniority, "m1", "predicted_senior", "sex", "female")
+    assert (female["n"], female["selected"], female["impact_ratio"]) == (8, 6, 0.75)
+    assert female["below_four_fifths"]
+    # The imported file (m3) is analysed beside the partitions; m2's two snapshots stay apart.
+    assert set(seniority["model"]) == {"m1", "m2@snap-a", "m2@snap-b", "m3"}
+    assert _row(seniority, "m3", "predicted_senior", "sex", "female")["rate"] == 0
+    assert set(seniority.loc[seniority["model"] == "m2@snap-b", "resolved_models"]) == {"snap-b"}
+    assert set(seniority["selection"]) == {"predicted_senior", "at_or_above_true_level"}
+    assert seniority["group_source"].str.contains("proxy for perceived group").all()
+
+    # Fit audit over both JDs: Aisha Okonkwo (black, female) is never recommended.
+    black = _row(fit_table, "judge", "recommend_yes", "race_ethnicity", "black")
+    assert (black["n"], black["selected"], black["impact_ratio"], black["below_four_fifths"]) == (6, 0, 0.0, True)
+    assert black["ci_low"] == 0 and black["ci_high"] > 0
+    sex = _row(fit_table, "judge", "recommend_yes", "sex", "female")  # Sarah, Aisha, Maria
+    assert (sex["n"], sex["selected"]) == (18, 12)
+    assert sex["impact_ratio"] == pytest.approx(2 / 3)
+    # score_cut 6 from the run config: Aisha's 6 counts as selected.
+    assert set(fit_table["selection"]) == {"recommend_yes", "score_at_least_6"}
+    assert _row(fit_table, "judge", "score_at_least_6", "race_ethnicity", "black")["rate"] == 1
+    assert fit_table["group_source"].str.contains("proxy").all()
+
+    # Item 11: the effects table has each cell's recommend rate beside its score delta.
+    aisha = effects[(effects["variant"] == "firstName_aisha_okonkwo") & (effects["jd"] == "j1")].iloc[0]
+    assert (aisha["delta"], aisha["baseline_recommend_rate"], aisha["variant_recommend_rate"]) == (-2, 1, 0)
+    assert aisha["recommend_rate_delta"] == -1
+
+
+def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
+    resources = {
+        "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
+        "catalog": CatalogResource(),
+    }
+    assets = [stored_predictions, stored_scores, predictions.imported_predictions,
+              fairness.seniority_impact_ratios, fairness.fit_impact_ratios]
+    result = dg.materialize(assets, selection=assets[2:], resources=resources)
+    assert result.success
+    assert len(result.output_for_node("seniority_impact_ratios")) == 0
+    assert len(result.output_for_node("fit_impact_ratios")) == 0
