@@ -147,7 +147,8 @@ def style_validation(
     additional_ins={"style_similarity": dg.AssetIn("style_similarity")},
     blocking=True,
     description="the style set meets seed 004's rules (catalog/style_validation.yaml): similarity between "
-    "versions, tone order, word-count order; the seniority predictions of the run wait for it",
+    "versions, tone order with its minimum steps, tone signs, word-count order; the seniority predictions of "
+    "the run wait for it",
 )
 def style_validation_passes(
     catalog: CatalogResource, style_validation: pd.DataFrame, style_similarity: pd.DataFrame

@@ -93,6 +93,19 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     assert similarity["passed"].all() and (similarity.loc[similarity["checked"], "similarity_mean"] >= 0.7).all()
 
 
+def test_every_asset_reading_the_style_variants_waits_for_the_style_validation():
+    """The blocking check on style_validation stops only the assets downstream of it, so every
+    direct reader of style_variants (other than the validation's own outputs) must depend on it."""
+    from resumebias_dagster.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    readers = graph.get(dg.AssetKey("style_variants")).child_keys
+    validation = {dg.AssetKey("style_validation"), dg.AssetKey("style_similarity")}
+    assert readers - validation, "nothing reads style_variants"
+    for key in readers - validation:
+        assert dg.AssetKey("style_validation") in graph.get(key).parent_keys, key.to_user_string()
+
+
 @pytest.mark.slow
 def test_a_style_set_failing_seed_004_rules_stops_the_predictions_of_the_run(tmp_path):
     """The blocking check on style_validation keeps seniority_predictions (which depends on it)
@@ -102,7 +115,7 @@ def test_a_style_set_failing_seed_004_rules_stops_the_predictions_of_the_run(tmp
     # No style set can lead the next style's mean tone by more than 2 (the score lies in [-1, 1]).
     (catalog / "style_validation.yaml").write_text(
         "similarity: {minimum: 0.7, statistic: mean, pairs: {minilm: [neutral-overstated]}}\n"
-        "tone: {order: [overstated, neutral, understated], min_gap: 2.0}\n"
+        "tone: {order: [overstated, neutral, understated], min_gap: 2.0, positive: [], negative: []}\n"
         "word_count: {order: [overstated, neutral, understated]}\n"
     )
     db = tmp_path / "study.duckdb"

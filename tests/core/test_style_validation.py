@@ -330,9 +330,9 @@ def test_packaged_thresholds_are_the_seeds():
     assert th.similarity_pairs["minilm"] == STYLE_PAIRS
     assert th.similarity_pairs["tfidf"] == (("neutral", "overstated"), ("neutral", "understated"))
     assert th.tone_order == th.word_count_order == ("overstated", "neutral", "understated")
-    # The seed's own separation (+0.694, -0.383, -0.841: steps 1.077 and 0.458) rounded down
-    # to 0.1, so the seed's set passes its own rule; and its signs ("high positive", "low negative").
-    assert th.tone_min_gaps == (1.0, 0.4)
+    # Half the seed's own separation (+0.694, -0.383, -0.841: steps 1.077 and 0.458) rounded
+    # down to 0.1; and its signs ("high positive", "low negative").
+    assert th.tone_min_gaps == (0.5, 0.2)
     assert th.tone_positive == ("overstated",) and th.tone_negative == ("understated",)
 
 
@@ -464,6 +464,7 @@ def test_min_statistic_gap_and_missing_rows():
     no_tfidf = style_similarity_table(pairs[pairs["measure"] != "tfidf"], _thresholds())
     assert validation_failures(per_style.iloc[:2], no_tfidf, _thresholds()) == [
         "tone order: no understated rows to compare",
+        "tone sign: no understated rows to compare",
         "word-count order: no understated rows to compare",
         "tfidf similarity neutral–overstated: not measured",
         "tfidf similarity neutral–understated: not measured",
