@@ -10,7 +10,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from resumebias_dagster.core.model_config import parse_models
+from resumebias_dagster.core.models.model_config import parse_models
 from resumebias_dagster.core.providers import ProviderSettings
 
 FAKE_KEY_ENV = "RESUMEBIAS_BENCH_KEY"

@@ -1,4 +1,4 @@
-"""Benchmark of core/fit_stats.py: fit_effects + model_summary + axis_summary on
+"""Benchmark of core/jd_audit/fit_stats.py: fit_effects + model_summary + axis_summary on
 1,020,000 score rows (20 models x 17 JDs x 60 variants incl. baseline and 4 placebo
 levels x 50 runs, integer scores 1-10, 1% failed runs). Target: under 5 s.
 
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from resumebias_dagster.core.fit_stats import axis_summary, fit_effects, model_summary
+from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, fit_effects, model_summary
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
 TARGET_S = 5.0

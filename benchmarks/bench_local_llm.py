@@ -1,4 +1,4 @@
-"""Throughput and bf16 fidelity of the embedded label scorer (core.local_llm).
+"""Throughput and bf16 fidelity of the embedded label scorer (core.models.local_llm).
 
 Scores 64 seniority prompts built from generated résumés at the batch size
 ``resolve_compute()`` picks, after a warm-up batch, once under bf16 autocast and once in
@@ -9,7 +9,7 @@ dequantise, only when the cache is cold or ``--fresh-cache``) and a cached reloa
     python benchmarks/bench_local_llm.py                  # defaults
     python benchmarks/bench_local_llm.py --fresh-cache --batch-sizes 4 8 16 --compile
 
-The attention blocks run in fp32 under bf16 autocast (see core.local_llm); the figures
+The attention blocks run in fp32 under bf16 autocast (see core.models.local_llm); the figures
 include that.
 """
 
@@ -25,17 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from resumebias_dagster.core.compute import resolve_compute
-from resumebias_dagster.core.generation import generate_resumes
-from resumebias_dagster.core.labels import SENIORITY_LEVELS
-from resumebias_dagster.core.local_llm import (
+from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
+from resumebias_dagster.core.models.compute import resolve_compute
+from resumebias_dagster.core.models.local_llm import (
     DEFAULT_LOCAL_LLM,
     cache_folder,
     load_causal_lm,
     score_labels_with_mass,
 )
-from resumebias_dagster.core.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-from resumebias_dagster.core.style import rewrite_style
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.core.seniority.style import rewrite_style
 from resumebias_dagster.settings import data_dir
 
 TV_TARGET = 0.01

@@ -1,4 +1,4 @@
-"""Benchmark of core/metrics.py against the seed notebook's per-résumé loops.
+"""Benchmark of core/seniority/metrics.py against the seed notebook's per-résumé loops.
 
 (a) group_metrics + bias_summary + analysis_json on ~1,000,000 synthetic
     predictions (5 models x both experiments x 5 runs), 3 of the 5 models with
@@ -26,8 +26,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.labels import DEMOGRAPHICS, SENIORITY_LEVELS, STYLES
-from resumebias_dagster.core.metrics import FLOOR_Z, analysis_json, bias_summary, group_metrics
+from resumebias_dagster.core.common.labels import DEMOGRAPHICS, SENIORITY_LEVELS, STYLES
+from resumebias_dagster.core.seniority.metrics import FLOOR_Z, analysis_json, bias_summary, group_metrics
 
 SEED = 20240601
 MODELS = ("distilbert", "roberta", "gpt5", "gemini3", "sonnet45")

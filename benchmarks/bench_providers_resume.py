@@ -25,7 +25,7 @@ import dagster as dg
 import yaml
 from _provider_bench import bench_environ, fake_server, model_entry, server_stats
 
-from resumebias_dagster.core.providers.estimate import design_variants
+from resumebias_dagster.core.estimate import design_variants
 from resumebias_dagster.resources.providers import ProvidersResource, stats_metadata
 
 MODEL = "bench-openai"

@@ -11,7 +11,7 @@ allows one run per pool value (and one run per backfill) at a time, so each mode
 concurrency and requests-per-minute hold across runs, not just within one.
 
 Alias probes. The sensor and the weekly schedules probe every enabled provider model at once,
-each with a short timeout and no retries (``core.providers.probe``): a slow or failing provider
+each with a short timeout and no retries (``core.providers.alias_probe``): a slow or failing provider
 is a logged warning, never a failed or stalled tick.
 
 Re-runs from stored state. The store records each alias's snapshot and its epoch (bumped on
@@ -34,9 +34,9 @@ from typing import Any
 
 import dagster as dg
 
-from resumebias_dagster.core.model_config import ModelSpec, load_models
-from resumebias_dagster.jobs import fit_scores_job, seniority_predictions_job
+from resumebias_dagster.core.models.model_config import ModelSpec, load_models
 from resumebias_dagster.core.providers.types import ProviderSettings, url_host
+from resumebias_dagster.jobs import fit_scores_job, seniority_predictions_job
 from resumebias_dagster.partitions import fit_model_partitions, jd_partitions, model_partitions
 from resumebias_dagster.resources.providers import ProvidersResource
 

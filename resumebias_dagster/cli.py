@@ -28,8 +28,8 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from resumebias_dagster.core.importer import PredictionFileError, read_prediction_files
-    from resumebias_dagster.core.metrics import analysis_json, format_report
+    from resumebias_dagster.core.seniority.importer import PredictionFileError, read_prediction_files
+    from resumebias_dagster.core.seniority.metrics import analysis_json, format_report
 
     try:
         predictions = read_prediction_files(args.paths)
@@ -88,9 +88,9 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.model_config import ModelConfigError, load_judges, load_models
+    from resumebias_dagster.core.estimate import CHARS_PER_TOKEN, estimate_cost, study_design
+    from resumebias_dagster.core.models.model_config import ModelConfigError, load_judges, load_models
     from resumebias_dagster.core.providers import ProviderConfigError, ProviderSettings, ResponseStore
-    from resumebias_dagster.core.providers.estimate import CHARS_PER_TOKEN, estimate_cost, study_design
     from resumebias_dagster.core.providers.store import StoreError, default_store_path
 
     def fail(message: str) -> int:
@@ -173,7 +173,7 @@ def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _analyze_fit(args: argparse.Namespace) -> int:
-    from resumebias_dagster.core.fit_import import (
+    from resumebias_dagster.core.jd_audit.fit_import import (
         FitScoreFileError,
         analyze_fit_file,
         effects_json,

@@ -7,7 +7,17 @@ import dagster as dg
 with warnings.catch_warnings():
     # dagster-pandera marks its converter beta; the schemas module uses it on purpose.
     warnings.simplefilter("ignore", dg.BetaWarning)
-    from resumebias_dagster.assets import audit, fairness, fit, metrics, predictions, reports, resumes, training, variants
+    from resumebias_dagster.assets import (
+        audit,
+        fairness,
+        fit,
+        metrics,
+        predictions,
+        reports,
+        resumes,
+        training,
+        variants,
+    )
 
 from resumebias_dagster.automation import model_alias_sensor, weekly_fit_reaudit, weekly_seniority_reaudit
 from resumebias_dagster.jobs import ALL_JOBS

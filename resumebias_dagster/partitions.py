@@ -3,8 +3,8 @@ load (small files; no model is loaded)."""
 
 import dagster as dg
 
-from resumebias_dagster.core.job_descriptions import load_job_descriptions
-from resumebias_dagster.core.model_config import load_models
+from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
+from resumebias_dagster.core.models.model_config import load_models
 
 # Kinds that can read a job description and give a fit score (a classifier cannot).
 FIT_KINDS = ("local-llm", "provider")

@@ -7,9 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from resumebias_dagster.core.processes import pid_alive
+from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.settings import data_dir, duckdb_path
-
 
 INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
 
@@ -67,12 +66,11 @@ def run_study(out=sys.stdout) -> int:
     import dagster as dg
     import duckdb
 
-    from resumebias_dagster.core.metrics import format_report
-    from resumebias_dagster.definitions import defs
     from resumebias_dagster.automation import model_jd_tags, model_tags
+    from resumebias_dagster.core.models.model_config import models_file
+    from resumebias_dagster.core.seniority.metrics import format_report
+    from resumebias_dagster.definitions import defs
     from resumebias_dagster.partitions import model_jd_partitions, model_partitions
-
-    from resumebias_dagster.core.model_config import models_file
 
     print(f"models config: {models_file()}", file=out, flush=True)
     instance = dg.DagsterInstance.get()

@@ -11,15 +11,15 @@ import pandera.pandas as pa
 from dagster_pandera import pandera_schema_to_dagster_type
 from pandera.typing.pandas import Series
 
-from resumebias_dagster.core.labels import (
+from resumebias_dagster.core.common.labels import (
     DEMOGRAPHICS,
     PREDICTION_VALUES,
     SENIORITY_LEVELS,
     STYLES,
     VARIANT_KINDS,
 )
-from resumebias_dagster.core.names import NAME_SCOPES
-from resumebias_dagster.core.validation import SIMILARITY_MEASURES
+from resumebias_dagster.core.seniority.names import NAME_SCOPES
+from resumebias_dagster.core.seniority.style_validation import SIMILARITY_MEASURES
 
 FORBIDDEN_SENIORITY_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 READINGS = [
@@ -279,7 +279,7 @@ class SeniorityBiasSummary(pa.DataFrameModel):
 
 
 class _ImpactRatios(pa.DataFrameModel):
-    """Selection rates and impact ratios per (model, selection, dimension, group); see core/impact.py."""
+    """Selection rates and impact ratios per (model, selection, dimension, group); see core/fairness/impact.py."""
 
     model: Series[str]
     selection: Series[str]

@@ -30,7 +30,7 @@ os.environ.setdefault("RESUMEBIAS_MODEL_CACHE", str(SHARED_MODEL_CACHE))
 
 import pytest
 
-from resumebias_dagster.core.model_config import parse_models
+from resumebias_dagster.core.models.model_config import parse_models
 from resumebias_dagster.core.providers import ProviderSettings, ResponseStore
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
 

@@ -38,8 +38,8 @@ def test_the_rule_catches_the_old_names():
 
 
 def test_the_arm_and_the_column_carry_the_new_name():
-    from resumebias_dagster.core.fit_stats import MODEL_SUMMARY_COLUMNS
-    from resumebias_dagster.core.probes import ARMS, load_probe_axes
+    from resumebias_dagster.core.jd_audit.fit_stats import MODEL_SUMMARY_COLUMNS
+    from resumebias_dagster.core.jd_audit.probes import ARMS, load_probe_axes
 
     assert "prompt_injection" in ARMS and "injection" not in ARMS
     assert "prompt_injection_mean_delta" in MODEL_SUMMARY_COLUMNS

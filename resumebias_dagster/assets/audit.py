@@ -7,18 +7,24 @@ import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.core.audit import (
+from resumebias_dagster.core.jd_audit.judge import (
     audit_cells,
-    auditor_stability as compute_stability,
-    cross_judge_agreement as compute_agreement,
     family_of,
     judge_summary,
-    judge_vs_effects as compute_judge_vs_effects,
     load_judge_prompts,
     run_audit,
 )
-from resumebias_dagster.core.model_config import load_judges, load_models
-from resumebias_dagster.core.probes import load_probe_axes
+from resumebias_dagster.core.jd_audit.judge import (
+    auditor_stability as compute_stability,
+)
+from resumebias_dagster.core.jd_audit.judge import (
+    cross_judge_agreement as compute_agreement,
+)
+from resumebias_dagster.core.jd_audit.judge import (
+    judge_vs_effects as compute_judge_vs_effects,
+)
+from resumebias_dagster.core.jd_audit.probes import load_probe_axes
+from resumebias_dagster.core.models.model_config import load_judges, load_models
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import (

@@ -5,10 +5,11 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.core.impact import DEFAULT_SCORE_CUT, fit_impact_ratios as compute_fit_impact_ratios
-from resumebias_dagster.core.impact import name_groups, seniority_impact_ratios as compute_seniority_impact_ratios
-from resumebias_dagster.core.importer import combine_predictions
-from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, name_groups
+from resumebias_dagster.core.fairness.impact import fit_impact_ratios as compute_fit_impact_ratios
+from resumebias_dagster.core.fairness.impact import seniority_impact_ratios as compute_seniority_impact_ratios
+from resumebias_dagster.core.seniority.importer import combine_predictions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.schemas import (
     FitImpactRatios,

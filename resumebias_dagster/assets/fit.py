@@ -7,24 +7,25 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.core.fit_stats import axis_summary, fit_effects as compute_fit_effects, model_summary
-from resumebias_dagster.core.fit_task import predict_fit_with_provider
-from resumebias_dagster.core.job_descriptions import load_fit_template, load_job_descriptions
-from resumebias_dagster.core.local_fit import predict_fit_with_local_llm
-from resumebias_dagster.core.model_config import model_by_name
-from resumebias_dagster.core.probes import DEFAULT_ARM, check_probe_variants, select_probe_resumes
-from resumebias_dagster.core.probes import probe_variants as make_probe_variants
-from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
+from resumebias_dagster.core.jd_audit.fit_stats import fit_effects as compute_fit_effects
+from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
+from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
+from resumebias_dagster.core.jd_audit.local_fit import predict_fit_with_local_llm
+from resumebias_dagster.core.jd_audit.probes import DEFAULT_ARM, check_probe_variants, select_probe_resumes
+from resumebias_dagster.core.jd_audit.probes import probe_variants as make_probe_variants
+from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.partitions import model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import (
-    FitAxisSummaryType,
     FitAxisSummary,
+    FitAxisSummaryType,
     FitEffects,
-    FitModelSummary,
     FitEffectsType,
+    FitModelSummary,
     FitModelSummaryType,
     FitScoresType,
     JobDescriptionsType,

@@ -2,9 +2,9 @@ import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.core.importer import combine_predictions
-from resumebias_dagster.core.metrics import bias_summary, format_markdown, group_metrics
-from resumebias_dagster.core.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.seniority.importer import combine_predictions
+from resumebias_dagster.core.seniority.metrics import bias_summary, format_markdown, group_metrics
 from resumebias_dagster.schemas import SeniorityBiasSummaryType, SeniorityGroupMetricsType
 
 

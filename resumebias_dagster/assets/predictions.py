@@ -3,10 +3,10 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.importer import empty_prediction_table, read_prediction_files
-from resumebias_dagster.core.model_config import model_by_name
-from resumebias_dagster.core.prompts import SENIORITY_PROMPT, load_prompt
-from resumebias_dagster.core.seniority_task import predict_with_classifier, predict_with_local_llm, variant_table
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.models.model_config import model_by_name
+from resumebias_dagster.core.seniority.importer import empty_prediction_table, read_prediction_files
+from resumebias_dagster.core.seniority.task import predict_with_classifier, predict_with_local_llm, variant_table
 from resumebias_dagster.partitions import model_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource

@@ -5,8 +5,8 @@ import base64
 import dagster as dg
 import pandas as pd
 
-from resumebias_dagster.core.plots import heatmap_png, seniority_bars_png, volcano_png
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM
+from resumebias_dagster.core.common.plots import heatmap_png, seniority_bars_png, volcano_png
 from resumebias_dagster.schemas import ReportFilesType
 from resumebias_dagster.settings import data_dir
 

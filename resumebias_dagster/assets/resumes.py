@@ -5,8 +5,8 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.generation import generate_resumes
-from resumebias_dagster.core.llm_generation import GenerationError, llm_base_resumes
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.core.seniority.llm_generation import GenerationError, llm_base_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
 from resumebias_dagster.schemas import BaseResumesType

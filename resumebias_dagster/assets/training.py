@@ -5,11 +5,11 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.finetune import FineTuneConfig, fingerprint, train_classifier, trained_metrics
-from resumebias_dagster.core.generation import generate_resumes
-from resumebias_dagster.core.leakage import shared_with_evaluation
-from resumebias_dagster.core.model_config import load_models
-from resumebias_dagster.core.model_sources import resolve_model_source
+from resumebias_dagster.core.models.finetune import FineTuneConfig, fingerprint, train_classifier, trained_metrics
+from resumebias_dagster.core.models.model_config import load_models
+from resumebias_dagster.core.models.model_sources import resolve_model_source
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.core.seniority.leakage import shared_with_evaluation
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.schemas import BaseResumesType, FineTunedClassifiersType

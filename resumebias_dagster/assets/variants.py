@@ -7,14 +7,14 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.embedding import DEFAULT_EMBEDDING_MODEL, embed_texts
-from resumebias_dagster.core.labels import STYLES
-from resumebias_dagster.core.llm_generation import llm_style_variants
-from resumebias_dagster.core.model_sources import resolve_model_source
-from resumebias_dagster.core.names import DEFAULT_NAME_SCOPE, NAME_SCOPES, variant_problems
-from resumebias_dagster.core.names import name_variants as make_name_variants
-from resumebias_dagster.core.style import extract_facts, rewrite_style
-from resumebias_dagster.core.validation import (
+from resumebias_dagster.core.common.labels import STYLES
+from resumebias_dagster.core.models.embedding import DEFAULT_EMBEDDING_MODEL, embed_texts
+from resumebias_dagster.core.models.model_sources import resolve_model_source
+from resumebias_dagster.core.seniority.llm_generation import llm_style_variants
+from resumebias_dagster.core.seniority.names import DEFAULT_NAME_SCOPE, NAME_SCOPES, variant_problems
+from resumebias_dagster.core.seniority.names import name_variants as make_name_variants
+from resumebias_dagster.core.seniority.style import extract_facts, rewrite_style
+from resumebias_dagster.core.seniority.style_validation import (
     load_tone_lexicon,
     load_validation_thresholds,
     pair_similarities,

@@ -1,7 +1,7 @@
 import dagster as dg
 from pydantic import Field
 
-from resumebias_dagster.core.compute import ComputeSettings, resolve_compute
+from resumebias_dagster.core.models.compute import ComputeSettings, resolve_compute
 
 
 class ComputeResource(dg.ConfigurableResource):

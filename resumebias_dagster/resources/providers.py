@@ -16,11 +16,10 @@ import pandas as pd
 from pydantic import Field, PrivateAttr
 
 from resumebias_dagster.catalog import PACKAGED_DIR
-from resumebias_dagster.core.model_config import load_judges, load_models, models_file
+from resumebias_dagster.core.models.model_config import load_judges, load_models, models_file
 from resumebias_dagster.core.providers.base import guard_logs, scrubbed_exception
-from resumebias_dagster.core.providers.runner import RunStats, run_requests
+from resumebias_dagster.core.providers.fanout import RunStats, run_requests
 from resumebias_dagster.core.providers.store import STORE_FILE, ResponseStore
-from resumebias_dagster.settings import checked_path
 from resumebias_dagster.core.providers.types import (
     ChatRequest,
     ChatResult,
@@ -29,6 +28,7 @@ from resumebias_dagster.core.providers.types import (
     Secret,
     check_credentials,
 )
+from resumebias_dagster.settings import checked_path
 
 
 class ProvidersResource(dg.ConfigurableResource):
@@ -101,9 +101,9 @@ class ProvidersResource(dg.ConfigurableResource):
     def probe(self, names: Sequence[str] | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         """What each model's alias resolves to now (default: every enabled model), from one
         small live call per model, all at once, each with a short timeout and no retries
-        (``core.providers.probe``; never stored). ``{name: resolved model}``, or for a model
+        (``core.providers.alias_probe``; never stored). ``{name: resolved model}``, or for a model
         whose probe failed or was too slow, its ``ProbeError`` (redacted): never raises for one."""
-        from resumebias_dagster.core.providers.probe import probe_resolved_models
+        from resumebias_dagster.core.providers.alias_probe import probe_resolved_models
 
         names = self.model_names if names is None else [names] if isinstance(names, str) else list(names)
         for name in names:
@@ -128,8 +128,8 @@ class ProvidersResource(dg.ConfigurableResource):
 
     def predict_seniority(self, variants: pd.DataFrame, name: str,
                           progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, RunStats]:
-        """``SeniorityPredictions`` rows of model ``name`` for ``variants`` (see core.providers.seniority)."""
-        from resumebias_dagster.core.providers.seniority import predict_seniority
+        """``SeniorityPredictions`` rows of model ``name`` for ``variants`` (see core.seniority.provider_task)."""
+        from resumebias_dagster.core.seniority.provider_task import predict_seniority
 
         with _scrubbed_errors():
             return predict_seniority(variants, self.settings(name), self.store(), catalog_dir=self._catalog_dir,

@@ -8,7 +8,7 @@ from dagster._core.storage.db_io_manager import DbTypeHandler, TableSlice
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHandler
 
-from resumebias_dagster.core.filesystems import require_local_disk
+from resumebias_dagster.core.common.filesystems import require_local_disk
 from resumebias_dagster.settings import duckdb_path
 
 SCHEMA = "audit"

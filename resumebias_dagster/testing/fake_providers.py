@@ -226,7 +226,7 @@ def _month_text(index: int) -> str:
 
 
 def structured_resume(level: str, person: int, occupation: str, today: int, variant: int = 0) -> dict[str, Any]:
-    """A realistic résumé as the structured generation prompt of ``core/llm_generation.py``
+    """A realistic résumé as the structured generation prompt of ``core/seniority/llm_generation.py``
     asks for it: contiguous positions ending now, a degree just before the first one, the
     summary's years matching the positions. ``today`` counts months from year 0."""
     trade = _TRADES[occupation]

@@ -1,8 +1,8 @@
 """The impact-ratio tables of both studies, materialised from small real prediction and score
 tables (stored partition by partition) into a real DuckDB file."""
 
-import duckdb
 import dagster as dg
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest

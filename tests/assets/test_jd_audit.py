@@ -168,8 +168,8 @@ def test_broken_probe_variant_fails_the_blocking_check(audit_env):
 
     @dg.asset(name="probe_variants", dagster_type=fit.ProbeVariantsType)
     def broken() -> pd.DataFrame:
-        from resumebias_dagster.core.generation import generate_resumes
-        from resumebias_dagster.core.probes import probe_variants
+        from resumebias_dagster.core.jd_audit.probes import probe_variants
+        from resumebias_dagster.core.seniority.generation import generate_resumes
 
         v = probe_variants(generate_resumes(n_per_level=1, seed=0).iloc[[1]])
         at = v.index[v["variant"] == "school_mit"][0]

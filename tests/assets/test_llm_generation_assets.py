@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from resumebias_dagster.assets import fit, resumes, variants
-from resumebias_dagster.core.generation import REFERENCE_INDEX
-from resumebias_dagster.core.probes import load_probe_axes
+from resumebias_dagster.core.jd_audit.probes import load_probe_axes
+from resumebias_dagster.core.seniority.generation import REFERENCE_INDEX
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

@@ -5,7 +5,7 @@ import dagster as dg
 import pytest
 
 from resumebias_dagster.assets import variants
-from resumebias_dagster.core.generation import generate_resumes
+from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 

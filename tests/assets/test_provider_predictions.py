@@ -1,7 +1,7 @@
 """A provider model as a seniority_predictions partition, against a real HTTP server on 127.0.0.1."""
 
-import duckdb
 import dagster as dg
+import duckdb
 import pytest
 import yaml
 

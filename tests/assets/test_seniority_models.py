@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from resumebias_dagster.assets import predictions, resumes, training, variants
-from resumebias_dagster.core.generation import generate_resumes
+from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

@@ -1,7 +1,7 @@
 """The seniority-study graph end to end on a small design, stored in a real DuckDB file."""
 
-import duckdb
 import dagster as dg
+import duckdb
 import pandas as pd
 import pytest
 

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from resumebias_dagster.core.job_descriptions import load_job_descriptions
+from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from resumebias_dagster.assets import fit, resumes
-from resumebias_dagster.core.job_descriptions import load_job_descriptions
+from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

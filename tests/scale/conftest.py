@@ -13,7 +13,6 @@ import pytest
 from resumebias_dagster.testing.processes import free_port
 
 
-
 def _server_bin() -> Path | None:
     """The folder holding initdb and pg_ctl: on PATH, or where Debian puts them."""
     found = shutil.which("pg_ctl")

@@ -18,8 +18,6 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
-
-from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
 import yaml
 from dagster._core.errors import DagsterUserCodeUnreachableError
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
@@ -30,6 +28,7 @@ from dagster._grpc.types import ListRepositoriesResponse
 from dagster._serdes import deserialize_value
 
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
+from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
 
 pytestmark = pytest.mark.scale
 

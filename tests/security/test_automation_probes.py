@@ -36,8 +36,8 @@ from resumebias_dagster.automation import (
     pool_of,
     weekly_fit_reaudit,
 )
-from resumebias_dagster.core.model_config import parse_models
-from resumebias_dagster.core.providers import probe
+from resumebias_dagster.core.models.model_config import parse_models
+from resumebias_dagster.core.providers import alias_probe as probe
 from resumebias_dagster.core.providers.store import ResponseStore
 from resumebias_dagster.core.providers.types import ProviderSettings
 from resumebias_dagster.resources.providers import ProvidersResource

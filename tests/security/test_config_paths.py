@@ -126,8 +126,8 @@ def _mounts(tmp_path, fs_type: str):
 
 @pytest.mark.parametrize("fs_type", ["nfs4", "cifs", "fuse.s3fs"])
 def test_the_response_store_refuses_a_network_filesystem(fs_type, tmp_path, monkeypatch):
-    from resumebias_dagster.core import filesystems
-    from resumebias_dagster.core.filesystems import NetworkFilesystemError
+    from resumebias_dagster.core.common import filesystems
+    from resumebias_dagster.core.common.filesystems import NetworkFilesystemError
 
     monkeypatch.setattr(filesystems, "MOUNTS_FILE", str(_mounts(tmp_path, fs_type)))
     with pytest.raises(NetworkFilesystemError, match=rf"response store .*{fs_type}.*local disk"):
@@ -141,7 +141,7 @@ def test_the_response_store_refuses_a_network_filesystem(fs_type, tmp_path, monk
 
 def test_the_duckdb_file_refuses_a_network_filesystem(tmp_path, monkeypatch):
     from resumebias_dagster.assets.fit import job_descriptions
-    from resumebias_dagster.core import filesystems
+    from resumebias_dagster.core.common import filesystems
     from resumebias_dagster.resources.storage import ResumebiasIOManager
 
     monkeypatch.setattr(filesystems, "MOUNTS_FILE", str(_mounts(tmp_path, "nfs")))
@@ -156,7 +156,7 @@ def test_the_duckdb_file_refuses_a_network_filesystem(tmp_path, monkeypatch):
 
 
 def test_the_mount_table_of_this_machine_is_read(tmp_path):
-    from resumebias_dagster.core.filesystems import filesystem_of
+    from resumebias_dagster.core.common.filesystems import filesystem_of
 
     assert filesystem_of(tmp_path) is not None  # Linux: /proc/self/mounts
     assert filesystem_of(tmp_path, mounts_file=tmp_path / "missing") is None

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from resumebias_dagster.cli import main
-from resumebias_dagster.core.file_errors import (
+from resumebias_dagster.core.common.file_errors import (
     hidden_value,
     is_plain_number,
     is_plain_word,

@@ -1,4 +1,4 @@
-"""Untrusted text on its way to the LLM judge (core/audit.py, catalog/prompts/judge_*.txt).
+"""Untrusted text on its way to the LLM judge (core/jd_audit/judge.py, catalog/prompts/judge_*.txt).
 
 The judge reads evaluations written by the screener under audit, which itself read a
 résumé that may carry adversarial text. Whatever an evaluation says (a forged section
@@ -15,7 +15,7 @@ import json
 import pandas as pd
 import pytest
 
-from resumebias_dagster.core import audit as A
+from resumebias_dagster.core.jd_audit import judge as A
 from resumebias_dagster.core.providers import run_requests
 
 BEGIN, END = "<<<BEGIN DATA>>>", "<<<END DATA>>>"

@@ -17,7 +17,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from resumebias_dagster.core.model_config import load_models, models_file, parse_models
+from resumebias_dagster.core.models.model_config import load_models, models_file, parse_models
 from resumebias_dagster.core.providers import ChatRequest, ProviderConfigError, ProviderSettings, run_requests
 from resumebias_dagster.resources.providers import ProvidersResource
 

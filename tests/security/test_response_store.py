@@ -85,8 +85,8 @@ def test_a_deeply_nested_reply_is_stored_and_becomes_a_typed_row(wire, fake_serv
 def test_the_fit_task_turns_a_deeply_nested_answer_into_a_failed_run(fake_server, settings_for, store, fake_key):
     import pandas as pd
 
-    from resumebias_dagster.core.fit_task import predict_fit_with_provider
-    from resumebias_dagster.core.model_config import parse_models
+    from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
+    from resumebias_dagster.core.models.model_config import parse_models
 
     server = fake_server("openai")
     server.script(fp.answer('{"score": ' + "[" * 100_000 + "]" * 100_000 + "}"))
@@ -132,7 +132,7 @@ def test_retry_timeouts_is_an_explicit_per_model_choice(wire, fake_server, setti
 
 
 def test_retry_timeouts_must_be_a_boolean():
-    from resumebias_dagster.core.model_config import ModelConfigError, parse_models
+    from resumebias_dagster.core.models.model_config import ModelConfigError, parse_models
     from resumebias_dagster.core.providers import ProviderSettings
 
     entry = {"name": "m", "kind": "provider", "provider": "openai", "model": "x", "retry_timeouts": True}
@@ -180,7 +180,7 @@ def test_a_flaky_empty_answer_is_replaced_by_the_next_runs_answer(fake_server, s
 
 CHILD = """
 import json, sys
-from resumebias_dagster.core.model_config import parse_models
+from resumebias_dagster.core.models.model_config import parse_models
 from resumebias_dagster.core.providers import ChatRequest, ProviderSettings, ResponseStore, run_requests
 entry, path, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "child")[0])
@@ -231,7 +231,7 @@ def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, s
     server = fake_server("openai")
     settings = settings_for("openai", server.base_url)
     request = ChatRequest.from_prompt("x")
-    from resumebias_dagster.core.providers.runner import normalise
+    from resumebias_dagster.core.providers.fanout import normalise
 
     key = request_key(settings, normalise(settings, request))
     holder = ClaimOwner(ClaimOwner.this_process().host, ClaimOwner.this_process().pid, "other-run")

@@ -11,7 +11,7 @@
 Importing this package imports no provider SDK.
 """
 
-from resumebias_dagster.core.providers.runner import RunStats, run_requests, run_requests_async
+from resumebias_dagster.core.providers.fanout import RunStats, run_requests, run_requests_async
 from resumebias_dagster.core.providers.store import ResponseStore, default_store_path
 from resumebias_dagster.core.providers.types import (
     TERMINAL_KINDS,

@@ -11,7 +11,7 @@ response is its own committed transaction, so a process killed with SIGKILL lose
 calls still in flight. ``synchronous=NORMAL`` (the default here) makes a commit survive the
 process dying; ``durable=True`` (``synchronous=FULL``) also survives the machine losing power,
 at the price of an fsync per call. WAL needs a local disk: a store on a network filesystem
-is refused (``core/filesystems.py``).
+is refused (``core/common/filesystems.py``).
 
 Rules of a row: an answer or a terminal error (refusal, content filter) is final and never
 replaced; an empty answer is called again until its key has had ``EMPTY_CALL_LIMIT`` calls,
@@ -45,7 +45,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from resumebias_dagster.core.processes import pid_alive
+from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.core.providers.types import (
     EMPTY,
     EMPTY_CALL_LIMIT,
@@ -184,7 +184,7 @@ class ResponseStore:
 
     def __init__(self, path: str | os.PathLike | None = None, durable: bool = False, busy_timeout_s: float = 120.0,
                  read_only: bool = False):
-        from resumebias_dagster.core.filesystems import require_local_disk
+        from resumebias_dagster.core.common.filesystems import require_local_disk
 
         self.path = Path(path) if path else default_store_path()
         self.read_only = read_only

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from resumebias_dagster.core.model_config import ModelConfigError, default_max_tokens, resolve_max_tokens
+from resumebias_dagster.core.models.model_config import ModelConfigError, default_max_tokens, resolve_max_tokens
 
 # Error kinds of a call (ChatResult.error_kind), and whether the store keeps them as the
 # final outcome of a request ("terminal": never called again) or only for the record
@@ -38,7 +38,7 @@ BAD_REQUEST = "bad_request"  # other 4xx: a parameter the endpoint refuses
 UNEXPECTED = "unexpected"  # any other exception from a client; the message says which
 # Never stored: a call the runner did not make because an earlier one proved it pointless.
 ABORTED = "aborted"
-# Set by the task parsers (core/parsing.py) on a stored answer, never by a client.
+# Set by the task parsers (core/common/parsing.py) on a stored answer, never by a client.
 UNPARSABLE = "unparsable"
 
 TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER})

@@ -1,0 +1,1 @@
+"""Helpers with no study in them: labels, strict parsing, prompts, token diffs, snapshots, plots, file errors."""

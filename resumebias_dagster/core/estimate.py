@@ -1,0 +1,270 @@
+"""What a study would cost before it runs: calls, tokens and dollars per provider model and task.
+
+Every task the design calls a provider model for is counted, at the alias's current snapshot
+epoch (after an alias moved, the old snapshot's answers are not "paid" any more):
+
+- ``seniority``: the study's variants x the model's runs per cell (every enabled model);
+- ``fit``: the probe variants of the default arm x the job descriptions x runs per cell
+  (every enabled model; the assets score every provider model on every JD);
+- ``judge``: two evaluation pairs per audited cell (model x JD x résumé x variant) for each
+  judge of the models config; its prompts hold the screener's answers, so their keys are
+  not known before the fit scores exist: the count is an upper bound (a cell whose two
+  samples coincide takes one call) and ``in_store`` is unknown;
+- ``generation``: when a generator or rewriter model is named (the ``base_resumes`` /
+  ``style_variants`` config), the neutral résumés, the fact extraction and the two rewrites
+  per résumé (one draw each; an unusable draw is drawn again).
+
+Where the requests can be built exactly as the assets build them, their keys tell how many
+answers the store already holds (those cost nothing). Tokens are estimated, not counted:
+input as prompt characters / 4 (a rough rule for English text with the providers'
+tokenizers); output as the mean of the model's stored answers of the same task when there
+are some, else the task's default (``DEFAULT_OUTPUT_TOKENS``). Reasoning models (GPT-5,
+Gemini 3 Pro) also bill thinking tokens as output, often hundreds per call: run a few calls
+first and the estimate uses what they really spent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from resumebias_dagster.core.providers.fanout import normalise
+from resumebias_dagster.core.providers.pricing import price_for
+from resumebias_dagster.core.providers.store import ResponseStore
+from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, request_key
+
+CHARS_PER_TOKEN = 4
+# A one-word label; a fit JSON answer; a verdict with rationale and quotes (seed 003: ~200);
+# a résumé of ~435 words (seed 004).
+DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "judge": 250, "generation": 650}
+# What one evaluation (score, recommendation, justification, strengths, concerns) adds to a
+# judge prompt when no fit answer is stored yet.
+DEFAULT_EVALUATION_CHARS = 1200
+COLUMNS = (
+    "model", "provider", "alias", "task", "snapshot_epoch", "calls", "in_store", "to_call", "input_tokens",
+    "output_tokens", "output_tokens_basis", "usd_to_call", "usd_all_calls", "price_as_of", "note",
+)
+
+
+@dataclass(frozen=True)
+class Design:
+    """The study as the assets would run it with their default settings."""
+
+    variants: pd.DataFrame  # seniority variants (``design_variants``)
+    probe_variants: pd.DataFrame  # the default arm's probe variants
+    job_descriptions: pd.DataFrame  # jd, title, text
+    base: pd.DataFrame  # the offline base résumés (for rewrite prompts)
+    n_per_level: int
+
+
+def design_variants(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The study's variants as the assets make them by default (offline generator and
+    rewriter, same seeds), without materialising anything."""
+    return study_design(n_per_level, seed, catalog_dir).variants
+
+
+def study_design(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.PathLike | None = None) -> Design:
+    """Every input of the provider tasks, made as the assets make them by default."""
+    from resumebias_dagster.core.common.labels import STYLES
+    from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
+    from resumebias_dagster.core.jd_audit.probes import probe_variants, select_probe_resumes
+    from resumebias_dagster.core.seniority.generation import generate_resumes
+    from resumebias_dagster.core.seniority.names import name_variants
+    from resumebias_dagster.core.seniority.style import rewrite_style
+    from resumebias_dagster.core.seniority.task import variant_table
+
+    if n_per_level < 1:
+        raise ValueError(f"résumés per level must be at least 1, got {n_per_level}")
+    base = generate_resumes(n_per_level=n_per_level, seed=seed, catalog_dir=catalog_dir)
+    style = pd.DataFrame(
+        [
+            (r.resume_id, i, r.seniority, s, rewrite_style(r.text, s, seed=seed, catalog_dir=catalog_dir))
+            for i, r in enumerate(base.itertuples(index=False))
+            for s in STYLES
+        ],
+        columns=["resume_id", "original_idx", "seniority", "style", "text"],
+    )
+    variants = variant_table(style, name_variants(base, seed=seed, catalog_dir=catalog_dir))
+    arm = select_probe_resumes(base)
+    probes = probe_variants(arm, catalog_dir=catalog_dir) if len(arm) else pd.DataFrame(columns=["variant", "text"])
+    return Design(variants, probes, load_job_descriptions(catalog_dir=catalog_dir), base, n_per_level)
+
+
+@dataclass
+class _TaskCalls:
+    """The requests of one task: those whose keys can be computed now, and those whose
+    prompts hold earlier answers (counted as still to call)."""
+
+    task: str
+    requests: list[ChatRequest]
+    unknown: list[ChatRequest] = field(default_factory=list)
+    note: str = ""
+
+
+def _seniority(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
+    from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+    from resumebias_dagster.core.seniority.provider_task import seniority_requests
+
+    template = load_prompt(SENIORITY_PROMPT, catalog_dir)
+    return _TaskCalls("seniority", seniority_requests(design.variants, settings, template))
+
+
+def _fit(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
+    from resumebias_dagster.core.jd_audit.fit_task import fit_prompts, fit_requests
+    from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
+
+    template = load_fit_template(catalog_dir)
+    requests: list[ChatRequest] = []
+    for text in design.job_descriptions["text"]:
+        requests += fit_requests(fit_prompts(design.probe_variants, text, template), settings.runs_per_cell)
+    if not len(design.probe_variants):
+        return _TaskCalls("fit", [], note="the default arm has no base résumé at this size (probe_variants would refuse)")
+    return _TaskCalls("fit", requests, note=f"{len(design.job_descriptions)} JDs x {len(design.probe_variants)} variants")
+
+
+def _judge(judge: ProviderSettings, audited: Sequence[ProviderSettings], design: Design, catalog_dir,
+           evaluation_chars: dict[str, float]) -> _TaskCalls:
+    from resumebias_dagster.core.jd_audit.judge import load_judge_prompts
+
+    prompts = load_judge_prompts(catalog_dir)
+    template_chars = max(len(t) for t in prompts.values())
+    variants = int((design.probe_variants["variant"] != "baseline").sum()) if len(design.probe_variants) else 0
+    requests = []
+    for model in audited:
+        cells = len(design.job_descriptions) * variants
+        # Each prompt: the template and two evaluations (baseline and variant) of this model.
+        filler = "x" * int(template_chars + 2 * evaluation_chars.get(model.name, DEFAULT_EVALUATION_CHARS))
+        requests += [ChatRequest.from_prompt(filler, json_mode=True, tag="audit-judge", task="judge")] * (2 * cells)
+    return _TaskCalls(
+        "judge", [], unknown=requests,
+        note="upper bound: 2 pairs per audited cell (one when both samples coincide); keys depend on the fit answers",
+    )
+
+
+def _generation(design: Design, catalog_dir, generate: bool, rewrite: bool, rewrites_generated: bool) -> _TaskCalls:
+    """The generation calls of one model: writing the neutral résumés as structured JSON
+    (``generate``), rewriting résumés (``rewrite``; of the generated ones if ``rewrites_generated``)."""
+    from resumebias_dagster.core.common.prompts import load_prompt
+    from resumebias_dagster.core.seniority.llm_generation import (
+        REWRITE_PROMPTS,
+        base_resume_prompts,
+        base_resume_request,
+    )
+
+    calls = _TaskCalls("generation", [])
+    notes = []
+    if generate:
+        prompts = base_resume_prompts(design.n_per_level, catalog_dir)
+        calls.requests += [base_resume_request(prompt, i) for i, (_, prompt) in enumerate(prompts)]
+        notes.append(f"{len(prompts)} résumés written as structured JSON (their facts come with them)")
+    if rewrite:
+        templates = {style: load_prompt(name, catalog_dir, {"resume_text"}) for style, name in REWRITE_PROMPTS.items()}
+        rewrites = [
+            ChatRequest.from_prompt(template.format(resume_text=resume.text.strip()), sample_index=0,
+                                    tag=f"{style}/{resume.resume_id}", task="generation")
+            for resume in design.base.itertuples(index=False)
+            for style, template in templates.items()
+        ]
+        if rewrites_generated:
+            calls.unknown += rewrites
+        else:
+            calls.requests += rewrites
+        notes.append(f"{len(design.base)} résumés rewritten twice")
+    calls.note = "; ".join(notes)
+    return calls
+
+
+def _at_current_epoch(settings: ProviderSettings, store: ResponseStore | None) -> ProviderSettings:
+    seen = store.snapshot(settings) if store is not None else None
+    return replace(settings, snapshot_epoch=seen[1]) if seen else settings
+
+
+def estimate_cost(
+    models: Sequence[ProviderSettings],
+    design: Design | pd.DataFrame,
+    store: ResponseStore | None,
+    *,
+    judges: Sequence[ProviderSettings] = (),
+    generator: ProviderSettings | None = None,
+    rewriter: ProviderSettings | None = None,
+    tasks: Sequence[str] = ("seniority", "fit", "judge", "generation"),
+    catalog_dir: str | os.PathLike | None = None,
+) -> pd.DataFrame:
+    """One row per (model, task) with ``COLUMNS``; dollars are None where the price table
+    lacks the model. ``design``: a ``Design`` (``study_design``), or a variants table for the
+    seniority task alone. ``store``: None when there is none yet (nothing is stored)."""
+    if isinstance(design, pd.DataFrame):
+        design = Design(design, pd.DataFrame(columns=["variant", "text"]), pd.DataFrame(columns=["jd", "text"]),
+                        pd.DataFrame(columns=["resume_id", "text"]), 0)
+        tasks = [t for t in tasks if t == "seniority"]
+    models = [_at_current_epoch(m, store) for m in models]
+    rows = []
+    evaluation_chars: dict[str, float] = {}
+    for settings in models:
+        calls = []
+        if "seniority" in tasks:
+            calls.append(_seniority(settings, design, catalog_dir))
+        if "fit" in tasks and len(design.job_descriptions):
+            calls.append(_fit(settings, design, catalog_dir))
+            n, mean = store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, "fit") if store else (0, None)
+            evaluation_chars[settings.name] = (mean * CHARS_PER_TOKEN if mean else DEFAULT_EVALUATION_CHARS)
+        rows += [_row(settings, c, store, catalog_dir) for c in calls]
+    if "judge" in tasks and len(design.job_descriptions):
+        for judge in judges:
+            judge = _at_current_epoch(judge, store)
+            rows.append(_row(judge, _judge(judge, models, design, catalog_dir, evaluation_chars), store, catalog_dir))
+    if "generation" in tasks:
+        writers = {m.name: m for m in (generator, rewriter) if m is not None}
+        for name, settings in writers.items():
+            generate = generator is not None and generator.name == name
+            rewrite = rewriter is not None and rewriter.name == name
+            calls = _generation(design, catalog_dir, generate, rewrite, rewrites_generated=generator is not None)
+            rows.append(_row(_at_current_epoch(settings, store), calls, store, catalog_dir))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | None, catalog_dir) -> dict:
+    known = [normalise(settings, r) for r in calls.requests]
+    unknown = [normalise(settings, r) for r in calls.unknown]
+    in_store: int | None = 0
+    todo = known
+    if store is not None and known:
+        keys = [request_key(settings, r) for r in known]
+        stored = store.get_many(keys)
+        todo = [r for k, r in zip(keys, known) if k not in stored]
+        in_store = len(known) - len(todo)
+    if unknown and not known:
+        in_store = None
+    requests = known + unknown
+    todo = todo + unknown
+    chars = sum(len(m[1]) for r in todo for m in r.messages) + sum(len(r.system or "") for r in todo)
+    all_chars = sum(len(m[1]) for r in requests for m in r.messages) + sum(len(r.system or "") for r in requests)
+    n_stored, mean_out = (store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, calls.task)
+                          if store is not None else (0, None))
+    per_call_out = mean_out if mean_out is not None else DEFAULT_OUTPUT_TOKENS[calls.task]
+    basis = f"store mean of {n_stored}" if mean_out is not None else f"default {DEFAULT_OUTPUT_TOKENS[calls.task]}"
+    input_tokens = round(chars / CHARS_PER_TOKEN)
+    output_tokens = round(per_call_out * len(todo))
+    price = price_for(settings.model, catalog_dir)
+    return {
+        "model": settings.name,
+        "provider": settings.provider,
+        "alias": settings.model,
+        "task": calls.task,
+        "snapshot_epoch": settings.snapshot_epoch,
+        "calls": len(requests),
+        "in_store": in_store,
+        "to_call": len(todo),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "output_tokens_basis": basis,
+        "usd_to_call": None if price is None else round(price.cost(input_tokens, output_tokens), 4),
+        "usd_all_calls": None if price is None else round(
+            price.cost(round(all_chars / CHARS_PER_TOKEN), round(per_call_out * len(requests))), 4
+        ),
+        "price_as_of": None if price is None else price.as_of,
+        "note": calls.note,
+    }

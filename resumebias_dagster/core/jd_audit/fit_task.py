@@ -1,0 +1,134 @@
+"""The fit-scoring task (seed 003): a job description and a résumé variant in, a 1-10 score
+with its recommendation, justification, strengths and concerns out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.common.parsing import parse_json_object
+from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
+from resumebias_dagster.core.models.model_config import TaskTokens
+
+SCORES = tuple(range(1, 11))
+RECOMMENDATIONS = ("yes", "no", "maybe")
+FIT_COLUMNS = (
+    "model", "jd", "resume_id", "variant", "arm", "axis", "level", "run", "score", "recommend",
+    "justification", "strengths", "concerns", "resolved_model", "latency_s", "error",
+    "expected_score", "score_distribution", "note",
+)
+# What an embedded base model is asked to continue: the answer's first field, so the next
+# token is the score's first digit.
+LOCAL_SCORE_CUE = ' {"score": '
+NO_TEXT_NOTE = "scored from next-token probabilities: an embedded base model writes no justification"
+# A fit answer (prompts/fit_scoring.txt) is about 150 tokens, a wordy one about 300: a limit
+# below the minimum cuts typical answers off mid-JSON, and every cut answer is unparsable.
+FIT_TOKENS = TaskTokens(
+    "fit", default=1024, minimum=256,
+    answer="a JSON object with score, recommend, justification, three strengths and three concerns",
+)
+
+
+def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The fields of a parsed JSON answer, or the reason it is unusable.
+
+    Strict on what the statistics read (an integer score 1-10; "8" and 8.0 are accepted as 8,
+    "8/10" or 7.5 are not) and lenient on the prose fields, which are kept as given.
+    """
+    if not isinstance(value, dict):
+        return None, "the answer is not a JSON object"
+    raw = value.get("score")
+    if isinstance(raw, bool) or raw is None:
+        return None, f"score {raw!r} is not an integer from 1 to 10"
+    if isinstance(raw, str) and raw.strip().isdigit():
+        raw = int(raw.strip())
+    if isinstance(raw, float) and raw.is_integer():
+        raw = int(raw)
+    if not isinstance(raw, int) or not 1 <= raw <= 10:
+        return None, f"score {raw!r} is not an integer from 1 to 10"
+    recommend = value.get("recommend")
+    recommend = recommend.strip().lower() if isinstance(recommend, str) else None
+    if recommend is not None and recommend not in RECOMMENDATIONS:
+        return None, f"recommend {value.get('recommend')!r} is not one of yes, no, maybe"
+
+    def listed(key: str) -> str | None:
+        items = value.get(key)
+        if items is None:
+            return None
+        if not isinstance(items, list):
+            items = [items]
+        return json.dumps([str(i) for i in items], ensure_ascii=False)
+
+    justification = value.get("justification")
+    return {
+        "score": float(raw),
+        "recommend": recommend,
+        "justification": None if justification is None else str(justification),
+        "strengths": listed("strengths"),
+        "concerns": listed("concerns"),
+    }, None
+
+
+def fit_prompts(variants: pd.DataFrame, job_description: str, template: str) -> list[str]:
+    return [fit_prompt(template, job_description, text) for text in variants["text"]]
+
+
+def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Rows (variant-major, ``runs`` per variant) from per-row field arrays of length n*runs."""
+    n = len(variants)
+    rep = np.repeat(np.arange(n), runs)
+    out = pd.DataFrame(
+        {
+            "model": model,
+            "jd": jd,
+            "resume_id": variants["resume_id"].to_numpy()[rep],
+            "variant": variants["variant"].to_numpy()[rep],
+            "arm": variants["arm"].to_numpy()[rep],
+            "axis": variants["axis"].to_numpy()[rep],
+            "level": variants["level"].to_numpy()[rep],
+            "run": np.tile(np.arange(runs, dtype=np.int64), n),
+        }
+    )
+    for column in FIT_COLUMNS[8:]:
+        out[column] = fields.get(column, np.full(n * runs, None, dtype=object))
+    return out.astype({"score": float, "latency_s": float, "expected_score": float})
+
+
+def fit_requests(prompts: list[str], runs: int) -> list:
+    """The provider requests of one (model, JD): ``runs`` per prompt, prompt-major."""
+    from resumebias_dagster.core.providers.types import ChatRequest
+
+    return [ChatRequest.from_prompt(p, json_mode=True, sample_index=r, task="fit") for p in prompts for r in range(runs)]
+
+
+def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str, template: str, spec):
+    """Fit rows of one (model, JD) through a provider; returns (rows, stats)."""
+    prompts = fit_prompts(variants, jd_text, template)
+    runs = spec.runs_per_cell
+    requests = fit_requests(prompts, runs)
+    results, stats = run(requests)
+    fields: dict[str, list] = {c: [] for c in FIT_COLUMNS[8:]}
+    for result in results:
+        parsed, problem = (None, None)
+        if result.ok:
+            value = result.parsed_json if result.parsed_json is not None else parse_json_object(result.text).value
+            parsed, problem = parse_fit_answer(value)
+        error = (
+            None if parsed else
+            f"unparsable: {problem}" if result.ok else f"{result.error_kind}: {result.error_message or ''}".rstrip(": ")
+        )
+        if result.ok and not parsed:
+            stats.errors["unparsable"] += 1
+        row = parsed or {"score": np.nan, "recommend": None, "justification": None, "strengths": None, "concerns": None}
+        for key, value in row.items():
+            fields[key].append(value)
+        fields["resolved_model"].append(result.resolved_model)
+        fields["latency_s"].append(result.latency_s)
+        fields["error"].append(error)
+        fields["expected_score"].append(np.nan)
+        fields["score_distribution"].append(None)
+        fields["note"].append(None)
+    return fit_rows(variants, spec.name, jd, runs, {k: np.asarray(v, dtype=object) for k, v in fields.items()}), stats

@@ -1,0 +1,108 @@
+"""Job descriptions of the fit-scoring audit (seed 003) and the fit-scoring prompt.
+
+A job description is a Markdown file with a small YAML front matter::
+
+    ---
+    id: staff-software-engineer          # partition key: lower-case letters, digits, "-" and "_"
+    title: Staff Software Engineer
+    seniority: staff                     # optional hint, as in the title
+    ---
+    ## About the role
+    ...
+
+The packaged set lives in ``catalog/job_descriptions/``; a user catalog folder with its own
+``job_descriptions/`` folder replaces it, and ``folder=`` points at any other folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from resumebias_dagster.catalog import CatalogError, catalog_path
+from resumebias_dagster.core.common.prompts import RESUME_CHAR_CAP, load_prompt
+
+JD_FOLDER = "job_descriptions"
+FIT_PROMPT = "fit_scoring"
+FIT_PROMPT_FIELDS = frozenset({"job_description", "resume_text"})
+JD_COLUMNS = ["jd", "title", "seniority", "text"]
+
+CatalogDir = str | os.PathLike | None
+
+_ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.DOTALL)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def parse_job_description(path: Path) -> dict[str, str]:
+    """``{jd, title, seniority, text}`` of one file; ``text`` is the title as a heading plus the body."""
+    match = _FRONT_MATTER.match(_read_text(path).lstrip("\ufeff"))
+    if match is None:
+        raise CatalogError(
+            f"{path}: no YAML front matter (the file must start with a '---' line, then id and title, then '---')"
+        )
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: the front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise CatalogError(f"{path}: the front matter must be a mapping with at least id and title")
+    missing = [k for k in ("id", "title") if not str(meta.get(k) or "").strip()]
+    if missing:
+        raise CatalogError(f"{path}: the front matter lacks {' and '.join(missing)}")
+    jd = str(meta["id"]).strip()
+    if not _ID.fullmatch(jd):
+        raise CatalogError(
+            f"{path}: id {jd!r} may use only lower-case letters, digits, '-' and '_' "
+            "(it becomes a Dagster partition key)"
+        )
+    body = match.group(2).strip()
+    if not body:
+        raise CatalogError(f"{path}: the job description body is empty")
+    title = " ".join(str(meta["title"]).split())
+    return {"jd": jd, "title": title, "seniority": str(meta.get("seniority") or ""), "text": f"# {title}\n\n{body}\n"}
+
+
+def load_job_descriptions(folder: str | os.PathLike | None = None, catalog_dir: CatalogDir = None) -> pd.DataFrame:
+    """Every ``*.md`` job description of ``folder`` (default: the catalog's), sorted by id.
+
+    Columns ``jd`` (the id, a partition key), ``title``, ``seniority`` (may be empty), ``text``.
+    """
+    root = Path(folder) if folder is not None else catalog_path(JD_FOLDER, catalog_dir)
+    if not root.is_dir():
+        raise CatalogError(f"job description folder {root} does not exist or is not a folder")
+    paths = sorted(root.glob("*.md"))
+    if not paths:
+        raise CatalogError(f"job description folder {root} holds no .md files")
+    rows: list[dict[str, str]] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        row = parse_job_description(path)
+        if row["jd"] in seen:
+            raise CatalogError(f"{path}: id {row['jd']!r} is already used by {seen[row['jd']]}")
+        seen[row["jd"]] = path
+        rows.append(row)
+    return pd.DataFrame(rows, columns=JD_COLUMNS).sort_values("jd", ignore_index=True)
+
+
+def load_fit_template(catalog_dir: CatalogDir = None) -> str:
+    """The fit-scoring prompt template, with exactly the fields ``{job_description}`` and ``{resume_text}``.
+
+    Its final newline is dropped: an embedded model continues the template's last line.
+    """
+    return load_prompt(FIT_PROMPT, catalog_dir, FIT_PROMPT_FIELDS)
+
+
+def fit_prompt(template: str, job_description: str, resume_text: str) -> str:
+    """Fill the fit template; the résumé is capped as in the seniority study."""
+    return template.format(job_description=job_description.strip(), resume_text=resume_text[:RESUME_CHAR_CAP])

@@ -1,0 +1,81 @@
+"""1-10 fit scores from an embedded causal LM's next-token probabilities.
+
+The prompt ends with the answer's opening (``{"score": ``), so the next token is the score's
+first digit. Digits are single tokens for Gemma-style tokenizers, so "10" is "1" then "0":
+one more decoding step after "1" (on the cached keys and values, a single token per prompt)
+splits P("1") into P(1) and P(10). Scores 11-19 are not on the scale; their mass is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from resumebias_dagster.core.models.compute import ComputeSettings
+from resumebias_dagster.core.models.local_llm import next_token_probs
+
+DIGITS = tuple(str(d) for d in range(10))
+
+
+def digit_token_ids(tokenizer) -> list[int]:
+    """Token id of each digit 0-9 as it follows ``": "``; refuses tokenizers that merge digits."""
+    ids = []
+    for digit in DIGITS:
+        tokens = tokenizer.encode(digit, add_special_tokens=False)
+        if len(tokens) != 1:
+            raise ValueError(f"digit {digit!r} is {len(tokens)} tokens for this tokenizer; fit scoring needs one")
+        ids.append(tokens[0])
+    return ids
+
+
+def score_distribution(
+    model, tokenizer, prompts: Sequence[str], settings: ComputeSettings, progress=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(score = 1..10) for each prompt, shape (n, 10), rows sum to 1, plus the mass the
+    model put on the scale before renormalising (low = it would mostly answer otherwise)."""
+    digits = digit_token_ids(tokenizer)
+    first, after_one = next_token_probs(model, tokenizer, prompts, digits, settings, follow_token=digits[1],
+                                        progress=progress)
+    # After "1": "0" makes 10, another digit makes 11-19 (off the scale), anything else ends at 1.
+    p_zero = after_one[:, 0]
+    p_end = np.clip(1.0 - after_one.sum(axis=1), 0.0, None)
+    split = p_zero / np.maximum(p_zero + p_end, 1e-300)
+    scores = np.column_stack([first[:, 1] * (1 - split), first[:, 2:], first[:, 1] * split])
+    mass = scores.sum(axis=1)
+    return scores / np.maximum(mass, 1e-300)[:, None], mass
+
+
+def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None):
+    """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
+    sampled from it at the configured temperature."""
+    import json
+    import time
+
+    from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, NO_TEXT_NOTE, fit_prompts, fit_rows
+    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, tempered
+    from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
+
+    source = spec.option("source")
+    model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
+    prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
+    started = time.perf_counter()
+    probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
+    per_variant = (time.perf_counter() - started) / max(1, len(prompts))
+    runs = spec.runs_per_cell
+    dist = tempered(probs, spec.temperature)
+    samples = sample_labels(probs, spec.temperature, runs, sampling_seed(spec.name, salt=f"fit|{jd}"))
+    n = len(variants)
+    expected = dist @ np.arange(1, 11)
+    fields = {
+        "score": (samples.reshape(-1) + 1).astype(float),
+        "resolved_model": np.full(n * runs, resolved_source(source), dtype=object),
+        "latency_s": np.full(n * runs, per_variant),
+        "note": np.full(n * runs, NO_TEXT_NOTE, dtype=object),
+        "error": np.full(n * runs, None, dtype=object),
+        "expected_score": np.repeat(expected, runs),
+        "score_distribution": np.repeat(
+            np.array([json.dumps([round(float(x), 6) for x in row]) for row in dist], dtype=object), runs
+        ),
+    }
+    return fit_rows(variants, spec.name, jd, runs, fields)

@@ -1,0 +1,333 @@
+"""The models config: every model the audit runs, one partition each.
+
+One YAML file (packaged ``catalog/models.yaml`` by default; ``RESUMEBIAS_MODELS_FILE`` names
+another packaged file such as ``models_gpu.yaml`` or a path) lists each model with its kind:
+
+- ``local-llm``: an embedded causal LM that classifies by scoring label words (``source``).
+- ``fine-tuned``: a sequence classifier fine-tuned here from ``base_model`` (``training``).
+- ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
+
+An optional top-level ``judges`` list names the LLM-as-judge of the audit (seed 003) by the
+names of provider entries: the first is the judge, an optional second a second judge whose
+verdicts are compared with the first's. A judge entry may be ``enabled: false``: it then
+judges without being audited itself. An empty or absent list means no judge.
+
+Output-token limits are per task (seniority label, fit JSON, judge JSON, generation): a provider
+entry's ``max_tokens`` is a mapping of task to limit (``{seniority: 16, fit: 1024}``); a task
+left out gets its package default. Each task declares its default and minimum once, next
+to its code (``TaskTokens``: ``SENIORITY_TOKENS`` in core/seniority/task.py, ``FIT_TOKENS`` in
+core/jd_audit/fit_task.py, ``JUDGE_TOKENS`` in core/jd_audit/judge.py, ``GENERATION_TOKENS`` here). One rule for
+every entry and task: a limit below the task's minimum cannot hold its answer and the file is
+refused when read, naming the file, the model, the task, the limit and the minimum. A bare
+number is one limit for every task, accepted only when it holds every task's answer (which
+tasks a model serves is partly chosen at run time: ``generator_model``); else it is refused
+with the per-task spelling.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from resumebias_dagster.catalog import CatalogError, catalog_path, yaml_problem
+
+MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
+DEFAULT_MODELS_FILE = "models.yaml"
+KINDS = ("local-llm", "fine-tuned", "provider")
+PROVIDERS = ("openai", "google", "anthropic")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+
+_COMMON = {"name", "kind", "temperature", "runs_per_cell", "enabled", "description"}
+_KIND_FIELDS = {
+    "local-llm": {"source", "batch_size", "max_prompt_chars"},
+    "fine-tuned": {"base_model", "training"},
+    "provider": {
+        "provider", "model", "base_url", "api_key_env", "max_concurrency", "requests_per_minute",
+        "max_tokens", "timeout_s", "max_retries", "vertex_project", "vertex_location", "extra_body",
+        "family", "retry_initial_delay_s", "retry_timeouts",
+    },
+}
+_REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
+MAX_JUDGES = 2
+TRAINING_FIELDS = {
+    "max_length", "epochs", "batch_size", "learning_rate", "weight_decay", "warmup_ratio",
+    "heldout_fraction", "seed",
+}
+
+
+class ModelConfigError(ValueError):
+    """The models config is malformed; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class TaskTokens:
+    """The output-token limit of one task. ``default``: what a request of the task carries when
+    the model entry sets none, room for the answer's long cases. ``minimum``: the smallest limit
+    that holds the task's answer; a config below it is refused (its answers would be cut off)."""
+
+    task: str
+    default: int
+    minimum: int
+    answer: str  # what the answer is, for messages
+
+
+# Declared here, not in core/seniority/llm_generation.py, which another change is rewriting; it may move
+# there (then ``task_tokens`` imports it from there). Seed 004's résumés average 435 words
+# (neutral) and 588 (overstated), about 600-900 tokens; the longest, or one rendered as JSON
+# fields, need up to about twice that.
+GENERATION_TOKENS = TaskTokens(
+    "generation", default=4096, minimum=2048,
+    answer="a complete résumé, or its fields as JSON; seed 004's average 435-588 words, the longest twice that",
+)
+
+
+def task_tokens() -> dict[str, TaskTokens]:
+    """Every task's ``TaskTokens``, in the order of ``TASKS``, from where each task declares it."""
+    from resumebias_dagster.core.jd_audit.fit_task import FIT_TOKENS
+    from resumebias_dagster.core.jd_audit.judge import JUDGE_TOKENS
+    from resumebias_dagster.core.seniority.task import SENIORITY_TOKENS
+
+    return {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS)}
+
+
+def default_max_tokens() -> dict[str, int]:
+    """Each task's default limit: what a provider entry without ``max_tokens`` sends."""
+    return {task: t.default for task, t in task_tokens().items()}
+
+
+def _flow(limits: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{task}: {limit}" for task, limit in limits.items()) + "}"
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def resolve_max_tokens(value: Any, where: str) -> dict[str, int]:
+    """The limit of every task from an entry's ``max_tokens`` (absent: ``...``), each checked
+    against its task's minimum; ``ModelConfigError`` starting with ``where`` otherwise."""
+    tokens = task_tokens()
+    defaults = {task: t.default for task, t in tokens.items()}
+    if value is ...:
+        return defaults
+    if value is None:
+        raise ModelConfigError(
+            f"{where}: max_tokens: null; leave max_tokens out for every task's default {_flow(defaults)}, "
+            "or give a limit per task, e.g. max_tokens: {seniority: 16, fit: 1024}"
+        )
+    if not isinstance(value, dict):
+        number = _whole(value)
+        if number is None:
+            raise ModelConfigError(
+                f"{where}: max_tokens must be a mapping of task to limit (e.g. max_tokens: {{seniority: 16, fit: 1024}}) "
+                f"or one whole number for every task, got {value!r}"
+            )
+        short = {task: t.minimum for task, t in tokens.items() if number < t.minimum}
+        if short:
+            held = {task: number for task in tokens if task not in short}
+            example = _flow(held) if held else _flow({"seniority": tokens["seniority"].default})
+            raise ModelConfigError(
+                f"{where}: max_tokens: {value} is one limit for every task, and too few for "
+                + ", ".join(f"{task} (at least {minimum})" for task, minimum in short.items())
+                + f"; write it per task, e.g. max_tokens: {example} (tasks left out keep their defaults: "
+                + ", ".join(f"{task} {limit}" for task, limit in defaults.items()) + ")"
+            )
+        return {task: number for task in tokens}
+    unknown = [str(k) for k in value if k not in tokens]
+    if unknown:
+        raise ModelConfigError(
+            f"{where}: max_tokens has unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(tokens)}"
+        )
+    limits = dict(defaults)
+    for task, raw in value.items():
+        number = _whole(raw)
+        if number is None:
+            raise ModelConfigError(f"{where}: max_tokens.{task} must be a whole number of tokens, got {raw!r}")
+        t = tokens[task]
+        if number < t.minimum:
+            raise ModelConfigError(
+                f"{where}: max_tokens.{task} is {number}, too few for the {task} task's answer ({t.answer}): "
+                f"at least {t.minimum} (the default is {t.default})"
+            )
+        limits[task] = number
+    return limits
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str
+    temperature: float
+    runs_per_cell: int
+    options: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return self.options.get(key, default)
+
+
+def models_file(path: str | os.PathLike | None = None, catalog_dir=None) -> Path:
+    """The models file in use, chosen only by explicit settings.
+
+    ``path`` (a caller's setting), else ``$RESUMEBIAS_MODELS_FILE``, else ``models.yaml`` of
+    the catalog folder (``catalog_dir`` or ``$RESUMEBIAS_CATALOG_DIR``), else the packaged
+    one. A bare file name (``models_gpu.yaml``) is a catalog file (user folder first, then
+    packaged); a file of one's own is named by a path (``./models.yaml``, ``/etc/audit/m.yaml``).
+    A ``models.yaml`` that merely sits in the working directory is never read: a cloned
+    repository could otherwise point the user's keys at a host of its choosing.
+    """
+    explicit = str(path) if path else os.environ.get(MODELS_FILE_ENV, "").strip()
+    setting = "the models_file setting" if path else MODELS_FILE_ENV
+    if not explicit:
+        try:
+            return catalog_path(DEFAULT_MODELS_FILE, catalog_dir)
+        except CatalogError as exc:
+            raise ModelConfigError(str(exc)) from exc
+    if "/" not in explicit and os.sep not in explicit and not explicit.startswith("~"):
+        try:
+            return catalog_path(explicit, catalog_dir)
+        except CatalogError:
+            raise ModelConfigError(
+                f"models file {explicit!r} (set by {setting}) is not a catalog file; name a file of your own by "
+                f"its path, e.g. ./{explicit}"
+            ) from None
+    file = Path(explicit).expanduser().absolute()
+    if not file.is_file():
+        raise ModelConfigError(f"models file {file} does not exist (set by {setting})")
+    return file
+
+
+def _read_yaml(file: Path) -> Any:
+    try:
+        return yaml.safe_load(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ModelConfigError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        raise ModelConfigError(f"{file}: not valid YAML: {yaml_problem(exc)}") from None
+
+
+def parse_models(data: Any, source: str) -> list[ModelSpec]:
+    """Validate the parsed YAML of a models file; every error names ``source`` and the entry."""
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+        raise ModelConfigError(f"{source}: expected a mapping with a list under 'models'")
+    specs: list[ModelSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data["models"]):
+        where = f"{source}: models[{i}]"
+        if not isinstance(entry, dict):
+            raise ModelConfigError(f"{where}: expected a mapping, got {type(entry).__name__}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ModelConfigError(
+                f"{where}: name {name!r} must be 1-63 characters of a-z, 0-9, '.', '_' or '-' (it is a partition key)"
+            )
+        where = f"{source}: model {name!r}"
+        if name in seen:
+            raise ModelConfigError(f"{where}: defined twice")
+        seen.add(name)
+        kind = entry.get("kind")
+        if kind not in KINDS:
+            raise ModelConfigError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+        unknown = set(entry) - _COMMON - _KIND_FIELDS[kind]
+        if unknown:
+            raise ModelConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for kind {kind}")
+        missing = _REQUIRED[kind] - set(entry)
+        if missing:
+            raise ModelConfigError(f"{where}: missing setting(s) {', '.join(sorted(missing))} for kind {kind}")
+        temperature = entry.get("temperature", 0.7 if kind != "fine-tuned" else 0.0)
+        runs = entry.get("runs_per_cell", 5 if kind != "fine-tuned" else 1)
+        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not 0 <= temperature <= 2:
+            raise ModelConfigError(f"{where}: temperature {temperature!r} must be a number in [0, 2]")
+        if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= 1000:
+            raise ModelConfigError(f"{where}: runs_per_cell {runs!r} must be an integer in [1, 1000]")
+        if kind == "provider" and entry["provider"] not in PROVIDERS:
+            raise ModelConfigError(
+                f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)} "
+                "(OpenAI-compatible APIs such as OpenRouter, Groq, Mistral, vLLM or Ollama use 'openai' with base_url)"
+            )
+        if kind == "fine-tuned":
+            training = entry.get("training") or {}
+            if not isinstance(training, dict) or set(training) - TRAINING_FIELDS:
+                bad = sorted(set(training) - TRAINING_FIELDS) if isinstance(training, dict) else training
+                raise ModelConfigError(f"{where}: training has unknown setting(s) {bad}; allowed: {sorted(TRAINING_FIELDS)}")
+        options = {k: v for k, v in entry.items() if k not in _COMMON}
+        if kind == "provider":
+            options["max_tokens"] = resolve_max_tokens(entry.get("max_tokens", ...), where)
+        specs.append(
+            ModelSpec(
+                name=name,
+                kind=kind,
+                temperature=float(temperature),
+                runs_per_cell=int(runs),
+                options=options,
+                enabled=bool(entry.get("enabled", True)),
+            )
+        )
+    return specs
+
+
+def load_models(path: str | os.PathLike | None = None, catalog_dir=None, include_disabled: bool = False) -> list[ModelSpec]:
+    file = models_file(path, catalog_dir)
+    data = _read_yaml(file)
+    specs = parse_models(data, str(file))
+    return specs if include_disabled else [s for s in specs if s.enabled]
+
+
+def model_by_name(name: str, path=None, catalog_dir=None) -> ModelSpec:
+    for spec in load_models(path, catalog_dir):
+        if spec.name == name:
+            return spec
+    raise ModelConfigError(f"{models_file(path, catalog_dir)}: no enabled model named {name!r}")
+
+
+def parse_judges(data: Any, source: str, specs: list[ModelSpec] | None = None) -> list[ModelSpec]:
+    """The judges named under ``judges`` in the parsed YAML of a models file, in order.
+
+    ``specs``: the file's models (``parse_models(data, source)`` when not given), disabled
+    ones included. Every error names ``source``.
+    """
+    specs = parse_models(data, source) if specs is None else specs
+    names = data.get("judges") if isinstance(data, dict) else None
+    if names is None:
+        return []
+    where = f"{source}: judges"
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ModelConfigError(
+            f"{where}: expected a list of model names (the first is the judge, an optional second a second judge)"
+        )
+    if len(names) > MAX_JUDGES:
+        raise ModelConfigError(f"{where}: at most {MAX_JUDGES} judges (a judge and a second judge), got {len(names)}")
+    if len(set(names)) < len(names):
+        raise ModelConfigError(f"{where}: {names} names a model twice")
+    by_name = {s.name: s for s in specs}
+    judges = []
+    for name in names:
+        spec = by_name.get(name)
+        if spec is None:
+            raise ModelConfigError(
+                f"{where}: {name!r} is not a model of this file; a judge is a provider entry under 'models' "
+                f"(it may be enabled: false). Provider entries: {', '.join(s.name for s in specs if s.kind == 'provider') or 'none'}"
+            )
+        if spec.kind != "provider":
+            raise ModelConfigError(f"{where}: {name!r} is a {spec.kind} model; a judge must be a provider entry")
+        # Its judge limit was checked with every entry's (parse_models): one rule for all tasks.
+        judges.append(spec)
+    return judges
+
+
+def load_judges(path: str | os.PathLike | None = None, catalog_dir=None) -> list[ModelSpec]:
+    """The judges of the models file in use (see the module docstring); ``[]`` when none."""
+    file = models_file(path, catalog_dir)
+    data = _read_yaml(file)
+    return parse_judges(data, str(file))

@@ -1,0 +1,303 @@
+"""Fan-out of many requests to one provider model, through the response store.
+
+The store is asked first; only keys without a final row are called. Each key is claimed in
+the store just before its call, so two runs (two processes, two machines sharing a store)
+never pay for the same key: the second waits for the first one's answer. Each response is
+written to the store before anything else happens to it (parsing included), so a run killed
+at any point has lost only the calls still in flight, the next run makes exactly the
+missing ones, and an answer no parser can read is a typed row, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from resumebias_dagster.core.common.parsing import parse_json_object
+from resumebias_dagster.core.providers import types as t
+from resumebias_dagster.core.providers.pricing import cost_usd, price_for
+from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
+from resumebias_dagster.core.providers.types import (
+    ChatRequest,
+    ChatResult,
+    ProviderSettings,
+    Secret,
+    request_key,
+    task_of,
+)
+
+Progress = Callable[[int, int], None]
+# Workers start this far apart. Started at once, they send in one burst, their answers come
+# back in bursts, and in a burst each answer waits while the single event loop handles the
+# ones before it (about 1.5 ms of SDK work each); staggered, each is handled as it arrives.
+# The provider is spared the burst too. 64 workers: all running after 0.32 s.
+START_INTERVAL_S = 0.005
+# How often a run looks again at keys another run is calling.
+CLAIM_POLL_S = 0.1
+
+
+@dataclass
+class RunStats:
+    """What one run cost and how its requests were served (asset metadata reads this)."""
+
+    model: str
+    requests: int = 0
+    unique_requests: int = 0
+    calls_made: int = 0
+    served_from_store: int = 0
+    # Of those served from the store: keys another run was calling when this one reached them.
+    waited_for_other_runs: int = 0
+    http_attempts: int = 0
+    # Attempts the provider may bill: answers, and attempts abandoned at their read timeout.
+    billed_attempts: int = 0
+    answered_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown_calls: int = 0
+    stored_cost_usd: float = 0.0
+    errors: Counter = field(default_factory=Counter)
+    resolved_models: Counter = field(default_factory=Counter)
+    wall_s: float = 0.0
+
+    @property
+    def retries(self) -> int:
+        return self.http_attempts - self.calls_made
+
+    def __add__(self, other: RunStats) -> RunStats:
+        """Two runs of the same model as one (e.g. the draws of a generation)."""
+        total = RunStats(model=self.model)
+        for f in fields(RunStats):
+            if f.name != "model":
+                setattr(total, f.name, getattr(self, f.name) + getattr(other, f.name))
+        return total
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values for metadata or JSON."""
+        return {
+            "model": self.model,
+            "requests": self.requests,
+            "unique_requests": self.unique_requests,
+            "calls_made": self.calls_made,
+            "served_from_store": self.served_from_store,
+            "waited_for_other_runs": self.waited_for_other_runs,
+            "http_attempts": self.http_attempts,
+            "retries": self.retries,
+            "billed_attempts": self.billed_attempts,
+            "billed_attempts_per_answer": (
+                round(self.billed_attempts / self.answered_calls, 4) if self.answered_calls else None
+            ),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "cost_unknown_calls": self.cost_unknown_calls,
+            "cost_usd_incl_store": round(self.cost_usd + self.stored_cost_usd, 6),
+            "errors": dict(sorted(self.errors.items())),
+            "resolved_models": dict(sorted(self.resolved_models.items())),
+            "wall_s": round(self.wall_s, 3),
+        }
+
+
+def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
+    """``request`` with the model's temperature where it sets none (none where the provider takes
+    none) and, where it sets no max_tokens, the model's limit for the request's task (a fit
+    answer is never held to the seniority label's limit): the key records what is really sent."""
+    temperature = settings.temperature if request.temperature is None else request.temperature
+    return replace(
+        request,
+        temperature=temperature if settings.sends_temperature else None,
+        max_tokens=settings.max_tokens_for(task_of(request)) if request.max_tokens is None else request.max_tokens,
+    )
+
+
+def _with_parsed_json(request: ChatRequest, result: ChatResult) -> ChatResult:
+    """Parse a JSON-mode answer (already stored as text); failing to parse is a typed row."""
+    if request.json_mode and result.ok:
+        try:
+            parsed = parse_json_object(result.text)
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the run either
+            parsed = None
+            reason = f"the parser failed ({type(exc).__name__})"
+        if parsed is not None and parsed.ok:
+            result.parsed_json = parsed.value
+        else:
+            result.error_kind, result.error_message = t.UNPARSABLE, parsed.reason if parsed is not None else reason
+    return result
+
+
+def claim_lease_s(settings: ProviderSettings) -> float:
+    """How long a claim holds: every attempt of a call at its timeout, with backoff room."""
+    return settings.timeout_s * (settings.max_retries + 1) + 60.0 * (settings.max_retries + 1)
+
+
+class _Prices:
+    def __init__(self, settings: ProviderSettings, catalog_dir):
+        self._catalog_dir = catalog_dir
+        self._cache: dict[str | None, Any] = {}
+        self._alias = price_for(settings.model, catalog_dir)
+
+    def cost(self, result: ChatResult) -> float | None:
+        price = self._alias
+        if price is None:
+            if result.resolved_model not in self._cache:
+                self._cache[result.resolved_model] = price_for(result.resolved_model, self._catalog_dir)
+            price = self._cache[result.resolved_model]
+        return cost_usd(price, result.input_tokens, result.output_tokens)
+
+
+async def run_requests_async(
+    settings: ProviderSettings,
+    requests: Sequence[ChatRequest],
+    store: ResponseStore,
+    *,
+    client: Any = None,
+    api_key: Secret | None = None,
+    environ: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    catalog_dir=None,
+) -> tuple[list[ChatResult], RunStats]:
+    """Results in the order of ``requests``, and the run's stats.
+
+    ``client`` defaults to a new client of the model's provider (closed at the end) with
+    ``api_key``, else the key from ``environ`` (default ``os.environ``); a missing key
+    raises ``ProviderConfigError`` before any call. ``progress(calls_done, calls_to_make)``
+    is called after each call.
+    """
+    started = time.perf_counter()
+    requests = [normalise(settings, r) for r in requests]
+    keys = [request_key(settings, r) for r in requests]
+    by_key = dict(zip(keys, requests))
+    stored = store.get_many(by_key)
+    missing = [k for k in by_key if k not in stored]
+    stats = RunStats(settings.name, requests=len(requests), unique_requests=len(by_key))
+    fresh: dict[str, ChatResult] = {}
+    if missing:
+        prices = _Prices(settings, catalog_dir)
+        own_client = client is None
+        if own_client:
+            from resumebias_dagster.core.providers.base import make_client
+
+            client = make_client(settings, api_key or settings.api_key(environ))
+        owner = ClaimOwner.this_process()
+        try:
+            await _call_missing(settings, client, store, prices, [(k, by_key[k]) for k in missing], fresh, stored,
+                                stats, progress, owner)
+        finally:
+            store.release(owner)
+            if own_client:
+                await client.aclose()
+    stats.served_from_store = sum(1 for k in keys if k not in fresh)
+    results = []
+    for key, request in zip(keys, requests):
+        result = fresh.get(key) or replace(stored[key])
+        results.append(_with_parsed_json(request, result))
+    for result in results:
+        if result.error_kind:
+            stats.errors[result.error_kind] += 1
+        if result.resolved_model:
+            stats.resolved_models[result.resolved_model] += 1
+        if result.from_store and result.cost_usd:
+            stats.stored_cost_usd += result.cost_usd
+    stats.wall_s = time.perf_counter() - started
+    return results, stats
+
+
+async def _call_missing(settings, client, store, prices, todo, fresh, stored, stats, progress, owner) -> None:
+    """Call every (key, request) of ``todo``; results go to ``fresh``, or to ``stored`` when
+    another run answered the key first."""
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+    stop: list[ChatResult] = []
+    total = len(todo)
+    left = [total]
+    lease_s = claim_lease_s(settings)
+    loop = asyncio.get_running_loop()
+
+    async def worker(i: int) -> None:
+        await asyncio.sleep(i * START_INTERVAL_S)
+        while left[0] > 0:
+            try:
+                key, request = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                # Others are calling, or keys wait for another run's answer.
+                await asyncio.sleep(CLAIM_POLL_S)
+                continue
+            if stop:
+                first = stop[0]
+                fresh[key] = ChatResult(
+                    key=key, error_kind=t.ABORTED,
+                    error_message=f"not called: an earlier call failed with {first.error_kind} ({first.error_message})",
+                )
+                left[0] -= 1
+                continue
+            state = store.claim(key, owner, lease_s)
+            if state != CLAIMED:
+                answered = store.get_many([key]) if state == DONE else {}
+                if key in answered:
+                    stored[key] = answered[key]
+                    stats.waited_for_other_runs += 1
+                    left[0] -= 1
+                else:
+                    # BUSY: another live run is calling it; look again shortly.
+                    loop.call_later(CLAIM_POLL_S, queue.put_nowait, (key, request))
+                continue
+            result = await client.complete(request, key)
+            result.cost_usd = prices.cost(result)
+            # Stored first, as it came: nothing below may lose a paid answer.
+            store.put(settings, request, result, owner=owner)
+            fresh[key] = result
+            stats.calls_made += 1
+            stats.http_attempts += result.attempts
+            stats.billed_attempts += result.billed_attempts
+            stats.answered_calls += int(result.ok)
+            stats.input_tokens += result.input_tokens or 0
+            stats.output_tokens += result.output_tokens or 0
+            if result.cost_usd is None:
+                stats.cost_unknown_calls += 1
+            else:
+                stats.cost_usd += result.cost_usd
+            if result.error_kind in t.RUN_STOPPING_KINDS and not stop:
+                stop.append(result)
+            left[0] -= 1
+            if progress is not None:
+                progress(stats.calls_made, total)
+
+    await asyncio.gather(*(worker(i) for i in range(min(settings.max_concurrency, len(todo)))))
+
+
+def run_requests(
+    settings: ProviderSettings,
+    requests: Sequence[ChatRequest],
+    store: ResponseStore,
+    **kwargs: Any,
+) -> tuple[list[ChatResult], RunStats]:
+    """``run_requests_async`` for synchronous callers (Dagster assets, scripts)."""
+    return run_sync(run_requests_async(settings, requests, store, **kwargs), "provider-run")
+
+
+def run_sync(coro: Coroutine[Any, Any, Any], thread_name: str) -> Any:
+    """``asyncio.run``, on a thread of its own when called inside a running loop (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=thread_name)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,596 @@
+"""Seeded synthetic résumés whose seniority is carried by facts only.
+
+Years of experience, number of positions, titles, scope (team size, budget, reports) and
+responsibilities (mentoring, hiring, strategy) differ by level; the level words themselves
+never appear. All vocabulary lives in the catalog (``occupations.yaml``, ``employers.yaml``,
+``places.yaml``, ``people.yaml``); this module only assembles it.
+
+The facts of a résumé (``ResumeContent``) are written by ``render_resume``, the one renderer
+of both generators: this template and a provider model's structured answer
+(``core/seniority/llm_generation.py``), so the probe edits of ``core/jd_audit/probes.py`` parse either.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from resumebias_dagster.catalog import CatalogError, load_yaml
+from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+
+CatalogDir = str | os.PathLike | None
+
+# "Present" means this month, fixed so the output never depends on today's date.
+REFERENCE_YEAR = 2025
+REFERENCE_MONTH = 6
+REFERENCE_INDEX = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1  # the month as months since year 0
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+SECTION_HEADERS = ("SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS")
+
+COLUMNS = [
+    "resume_id",
+    "seniority",
+    "occupation",
+    "name",
+    "first_name",
+    "last_name",
+    "email",
+    "phone",
+    "city",
+    "linkedin",
+    "years_experience",
+    "n_positions",
+    "titles",
+    "employers",
+    "degree",
+    "school",
+    "graduation_year",
+    "certifications",
+    "skills",
+    "text",
+]
+
+# Words the code itself writes into a résumé, besides the catalog vocabulary.
+_CODE_WORDS = (
+    *SECTION_HEADERS,
+    *MONTHS,
+    "Present",
+    "Relevant coursework",
+    "Certification",
+    "linkedin com in",
+    "less than one year 1 year years of professional experience",
+)
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_PLACEHOLDER_LEVELS = frozenset(SENIORITY_LEVELS)
+_OCCUPATION_FIELDS = ("label", "noun", "work", "team_noun", "focus", "sectors", "titles", "degrees", "skills", "bullets")
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    occupations: dict[str, dict[str, Any]]
+    common: dict[str, list[str]]
+    summary: dict[str, Any]
+    placeholders: dict[str, Any]
+    career: dict[str, dict[str, Any]]
+    progression: dict[str, dict[int, list[str]]]
+    employers: dict[str, list[str]]
+    employer_descriptions: dict[str, list[str]]
+    employer_placeholders: dict[str, Any]
+    cities: list[dict[str, Any]]
+    schools: list[str]
+    first_names: list[str]
+    last_names: list[str]
+    email_formats: list[str]
+    email_domains: list[str]
+    linkedin_formats: list[str]
+    linkedin_probability: float
+
+
+def _strings_in(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings_in(v)
+
+
+def _tokens(texts: Iterable[str]) -> set[str]:
+    return {t.lower() for text in texts for t in _TOKEN.findall(text)}
+
+
+def _check_people(first: list[str], last: list[str], vocabulary: set[str]) -> None:
+    for name in first + last:
+        if not re.fullmatch(r"[A-Z][A-Za-z]+", name):
+            raise CatalogError(
+                f"people.yaml: {name!r} must be one capitalised word of letters (it becomes an e-mail address)"
+            )
+    for what, names in (("first_names", first), ("last_names", last)):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise CatalogError(f"people.yaml: {what} lists {dupes} more than once")
+    both = sorted({n.lower() for n in first} & {n.lower() for n in last})
+    if both:
+        raise CatalogError(f"people.yaml: {both} are both first and last names; e-mails would not be unique")
+    clash = sorted({n.lower() for n in first + last} & vocabulary)
+    if clash:
+        raise CatalogError(
+            f"people.yaml: {clash} also occur as ordinary words of the résumé vocabulary; "
+            "replacing the name would change them too"
+        )
+
+
+def _load_catalog(catalog_dir: CatalogDir) -> _Catalog:
+    occ = load_yaml("occupations.yaml", catalog_dir)
+    emp = load_yaml("employers.yaml", catalog_dir)
+    places = load_yaml("places.yaml", catalog_dir)
+    people = load_yaml("people.yaml", catalog_dir)
+    try:
+        cat = _Catalog(
+            occupations=occ["occupations"],
+            common=occ["common"],
+            summary=occ["summary"],
+            placeholders=occ["placeholders"],
+            career=occ["career"],
+            progression={lvl: {int(k): v for k, v in m.items()} for lvl, m in occ["progression"].items()},
+            employers=emp["sectors"],
+            employer_descriptions=emp["descriptions"],
+            employer_placeholders=emp["placeholders"],
+            cities=places["cities"],
+            schools=places["schools"],
+            first_names=list(people["first_names"]),
+            last_names=list(people["last_names"]),
+            email_formats=list(people["email_formats"]),
+            email_domains=list(people["email_domains"]),
+            linkedin_formats=list(people["linkedin_formats"]),
+            linkedin_probability=float(people["linkedin_probability"]),
+        )
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise CatalogError(
+            f"résumé catalog (occupations/employers/places/people.yaml): missing or malformed entry {exc!r}"
+        ) from exc
+    for key, spec in cat.occupations.items():
+        for field in _OCCUPATION_FIELDS:
+            if field not in spec:
+                raise CatalogError(f"occupations.yaml: occupation {key!r} lacks {field!r}")
+        for sector in spec["sectors"]:
+            if sector not in cat.employers or sector not in cat.employer_descriptions:
+                raise CatalogError(
+                    f"occupations.yaml: occupation {key!r} names sector {sector!r}, "
+                    "which lacks employers or descriptions in employers.yaml"
+                )
+        for level in ("intern", *SENIORITY_LEVELS):
+            if not spec["titles"].get(level):
+                raise CatalogError(f"occupations.yaml: occupation {key!r} has no {level!r} titles")
+    for level in SENIORITY_LEVELS:
+        if level not in cat.career or level not in cat.progression:
+            raise CatalogError(f"occupations.yaml: career/progression lacks level {level!r}")
+        lo, hi = cat.career[level]["positions"]
+        for k in range(lo, hi + 1):
+            if len(cat.progression[level].get(k, [])) != k:
+                raise CatalogError(
+                    f"occupations.yaml: progression.{level} needs a list of {k} levels for {k} positions"
+                )
+        needed = hi + (1 if cat.career[level]["internship_probability"] > 0 else 0)
+        if len(cat.career[level]["bullets"]) < needed:
+            raise CatalogError(f"occupations.yaml: career.{level}.bullets needs counts for {needed} positions")
+    vocabulary = _tokens([*_strings_in(occ), *_strings_in(emp), *_strings_in(places), *_CODE_WORDS])
+    _check_people(cat.first_names, cat.last_names, vocabulary)
+    return cat
+
+
+# --------------------------------------------------------------------------- structure and rendering
+
+
+@dataclass(frozen=True)
+class Position:
+    """One position of the EXPERIENCE section; months count from year 0 (``year * 12 + month - 1``)."""
+
+    title: str
+    employer: str
+    city: str
+    start: int
+    end: int | None  # None: "Present"
+    bullets: tuple[str, ...]
+    description: str = ""  # one line about the employer under its line; "" for none
+
+
+@dataclass(frozen=True)
+class Degree:
+    degree: str
+    school: str
+    year: int
+
+
+@dataclass(frozen=True)
+class ResumeContent:
+    """The facts of one résumé, as both generators produce them (the template here, a
+    provider model's JSON in ``core/seniority/llm_generation.py``); ``render_resume`` writes the text."""
+
+    name: str
+    email: str
+    phone: str
+    city: str
+    linkedin: str  # "" for none
+    summary: str
+    positions: tuple[Position, ...]  # newest first
+    education: tuple[Degree, ...]  # newest first
+    skills: tuple[str, ...]  # as written on the skills line
+    coursework: tuple[str, ...] = ()
+    certifications: tuple[str, ...] = ()
+
+
+def month_label(index: int | None) -> str:
+    """``Mon YYYY`` of a month index; None is "Present"."""
+    return "Present" if index is None else f"{MONTHS[index % 12]} {index // 12}"
+
+
+def render_resume(content: ResumeContent) -> str:
+    """The résumé text in the one layout every probe edit parses (``core/jd_audit/probes.py``): the
+    name line, the contact line ``email | phone | City, ST | linkedin``, then SUMMARY,
+    EXPERIENCE (``Title`` then ``Employer | City | Mon YYYY – Mon YYYY|Present``, an optional
+    description line and ``- `` bullets), EDUCATION (``Degree`` then ``School | YYYY``) and
+    SKILLS."""
+    contact = (content.email, content.phone, content.city, content.linkedin)
+    lines = [content.name, " | ".join(x for x in contact if x), ""]
+    lines += ["SUMMARY", content.summary, "", "EXPERIENCE"]
+    for pos in content.positions:
+        lines += [pos.title, f"{pos.employer} | {pos.city} | {month_label(pos.start)} – {month_label(pos.end)}"]
+        if pos.description:
+            lines.append(pos.description)
+        lines += [f"- {b}" for b in pos.bullets]
+        lines.append("")
+    lines.append("EDUCATION")
+    for degree in content.education:
+        lines += [degree.degree, f"{degree.school} | {degree.year}"]
+    if content.coursework:
+        lines.append("Relevant coursework: " + ", ".join(content.coursework))
+    lines += [f"Certification: {c}" for c in content.certifications]
+    lines += ["", "SKILLS", ", ".join(content.skills)]
+    return "\n".join(lines) + "\n"
+
+
+def resume_row(
+    content: ResumeContent,
+    *,
+    resume_id: str,
+    seniority: str,
+    occupation: str,
+    first_name: str,
+    last_name: str,
+    years_experience: int,
+    n_positions: int,
+) -> dict[str, Any]:
+    """The ``COLUMNS`` of one résumé: its facts beside the rendered text."""
+    latest = content.education[0]
+    return {
+        "resume_id": resume_id,
+        "seniority": seniority,
+        "occupation": occupation,
+        "name": content.name,
+        "first_name": first_name,
+        "last_name": last_name,
+        "email": content.email,
+        "phone": content.phone,
+        "city": content.city,
+        "linkedin": content.linkedin,
+        "years_experience": years_experience,
+        "n_positions": n_positions,
+        "titles": "; ".join(p.title for p in content.positions),
+        "employers": "; ".join(p.employer for p in content.positions),
+        "degree": latest.degree,
+        "school": latest.school,
+        "graduation_year": latest.year,
+        "certifications": "; ".join(content.certifications),
+        "skills": ", ".join(content.skills),
+        "text": render_resume(content),
+    }
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _years_phrase(years: int) -> str:
+    if years == 0:
+        return "less than one year"
+    return "1 year" if years == 1 else f"{years} years"
+
+
+def _number(spec: dict[str, Any], rng: random.Random) -> Any:
+    if "choices" in spec:
+        return rng.choice(spec["choices"])
+    return rng.randrange(spec["min"], spec["max"] + 1, spec.get("step", 1))
+
+
+class _Filler:
+    """Fills ``{placeholders}``: numbers drawn, words from context.
+
+    A spec keyed by level is a scope figure (team size, budget): it is drawn once per level
+    and résumé, so the summary and the bullets quote the same team and budget.
+    """
+
+    def __init__(self, specs: dict[str, Any], context: dict[str, str], rng: random.Random):
+        self.specs = specs
+        self.context = context
+        self.rng = rng
+        self.scope: dict[tuple[str, str], Any] = {}
+
+    def __call__(self, template: str, level: str = "junior") -> str:
+        values = {}
+        for _, field, _, _ in string.Formatter().parse(template):
+            if field is None or field in values:
+                continue
+            if field in self.context:
+                values[field] = self.context[field]
+                continue
+            spec = self.specs.get(field)
+            if spec is None:
+                raise CatalogError(f"résumé catalog: unknown placeholder {{{field}}} in {template!r}")
+            if _PLACEHOLDER_LEVELS & spec.keys():
+                if (field, level) not in self.scope:
+                    # A level without its own range takes the nearest lower one that has it.
+                    known = [lvl for lvl in SENIORITY_LEVELS[: SENIORITY_LEVELS.index(level) + 1] if lvl in spec]
+                    by_level = spec[known[-1]] if known else spec[min(spec.keys() & _PLACEHOLDER_LEVELS)]
+                    self.scope[field, level] = _number(by_level, self.rng)
+                values[field] = self.scope[field, level]
+            else:
+                values[field] = _number(spec, self.rng)
+        return template.format_map(values)
+
+
+def _draw(pools: list[list[str]], used: set[str], rng: random.Random, k: int) -> list[str]:
+    """``k`` unused templates, taking from the first pool that still has some."""
+    out: list[str] = []
+    for pool in pools:
+        free = [t for t in pool if t not in used]
+        take = rng.sample(free, min(k - len(out), len(free)))
+        used.update(take)
+        out.extend(take)
+        if len(out) == k:
+            break
+    return out
+
+
+def _split_months(total: int, k: int, rng: random.Random) -> list[int]:
+    """Lengths of ``k`` consecutive positions covering ``total`` months, each at least a year."""
+    if k == 1:
+        return [total]
+    extra = total - 12 * k
+    cuts = sorted(rng.randint(0, extra) for _ in range(k - 1))
+    bounds = [0, *cuts, extra]
+    return [12 + bounds[i + 1] - bounds[i] for i in range(k)]
+
+
+# --------------------------------------------------------------------------- people
+
+
+def _normal_name(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _draw_people(cat: _Catalog, n: int, seed: int, exclude: frozenset[str]) -> list[tuple[str, str]]:
+    excluded = {_normal_name(x) for x in exclude}
+    pairs = [(f, l) for f in cat.first_names for l in cat.last_names if _normal_name(f"{f} {l}") not in excluded]
+    if len(pairs) < n:
+        raise ValueError(
+            f"need {n} distinct people but people.yaml allows only {len(pairs)} after excluding "
+            f"{len(excluded)} names; add first or last names"
+        )
+    return random.Random(f"people|{seed}").sample(pairs, n)
+
+
+# --------------------------------------------------------------------------- one résumé
+
+
+def _resume(
+    cat: _Catalog,
+    occ_key: str,
+    level: str,
+    person: tuple[str, str],
+    resume_id: str,
+    rng: random.Random,
+) -> dict[str, Any]:
+    occ = cat.occupations[occ_key]
+    career = cat.career[level]
+    first, last = person
+
+    years = rng.randint(*career["years"])
+    total = years * 12 + rng.randint(0, 11) if years else rng.randint(3, 11)
+    k = min(rng.randint(*career["positions"]), max(1, total // 12))
+    levels = cat.progression[level].get(k)
+    if levels is None:
+        raise CatalogError(f"occupations.yaml: progression.{level} has no entry for {k} positions")
+    lengths = _split_months(total, k, rng)
+
+    now = REFERENCE_INDEX
+    career_start = now - total + 1
+    grad_index = career_start - rng.randint(1, 4)
+    has_master = rng.random() < career["master_probability"]
+    degree = rng.choice(occ["degrees"]["master" if has_master else "bachelor"])
+    school = rng.choice(cat.schools)
+    grad_year = grad_index // 12
+
+    city = rng.choice(cat.cities)
+    sector_employers = list(dict.fromkeys(e for s in occ["sectors"] for e in cat.employers[s]))
+    internship = rng.random() < career["internship_probability"]
+    employers = rng.sample(sector_employers, len(lengths) + int(internship))
+
+    picked = set(rng.sample(occ["skills"], rng.randint(min(8, len(occ["skills"])), min(12, len(occ["skills"])))))
+    skills = [s for s in occ["skills"] if s in picked]
+    focus = rng.sample(occ["focus"], 4)
+    context = {
+        "team_noun": occ["team_noun"],
+        "work": occ["work"],
+        "degree": degree,
+        "Noun": occ["noun"][:1].upper() + occ["noun"][1:],
+    }
+    specs = {**cat.placeholders}
+    for name, spec in occ.get("placeholders", {}).items():
+        specs[name] = {**specs.get(name, {}), **spec}
+    fill = _Filler(specs, context, rng)
+    describe = _Filler(cat.employer_placeholders, {}, rng)
+    sector_of = {e: sector for sector in occ["sectors"] for e in cat.employers[sector]}
+
+    # Positions, newest first; contiguous months ending at the reference month.
+    positions = []
+    end = now
+    for i, (length, pos_level) in enumerate(zip(reversed(lengths), reversed(levels))):
+        start = end - length + 1
+        positions.append(
+            {
+                "title": rng.choice(occ["titles"][pos_level]),
+                "employer": employers[i],
+                "city": city["name"] if i == 0 or rng.random() < 0.6 else rng.choice(cat.cities)["name"],
+                "start": start,
+                "end": None if i == 0 else end,
+                "level": pos_level,
+            }
+        )
+        end = start - 1
+
+    bullets = occ["bullets"]
+    pools = {
+        "junior": [bullets["tasks"]],
+        "mid": [bullets["ownership"] + cat.common["ownership"], bullets["tasks"]],
+        "senior": [bullets["leadership"] + cat.common["leadership"], bullets["ownership"], bullets["tasks"]],
+    }
+    used: set[str] = set()
+    for i, pos in enumerate(positions):
+        count = rng.randint(*career["bullets"][i])
+        if pos["level"] == "mid":
+            # Ownership first, then day-to-day tasks, as a real résumé would order them.
+            lead = max(1, count // 2)
+            chosen = _draw(pools["mid"], used, rng, lead) + _draw(pools["mid"][1:], used, rng, count - lead)
+        else:
+            chosen = _draw(pools[pos["level"]], used, rng, count)
+        pos["bullets"] = [fill(t, pos["level"]) for t in chosen]
+    if internship:
+        intern_year = grad_year - 1
+        positions.append(
+            {
+                "title": rng.choice(occ["titles"]["intern"]),
+                "employer": employers[-1],
+                "city": rng.choice(cat.cities)["name"],
+                "start": intern_year * 12 + 5,  # Jun
+                "end": intern_year * 12 + 7,  # Aug
+                "level": "junior",
+                "bullets": [
+                    fill(t, "junior")
+                    for t in _draw([bullets["tasks"]], used, rng, rng.randint(*career["bullets"][len(lengths)]))
+                ],
+            }
+        )
+
+    summary = [
+        cat.summary["opening"].format(
+            Noun=context["Noun"], years=_years_phrase(years), focus1=focus[0], focus2=focus[1]
+        ),
+        rng.choice(cat.summary["detail"]).format(focus3=focus[2], focus4=focus[3]),
+        rng.choice(cat.summary["skills"]).format(skill1=skills[0], skill2=skills[1], skill3=skills[2]),
+        fill(rng.choice(cat.summary["scope"][level]), level),
+    ]
+    if rng.random() < 0.7:
+        summary.append(rng.choice(cat.summary["closing"]))
+
+    local = rng.choice(cat.email_formats).format(first=first.lower(), last=last.lower())
+    email = f"{local}@{rng.choice(cat.email_domains)}"
+    phone = f"({city['area_code']}) 555-01{rng.randint(0, 99):02d}"
+    linkedin = ""
+    if rng.random() < cat.linkedin_probability:
+        linkedin = rng.choice(cat.linkedin_formats).format(first=first.lower(), last=last.lower())
+    certifications = []
+    if occ.get("certifications") and rng.random() < career["certification_probability"]:
+        certifications = [rng.choice(occ["certifications"])]
+    # Drawn in the order the text reads (employer descriptions, an earlier degree, coursework),
+    # so a seed gives the same résumé it always gave.
+    descriptions = [describe(rng.choice(cat.employer_descriptions[sector_of[p["employer"]]])) for p in positions]
+    education = [Degree(degree, school, grad_year)]
+    if has_master:
+        bachelor = rng.choice(occ["degrees"]["bachelor"])
+        education.append(Degree(bachelor, rng.choice([s for s in cat.schools if s != school]), grad_year - 2))
+    coursework = rng.sample(occ["coursework"], 3) if level == "junior" and occ.get("coursework") else []
+
+    content = ResumeContent(
+        name=f"{first} {last}",
+        email=email,
+        phone=phone,
+        city=city["name"],
+        linkedin=linkedin,
+        summary=" ".join(summary),
+        positions=tuple(
+            Position(p["title"], p["employer"], p["city"], p["start"], p["end"], tuple(p["bullets"]), description)
+            for p, description in zip(positions, descriptions)
+        ),
+        education=tuple(education),
+        # Catalog skills are written as they read mid-sentence; a skills list capitalises them.
+        skills=tuple(s[:1].upper() + s[1:] for s in skills),
+        coursework=tuple(coursework),
+        certifications=tuple(certifications),
+    )
+    return resume_row(
+        content,
+        resume_id=resume_id,
+        seniority=level,
+        occupation=occ_key,
+        first_name=first,
+        last_name=last,
+        years_experience=years,
+        n_positions=len(lengths),
+    )
+
+
+# --------------------------------------------------------------------------- public
+
+
+def occupation_labels(catalog_dir: CatalogDir = None) -> dict[str, str]:
+    """Occupation code -> label, from the (validated) catalog."""
+    return {key: str(spec["label"]) for key, spec in _load_catalog(catalog_dir).occupations.items()}
+
+
+def generate_resumes(
+    n_per_level: int = 40,
+    seed: int = 0,
+    catalog_dir: CatalogDir = None,
+    exclude_people: frozenset[str] = frozenset(),
+    id_prefix: str = "r",
+) -> pd.DataFrame:
+    """``3 * n_per_level`` synthetic résumés, levels interleaved (junior, mid, senior, junior, ...).
+
+    Same seed, identical output; ``exclude_people`` lists full names that must not be used
+    (e.g. the evaluation set's people when generating training data). Names are unique within
+    one call and e-mail addresses derive from the name only.
+    """
+    if n_per_level < 0:
+        raise ValueError(f"n_per_level must be >= 0, got {n_per_level}")
+    cat = _load_catalog(catalog_dir)
+    n_total = n_per_level * len(SENIORITY_LEVELS)
+    people = _draw_people(cat, n_total, seed, frozenset(exclude_people))
+
+    # Each level cycles through all occupations in a shuffled order, so levels are balanced.
+    occupations_by_level = {}
+    for level in SENIORITY_LEVELS:
+        rng = random.Random(f"occupations|{seed}|{level}")
+        order: list[str] = []
+        while len(order) < n_per_level:
+            keys = sorted(cat.occupations)
+            rng.shuffle(keys)
+            order += keys
+        occupations_by_level[level] = order[:n_per_level]
+
+    rows = []
+    for i in range(n_total):
+        level = SENIORITY_LEVELS[i % len(SENIORITY_LEVELS)]
+        occ_key = occupations_by_level[level][i // len(SENIORITY_LEVELS)]
+        rng = random.Random(f"resume|{seed}|{i}")
+        rows.append(_resume(cat, occ_key, level, people[i], f"{id_prefix}{i:04d}", rng))
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    return df.astype({"years_experience": "int64", "n_positions": "int64", "graduation_year": "int64"})

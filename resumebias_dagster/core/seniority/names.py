@@ -1,0 +1,248 @@
+"""Demographic name variants of a résumé (seed Test 3).
+
+Two scopes of the swap (``NAME_SCOPES``):
+
+* ``everywhere`` (the default): every occurrence is replaced (name line, e-mail local part,
+  LinkedIn slug, any mention) in every case form, and a variant is refused if any token of
+  the original name survives. This removes a confound of the seed: there the original name
+  stayed in the e-mail address of every variant.
+* ``first_line``: seed 004's step 3, for a replication that must match the seed: the first
+  line, which must be the name, becomes the new name and nothing else changes (the original
+  name stays in the e-mail address and anywhere else it occurs).
+
+Both scopes draw the same names for the same seed, so their tables differ only in the scope.
+Pools live in ``catalog/name_pools.yaml``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+
+from resumebias_dagster.catalog import CatalogError, load_yaml
+from resumebias_dagster.core.common.diffing import unexplained_changes
+from resumebias_dagster.core.common.labels import DEMOGRAPHICS, race_of
+
+POOLS_FILE = "name_pools.yaml"
+VARIANT_COLUMNS = [
+    "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text", "name_scope",
+]
+# How much of a résumé a name swap touches; see the module docstring.
+NAME_SCOPES = ("everywhere", "first_line")
+DEFAULT_NAME_SCOPE = "everywhere"
+
+CatalogDir = str | os.PathLike | None
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class NamePools:
+    first_names: dict[str, tuple[str, ...]]
+    last_names: dict[str, tuple[str, ...]]
+
+
+def load_name_pools(catalog_dir: CatalogDir = None) -> NamePools:
+    """First names per demographic and last names per race, validated."""
+    data = load_yaml(POOLS_FILE, catalog_dir)
+    try:
+        first = {d: tuple(data["first_names"][d]) for d in DEMOGRAPHICS}
+        races = sorted({race_of(d) for d in DEMOGRAPHICS})
+        last = {r: tuple(data["last_names"][r]) for r in races}
+    except (KeyError, TypeError) as exc:
+        raise CatalogError(
+            f"{POOLS_FILE}: needs first_names for {list(DEMOGRAPHICS)} and last_names per race ({exc!r})"
+        ) from exc
+    for group, names in [*first.items(), *last.items()]:
+        if not names:
+            raise CatalogError(f"{POOLS_FILE}: the pool {group!r} is empty")
+        bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(r"[A-Z][A-Za-z]+", n)]
+        if bad:
+            raise CatalogError(f"{POOLS_FILE}: {group}: {bad} must be single words of letters (e-mail and slug forms)")
+    return NamePools(first, last)
+
+
+def name_tokens(first: str, last: str) -> set[str]:
+    """Every lower-case alphanumeric token a name contributes to a résumé.
+
+    Covers the words of the name and their concatenations (``firstlast`` and ``lastfirst``,
+    as in e-mail addresses and LinkedIn slugs); separated forms such as ``first.last`` or
+    ``first-last`` tokenise into the words themselves.
+    """
+    f = [t.lower() for t in _TOKEN.findall(first)]
+    l = [t.lower() for t in _TOKEN.findall(last)]
+    return set(f) | set(l) | {"".join(f) + "".join(l), "".join(l) + "".join(f)}
+
+
+def _cased(new: str, found: str) -> str:
+    if found.isupper() and len(found) > 1:
+        return new.upper()
+    if found.islower():
+        return new.lower()
+    return new
+
+
+def replace_person(text: str, old_first: str, old_last: str, new_first: str, new_last: str) -> str:
+    """Replace a person's name everywhere in ``text``, keeping each occurrence's case form.
+
+    Handles "First Last", "LAST, First", e-mail local parts (``first.last``, ``first_last``,
+    ``firstlast``, ``last.first``), LinkedIn slugs and lone first or last names. Raises
+    ``ValueError`` if the full name does not occur, if the new name shares a token with the
+    old one (the check below could not work), or if a token of the old name survives.
+    """
+    old_first, old_last = old_first.strip(), old_last.strip()
+    if not old_first or not old_last:
+        raise ValueError("the original first and last name must both be non-empty")
+    old, new = f"{old_first} {old_last}", f"{new_first} {new_last}"
+    shared = (name_tokens(old_first, old_last) & name_tokens(new_first, new_last)) - {""}
+    if shared:
+        raise ValueError(f"the new name {new!r} shares {sorted(shared)} with {old!r}")
+    # Letters only as boundaries: "greg.smith", "smith07" and "Smith," all contain "smith".
+    f, l = re.escape(old_first), re.escape(old_last)
+    full = re.compile(rf"(?<![A-Za-z])(?:{f}\s+{l}|{l},\s*{f})(?![A-Za-z])", re.IGNORECASE)
+    if not full.search(text):
+        raise ValueError(f"the name {old!r} does not occur in the text")
+    pattern = re.compile(
+        rf"(?<![A-Za-z])(?:(?P<fl_f>{f})(?P<fl_l>{l})|(?P<lf_l>{l})(?P<lf_f>{f})|(?P<f>{f})|(?P<l>{l}))(?![A-Za-z])",
+        re.IGNORECASE,
+    )
+
+    new_for = {"fl_f": new_first, "fl_l": new_last, "lf_l": new_last, "lf_f": new_first, "f": new_first, "l": new_last}
+
+    def repl(m: re.Match) -> str:
+        return "".join(_cased(new_for[g], found) for g, found in m.groupdict().items() if found is not None)
+
+    out = pattern.sub(repl, text)
+    left = re.search(rf"(?<![A-Za-z])(?:{f}|{l})(?![A-Za-z])", out, re.IGNORECASE)
+    if left:
+        raise ValueError(f"{left.group(0)!r} of the name {old!r} is still in the text after replacement")
+    return out
+
+
+def check_name_scope(scope: object, setting: str = "name_scope") -> str:
+    """``scope`` if it is one of ``NAME_SCOPES``, else a ``ValueError`` naming ``setting``."""
+    if scope not in NAME_SCOPES:
+        raise ValueError(
+            f"{setting} must be one of {', '.join(repr(s) for s in NAME_SCOPES)} (everywhere: the name is replaced "
+            f"in the whole résumé; first_line: seed 004, only the name line), got {scope!r}"
+        )
+    return str(scope)
+
+
+def _same_name(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def replace_first_line(text: str, old_first: str, old_last: str, new_first: str, new_last: str) -> str:
+    """Seed 004's swap: the first line, which must be the name, becomes the new name.
+
+    Everything after the first line is kept byte for byte, the original name included.
+    Raises ``ValueError`` if the first line is not the original name (compared ignoring case
+    and repeated spaces): replacing another line would delete résumé content.
+    """
+    first, newline, rest = text.partition("\n")
+    old = f"{old_first.strip()} {old_last.strip()}"
+    if not _same_name(first, old):
+        raise ValueError(f"the first line {first.strip()[:60]!r} is not the name {old!r} (name_scope first_line "
+                         "replaces the name line, which must come first)")
+    return f"{new_first} {new_last}" + newline + rest
+
+
+def _cycle(pool: tuple[str, ...], rng: random.Random) -> Iterator[str]:
+    """Endless draws that use every name once per round, in a new shuffled order each round."""
+    while True:
+        order = list(pool)
+        rng.shuffle(order)
+        yield from order
+
+
+def name_variants(
+    base: pd.DataFrame, seed: int = 0, catalog_dir: CatalogDir = None, scope: str = DEFAULT_NAME_SCOPE
+) -> pd.DataFrame:
+    """Four rows per base résumé, one per demographic (labels.DEMOGRAPHICS order).
+
+    ``base`` has ``resume_id``, ``seniority``, ``text`` (the neutral résumé) and either
+    ``first_name``/``last_name`` or ``name``. Names are drawn from the pools in balanced
+    shuffled rounds, so every pool name is used about equally; same seed, same draws
+    (whatever the scope). ``original_idx`` is the row's position in ``base``; ``scope``
+    (``NAME_SCOPES``) says how much of the text changes and is stored as ``name_scope``.
+    """
+    scope = check_name_scope(scope)
+    replace = replace_person if scope == "everywhere" else replace_first_line
+    missing = {"resume_id", "seniority", "text"} - set(base.columns)
+    if missing or not ({"first_name", "last_name"} <= set(base.columns) or "name" in base.columns):
+        raise ValueError(
+            f"name_variants: base needs resume_id, seniority, text and first_name/last_name or name; "
+            f"missing {sorted(missing) or ['first_name/last_name or name']}"
+        )
+    pools = load_name_pools(catalog_dir)
+    rng = random.Random(f"name_variants|{seed}")
+    firsts = {d: _cycle(pools.first_names[d], rng) for d in DEMOGRAPHICS}
+    lasts = {d: _cycle(pools.last_names[race_of(d)], rng) for d in DEMOGRAPHICS}
+
+    rows = []
+    for original_idx, row in enumerate(base.to_dict("records")):
+        if "first_name" in row and "last_name" in row:
+            old_first, old_last = row["first_name"], row["last_name"]
+        else:
+            parts = str(row["name"]).split()
+            old_first, old_last = parts[0], parts[-1]
+        for demographic in DEMOGRAPHICS:
+            new_first, new_last = next(firsts[demographic]), next(lasts[demographic])
+            try:
+                text = replace(row["text"], old_first, old_last, new_first, new_last)
+            except ValueError as exc:
+                raise ValueError(f"name_variants: résumé {row['resume_id']} ({demographic}): {exc}") from exc
+            name = f"{new_first} {new_last}"
+            rows.append(
+                (original_idx, row["resume_id"], row["seniority"], demographic, name, new_first, new_last, text, scope)
+            )
+    df = pd.DataFrame(rows, columns=VARIANT_COLUMNS)
+    return df.astype({"original_idx": "int64"})
+
+
+def variant_problems(variants: pd.DataFrame, limit: int | None = None) -> list[str]:
+    """What breaks "the variants of one résumé differ only in the name", under each row's scope.
+
+    ``everywhere``: between the first variant of an original and each other one, every
+    changed token is a token of the two names (``diffing.unexplained_changes``).
+    ``first_line``: only line 1 may change: it must be the variant's ``name``, and the rest of
+    the text must be identical to the first variant's, character for character.
+    One message per offending variant (at most ``limit``; None: all), naming ``original_idx`` and the
+    demographic; an unknown or mixed ``name_scope`` is a problem too. Empty list: all good.
+    """
+    missing = {"original_idx", "demographic", "name", "first_name", "last_name", "text", "name_scope"} - set(variants)
+    if missing:
+        return [f"name_variants lacks column(s) {', '.join(sorted(missing))}"]
+    problems: list[str] = []
+    scopes = variants["name_scope"].drop_duplicates().tolist()
+    bad = [s for s in scopes if s not in NAME_SCOPES]
+    if bad:
+        return [f"name_scope {bad!r} is not one of {list(NAME_SCOPES)}"]
+    if len(scopes) > 1:
+        return [f"one table mixes the name scopes {sorted(scopes)}"]
+    for original_idx, group in variants.groupby("original_idx", sort=True):
+        first = group.iloc[0]
+        for i, other in enumerate(group.itertuples(index=False)):
+            where = f"original_idx {original_idx} ({other.demographic})"
+            if other.name_scope == "first_line":
+                head, _, rest = other.text.partition("\n")
+                if not _same_name(head, other.name):
+                    problems.append(f"{where}: line 1 {head.strip()[:60]!r} is not the name {other.name!r}")
+                elif rest != first["text"].partition("\n")[2]:
+                    problems.append(f"{where}: the text after line 1 differs from {first['demographic']}'s")
+            elif i > 0:
+                extra = unexplained_changes(
+                    first["text"], other.text, name_tokens(first["first_name"], first["last_name"]),
+                    name_tokens(other.first_name, other.last_name),
+                )
+                if extra:
+                    problems.append(f"{where}: {sorted(set(extra))[:5]}")
+            if limit is not None and len(problems) >= limit:
+                return problems
+    return problems

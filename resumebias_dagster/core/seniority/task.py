@@ -1,0 +1,138 @@
+"""The seniority task: which texts a model reads, and how its answers become prediction rows."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.models.model_config import TaskTokens
+
+# The answer is one label word; the default leaves room for "Senior." or a short lead-in
+# ("Seniority level: mid") that the parser still reads.
+SENIORITY_TOKENS = TaskTokens("seniority", default=32, minimum=4, answer="one label word: junior, mid or senior")
+PROB_COLUMNS = tuple(f"p_{label}" for label in SENIORITY_LEVELS)
+VARIANT_COLUMNS = ("variant_kind", "original_idx", "variant", "true_seniority", "name", "text")
+
+
+def variant_table(style_variants: pd.DataFrame, name_variants: pd.DataFrame) -> pd.DataFrame:
+    """Every text the seniority models classify: the style variants, then the name variants."""
+    styles = pd.DataFrame(
+        {
+            "variant_kind": "style",
+            "original_idx": style_variants["original_idx"].to_numpy(),
+            "variant": style_variants["style"].to_numpy(),
+            "true_seniority": style_variants["seniority"].to_numpy(),
+            "name": None,
+            "text": style_variants["text"].to_numpy(),
+        }
+    )
+    names = pd.DataFrame(
+        {
+            "variant_kind": "demographic",
+            "original_idx": name_variants["original_idx"].to_numpy(),
+            "variant": name_variants["demographic"].to_numpy(),
+            "true_seniority": name_variants["seniority"].to_numpy(),
+            "name": name_variants["name"].to_numpy(),
+            "text": name_variants["text"].to_numpy(),
+        }
+    )
+    table = pd.concat([styles, names], ignore_index=True)
+    return table.astype({"original_idx": "int64", "name": object})
+
+
+def sampling_seed(model: str, salt: str = "seniority") -> int:
+    """A seed that depends only on the model's name, so re-runs draw the same samples."""
+    return int.from_bytes(hashlib.sha256(f"{salt}|{model}".encode()).digest()[:8], "little")
+
+
+def rows_from_distributions(
+    variants: pd.DataFrame,
+    probs: np.ndarray,
+    samples: np.ndarray,
+    model: str,
+    resolved_model: str,
+    latency_s: np.ndarray,
+    label_mass: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """One row per (variant, run): the sampled label plus the distribution it was drawn from.
+
+    ``samples`` holds label indices, shape (n_variants, runs).
+    """
+    n, runs = samples.shape
+    rep = np.repeat(np.arange(n), runs)
+    out = pd.DataFrame(
+        {
+            "variant_kind": variants["variant_kind"].to_numpy()[rep],
+            "original_idx": variants["original_idx"].to_numpy()[rep],
+            "variant": variants["variant"].to_numpy()[rep],
+            "model": model,
+            "run": np.tile(np.arange(runs, dtype=np.int64), n),
+            "prediction": np.asarray(SENIORITY_LEVELS, dtype=object)[samples.reshape(-1)],
+            "true_seniority": variants["true_seniority"].to_numpy()[rep],
+            "name": variants["name"].to_numpy()[rep],
+            "resolved_model": resolved_model,
+            "latency_s": np.asarray(latency_s, dtype=float)[rep],
+            "error": None,
+        }
+    )
+    for j, column in enumerate(PROB_COLUMNS):
+        out[column] = probs[rep, j]
+    out["label_mass"] = np.nan if label_mass is None else np.asarray(label_mass, dtype=float)[rep]
+    return out.astype({"error": object, "name": object})
+
+
+def resolved_source(source: str) -> str:
+    """A version-pinned name for a model source (package version for ``pypi:`` sources)."""
+    if source.startswith("pypi:"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        package = source[len("pypi:"):].split("/", 1)[0]
+        try:
+            return f"{source}=={version(package.replace('_', '-'))}"
+        except PackageNotFoundError:
+            return source
+    return source
+
+
+def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None) -> pd.DataFrame:
+    """Score every variant once with an embedded LLM and sample ``runs_per_cell`` labels."""
+    import time
+
+    from resumebias_dagster.core.common.prompts import seniority_prompt
+    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, score_labels_with_mass, tempered
+
+    source = spec.option("source")
+    model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
+    prompts = [seniority_prompt(text, template) for text in variants["text"]]
+    started = time.perf_counter()
+    probs, mass = score_labels_with_mass(model, tokenizer, prompts, list(SENIORITY_LEVELS), settings, progress)
+    per_variant = (time.perf_counter() - started) / max(1, len(prompts))
+    # Samples and the stored distribution are both at the configured temperature, so the
+    # expected-value metrics are the exact expectation of the sampled ones.
+    dist = tempered(probs, spec.temperature)
+    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
+    return rows_from_distributions(
+        variants, dist, samples, spec.name, resolved_source(source), np.full(len(variants), per_variant), mass
+    )
+
+
+def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, fingerprint: str) -> pd.DataFrame:
+    """Classify every variant once with a fine-tuned classifier and sample ``runs_per_cell`` labels."""
+    import time
+
+    from resumebias_dagster.core.models.finetune import classify, load_classifier, trained_metrics
+    from resumebias_dagster.core.models.local_llm import sample_labels, tempered
+
+    model, tokenizer = load_classifier(model_dir, settings)
+    max_length = trained_metrics(model_dir)["config"]["max_length"]
+    started = time.perf_counter()
+    probs = classify(model, tokenizer, variants["text"].tolist(), settings, max_length)
+    per_variant = (time.perf_counter() - started) / max(1, len(variants))
+    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
+    return rows_from_distributions(
+        variants, tempered(probs, spec.temperature), samples, spec.name, f"{spec.name}@{fingerprint}",
+        np.full(len(variants), per_variant),
+    )
