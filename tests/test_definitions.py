@@ -42,3 +42,16 @@ def test_dagster_cli_validates_definitions():
         text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_definitions_match_the_snapshot_taken_before_the_layout_moved():
+    """Asset keys, groups, partitions, dependencies, checks, jobs, sensors, schedules,
+    resources and CLI commands are what users rely on; a restructuring must not move them."""
+    import pathlib
+
+    from tests.definitions_snapshot import snapshot
+
+    expected = json.loads((pathlib.Path(__file__).parent / "definitions_snapshot.json").read_text())
+    actual = json.loads(json.dumps(snapshot()))
+    for part in expected:
+        assert actual[part] == expected[part], part
