@@ -1,9 +1,15 @@
-"""Asset metadata helpers shared by every stage."""
+"""Asset metadata helpers shared by every group: table previews, published plots, and the
+snapshot and four-fifths entries of the impact-ratio tables."""
 
 from __future__ import annotations
 
+import base64
+
 import dagster as dg
 import pandas as pd
+
+from resumebias_dagster.core.common.snapshots import snapshots_of
+from resumebias_dagster.settings import data_dir
 
 # Tables and plots derived from model outputs refresh themselves (under `dagster dev` or a
 # daemon) once their inputs change, e.g. after model_alias_sensor re-ran a model. Unlike plain
@@ -24,3 +30,34 @@ def table_metadata(df: pd.DataFrame, preview_rows: int = 10, **extra) -> dict:
     }
     meta.update(extra)
     return meta
+
+
+def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes]) -> pd.DataFrame:
+    """Write each PNG under data/reports/ and show it in the asset's metadata."""
+    folder = data_dir() / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, meta = [], {}
+    for name, png in pngs.items():
+        path = folder / f"{name}.png"
+        path.write_bytes(png)
+        rows.append({"plot": name, "path": str(path), "bytes": len(png)})
+        meta[name] = dg.MetadataValue.md(f"![{name}](data:image/png;base64,{base64.b64encode(png).decode()})")
+        meta[f"{name}_file"] = dg.MetadataValue.path(str(path))
+    context.add_output_metadata(meta)
+    return pd.DataFrame(rows, columns=["plot", "path", "bytes"]).astype({"bytes": "int64"})
+
+
+def finish_impact_ratios(context: dg.AssetExecutionContext, df: pd.DataFrame, rows: pd.DataFrame, schema) -> pd.DataFrame:
+    """Stamp each model's resolved snapshots and report how many groups fall below four-fifths."""
+    from resumebias_dagster.schemas import empty_table
+
+    df = df if len(df) else empty_table(schema).drop(columns="resolved_models")
+    df["resolved_models"] = df["model"].map(snapshots_of(rows)).astype(object)
+    context.add_output_metadata(
+        table_metadata(
+            df.drop(columns="group_source"),
+            preview_rows=60,
+            flagged_groups=dg.MetadataValue.int(int(df["below_four_fifths"].sum())),
+        )
+    )
+    return df

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from resumebias_dagster.assets import fit, resumes
+from resumebias_dagster.assets.jd_audit import fit
+from resumebias_dagster.assets.seniority_study import resumes
 from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource

@@ -26,7 +26,11 @@ from resumebias_dagster.core.jd_audit.judge import (
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.models.model_config import load_judges, load_models
 from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import (
+    ProvidersResource,
+    progress_logger,
+    stats_metadata,
+)
 from resumebias_dagster.schemas import (
     AuditorStabilityMatrixType,
     AuditorStabilityType,
@@ -37,7 +41,6 @@ from resumebias_dagster.schemas import (
     empty_table,
 )
 
-GROUP = "jd_audit"
 NO_JUDGE = (
     "no judge configured: list a provider model under `judges:` in the models config (seed 003 used "
     "gemini-2.5-pro) and export its API key; the audit never invents verdicts"
@@ -46,7 +49,6 @@ NO_JUDGE = (
 
 @dg.asset(
     dagster_type=AuditVerdictsType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     output_required=False,
     automation_condition=UPDATE_WITH_UPSTREAM,
@@ -101,9 +103,9 @@ def audit_verdicts(
 
 @dg.multi_asset(
     outs={
-        "auditor_stability": dg.AssetOut(dagster_type=AuditorStabilityType, group_name=GROUP, kinds={"python", "duckdb"},
+        "auditor_stability": dg.AssetOut(dagster_type=AuditorStabilityType, kinds={"python", "duckdb"},
                                          automation_condition=UPDATE_WITH_UPSTREAM),
-        "auditor_stability_matrix": dg.AssetOut(dagster_type=AuditorStabilityMatrixType, group_name=GROUP,
+        "auditor_stability_matrix": dg.AssetOut(dagster_type=AuditorStabilityMatrixType,
                                                 kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM),
     },
 )
@@ -121,7 +123,6 @@ def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.Data
 
 @dg.asset(
     dagster_type=CrossJudgeAgreementType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
@@ -135,7 +136,6 @@ def cross_judge_agreement(context: dg.AssetExecutionContext, audit_verdicts: pd.
 
 @dg.asset(
     dagster_type=JudgeVsEffectsType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )

@@ -7,7 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resumebias_dagster.assets import fairness, fit, predictions
+from resumebias_dagster.assets.jd_audit import fit
+from resumebias_dagster.assets.jd_audit.impact_ratios import fit_impact_ratios
+from resumebias_dagster.assets.seniority_study import predictions
+from resumebias_dagster.assets.seniority_study.impact_ratios import (
+    seniority_impact_ratios,
+)
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.schemas import FitScoresType, SeniorityPredictionsType
@@ -100,11 +105,11 @@ def _row(table, model, selection, dimension, group):
 def test_both_impact_tables_materialise_into_duckdb(stored):
     tmp_path, resources, csv = stored
     assets = [stored_predictions, stored_scores, predictions.imported_predictions,
-              fairness.seniority_impact_ratios, fairness.fit_impact_ratios, fit.fit_effects]
+              seniority_impact_ratios, fit_impact_ratios, fit.fit_effects]
     result = dg.materialize(
         assets,
-        selection=[predictions.imported_predictions, fairness.seniority_impact_ratios,
-                   fairness.fit_impact_ratios, fit.fit_effects],
+        selection=[predictions.imported_predictions, seniority_impact_ratios,
+                   fit_impact_ratios, fit.fit_effects],
         resources=resources,
         run_config={"ops": {"imported_predictions": {"config": {"import_paths": [str(csv)]}},
                             "fit_impact_ratios": {"config": {"score_cut": 6}}}},
@@ -155,7 +160,7 @@ def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
         "catalog": CatalogResource(),
     }
     assets = [stored_predictions, stored_scores, predictions.imported_predictions,
-              fairness.seniority_impact_ratios, fairness.fit_impact_ratios]
+              seniority_impact_ratios, fit_impact_ratios]
     result = dg.materialize(assets, selection=assets[2:], resources=resources)
     assert result.success
     assert len(result.output_for_node("seniority_impact_ratios")) == 0

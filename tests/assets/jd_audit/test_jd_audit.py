@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from resumebias_dagster.assets import audit, fit, reports, resumes
+from resumebias_dagster.assets.jd_audit import fit, plots
+from resumebias_dagster.assets.jd_audit import judge as audit
+from resumebias_dagster.assets.seniority_study import resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -23,7 +25,7 @@ PARTITIONS = dg.MultiPartitionsDefinition(
 FIT_SCORES = fit.build_fit_scores(PARTITIONS)
 ASSETS = [
     resumes.base_resumes, fit.job_descriptions, fit.probe_variants, FIT_SCORES,
-    fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary, reports.fit_plots,
+    fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary, plots.fit_plots,
 ]
 
 

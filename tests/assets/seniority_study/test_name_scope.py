@@ -4,7 +4,7 @@ a bad value is a config error naming the setting."""
 import dagster as dg
 import pytest
 
-from resumebias_dagster.assets import variants
+from resumebias_dagster.assets.seniority_study import variants
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager

@@ -8,10 +8,17 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.common.labels import STYLES
-from resumebias_dagster.core.models.embedding import DEFAULT_EMBEDDING_MODEL, embed_texts
+from resumebias_dagster.core.models.embedding import (
+    DEFAULT_EMBEDDING_MODEL,
+    embed_texts,
+)
 from resumebias_dagster.core.models.model_sources import resolve_model_source
 from resumebias_dagster.core.seniority.llm_generation import llm_style_variants
-from resumebias_dagster.core.seniority.names import DEFAULT_NAME_SCOPE, NAME_SCOPES, variant_problems
+from resumebias_dagster.core.seniority.names import (
+    DEFAULT_NAME_SCOPE,
+    NAME_SCOPES,
+    variant_problems,
+)
 from resumebias_dagster.core.seniority.names import name_variants as make_name_variants
 from resumebias_dagster.core.seniority.style import extract_facts, rewrite_style
 from resumebias_dagster.core.seniority.style_validation import (
@@ -25,8 +32,17 @@ from resumebias_dagster.core.seniority.style_validation import (
 )
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
-from resumebias_dagster.schemas import NameVariantsType, StyleSimilarityType, StyleValidationType, StyleVariantsType
+from resumebias_dagster.resources.providers import (
+    ProvidersResource,
+    progress_logger,
+    stats_metadata,
+)
+from resumebias_dagster.schemas import (
+    NameVariantsType,
+    StyleSimilarityType,
+    StyleValidationType,
+    StyleVariantsType,
+)
 from resumebias_dagster.settings import checked_path
 
 
@@ -41,7 +57,6 @@ class StyleVariantsConfig(dg.Config):
 
 @dg.asset(
     dagster_type=StyleVariantsType,
-    group_name="seniority_study",
     kinds={"python", "duckdb"},
     code_version="rewriter-v1",
 )
@@ -104,7 +119,6 @@ class StyleValidationConfig(dg.Config):
             "TF-IDF cosine and embedding cosine, mean and minimum, with the threshold each pair is held to.",
         ),
     },
-    group_name="seniority_study",
     code_version="validation-v2",
 )
 def style_validation(
@@ -176,7 +190,6 @@ class NameVariantsConfig(dg.Config):
 
 @dg.asset(
     dagster_type=NameVariantsType,
-    group_name="seniority_study",
     kinds={"python", "duckdb"},
     code_version="names-v2",
 )

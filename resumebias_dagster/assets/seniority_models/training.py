@@ -5,7 +5,12 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.models.finetune import FineTuneConfig, fingerprint, train_classifier, trained_metrics
+from resumebias_dagster.core.models.finetune import (
+    FineTuneConfig,
+    fingerprint,
+    train_classifier,
+    trained_metrics,
+)
 from resumebias_dagster.core.models.model_config import load_models
 from resumebias_dagster.core.models.model_sources import resolve_model_source
 from resumebias_dagster.core.seniority.generation import generate_resumes
@@ -21,7 +26,7 @@ class ClassifierTrainingSetConfig(dg.Config):
     seed: int = Field(default=1000, description="generator seed; must differ from base_resumes' seed")
 
 
-@dg.asset(dagster_type=BaseResumesType, group_name="seniority_models", kinds={"python", "duckdb"}, code_version="generator-v1")
+@dg.asset(dagster_type=BaseResumesType, kinds={"python", "duckdb"}, code_version="generator-v1")
 def classifier_training_set(
     context: dg.AssetExecutionContext,
     config: ClassifierTrainingSetConfig,
@@ -83,7 +88,6 @@ def base_model_identity(resolved: str) -> str:
 
 @dg.asset(
     dagster_type=FineTunedClassifiersType,
-    group_name="seniority_models",
     kinds={"pytorch", "duckdb"},
     pool="gpu",
 )

@@ -5,7 +5,13 @@ import duckdb
 import pandas as pd
 import pytest
 
-from resumebias_dagster.assets import metrics, predictions, resumes, training, variants
+from resumebias_dagster.assets.seniority_models import training
+from resumebias_dagster.assets.seniority_study import (
+    metrics,
+    predictions,
+    resumes,
+    variants,
+)
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

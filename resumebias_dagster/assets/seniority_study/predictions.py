@@ -5,12 +5,23 @@ from pydantic import Field
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.models.model_config import model_by_name
-from resumebias_dagster.core.seniority.importer import empty_prediction_table, read_prediction_files
-from resumebias_dagster.core.seniority.task import predict_with_classifier, predict_with_local_llm, variant_table
+from resumebias_dagster.core.seniority.importer import (
+    empty_prediction_table,
+    read_prediction_files,
+)
+from resumebias_dagster.core.seniority.task import (
+    predict_with_classifier,
+    predict_with_local_llm,
+    variant_table,
+)
 from resumebias_dagster.partitions import model_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import (
+    ProvidersResource,
+    progress_logger,
+    stats_metadata,
+)
 from resumebias_dagster.schemas import SeniorityPredictionsType
 from resumebias_dagster.settings import checked_path, model_cache_dir
 
@@ -23,7 +34,6 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         dagster_type=SeniorityPredictionsType,
         partitions_def=partitions_def,
         metadata={"partition_expr": "model"},
-        group_name="seniority_study",
         kinds={"pytorch", "duckdb"},
         backfill_policy=dg.BackfillPolicy.single_run(),
         # The blocking check style_validation_passes then stops a run whose style set fails seed 004's rules.
@@ -99,7 +109,7 @@ class ImportedPredictionsConfig(dg.Config):
     )
 
 
-@dg.asset(dagster_type=SeniorityPredictionsType, group_name="seniority_study", kinds={"python", "duckdb"})
+@dg.asset(dagster_type=SeniorityPredictionsType, kinds={"python", "duckdb"})
 def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPredictionsConfig) -> pd.DataFrame:
     """Predictions of an existing study read from the seed's CSV formats (empty unless configured)."""
     # Run config names these paths: only files under the allowed folders are read.

@@ -5,7 +5,8 @@ import duckdb
 import pytest
 import yaml
 
-from resumebias_dagster.assets import predictions, resumes, training, variants
+from resumebias_dagster.assets.seniority_models import training
+from resumebias_dagster.assets.seniority_study import predictions, resumes, variants
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

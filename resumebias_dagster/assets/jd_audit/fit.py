@@ -9,17 +9,32 @@ from pydantic import Field
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
-from resumebias_dagster.core.jd_audit.fit_stats import fit_effects as compute_fit_effects
+from resumebias_dagster.core.jd_audit.fit_stats import (
+    fit_effects as compute_fit_effects,
+)
 from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
-from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
+from resumebias_dagster.core.jd_audit.job_descriptions import (
+    load_fit_template,
+    load_job_descriptions,
+)
 from resumebias_dagster.core.jd_audit.local_fit import predict_fit_with_local_llm
-from resumebias_dagster.core.jd_audit.probes import DEFAULT_ARM, check_probe_variants, select_probe_resumes
-from resumebias_dagster.core.jd_audit.probes import probe_variants as make_probe_variants
+from resumebias_dagster.core.jd_audit.probes import (
+    DEFAULT_ARM,
+    check_probe_variants,
+    select_probe_resumes,
+)
+from resumebias_dagster.core.jd_audit.probes import (
+    probe_variants as make_probe_variants,
+)
 from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.partitions import model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import (
+    ProvidersResource,
+    progress_logger,
+    stats_metadata,
+)
 from resumebias_dagster.schemas import (
     FitAxisSummary,
     FitAxisSummaryType,
@@ -34,10 +49,8 @@ from resumebias_dagster.schemas import (
 )
 from resumebias_dagster.settings import model_cache_dir
 
-GROUP = "jd_audit"
 
-
-@dg.asset(dagster_type=JobDescriptionsType, group_name=GROUP, kinds={"python", "duckdb"})
+@dg.asset(dagster_type=JobDescriptionsType, kinds={"python", "duckdb"})
 def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource) -> pd.DataFrame:
     """The job descriptions of the audit: 17 packaged roles (seed 003), or the `job_descriptions/`
     folder of the user's catalog folder."""
@@ -52,7 +65,7 @@ class ProbeVariantsConfig(dg.Config):
     per_level: int = Field(default=DEFAULT_ARM["per_level"], ge=1, description="base résumés per level")
 
 
-@dg.asset(dagster_type=ProbeVariantsType, group_name=GROUP, kinds={"python", "duckdb"})
+@dg.asset(dagster_type=ProbeVariantsType, kinds={"python", "duckdb"})
 def probe_variants(
     context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
 ) -> pd.DataFrame:
@@ -97,7 +110,6 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
         dagster_type=FitScoresType,
         partitions_def=partitions_def,
         metadata={"partition_expr": {"model": "model", "jd": "jd"}},
-        group_name=GROUP,
         kinds={"pytorch", "duckdb"},
         backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=17),
     )
@@ -154,7 +166,6 @@ fit_scores = build_fit_scores(model_jd_partitions)
 
 @dg.asset(
     dagster_type=FitEffectsType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
@@ -177,7 +188,6 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
 
 @dg.asset(
     dagster_type=FitModelSummaryType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
@@ -193,7 +203,6 @@ def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFra
 
 @dg.asset(
     dagster_type=FitAxisSummaryType,
-    group_name=GROUP,
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )

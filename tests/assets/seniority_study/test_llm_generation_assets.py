@@ -8,7 +8,8 @@ import dagster as dg
 import pytest
 import yaml
 
-from resumebias_dagster.assets import fit, resumes, variants
+from resumebias_dagster.assets.jd_audit import fit
+from resumebias_dagster.assets.seniority_study import resumes, variants
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.seniority.generation import REFERENCE_INDEX
 from resumebias_dagster.resources.catalog import CatalogResource

@@ -1,16 +1,24 @@
+"""The seniority study's metric tables (notebook 001) over every partition and any imported study."""
+
 import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.seniority.importer import combine_predictions
-from resumebias_dagster.core.seniority.metrics import bias_summary, format_markdown, group_metrics
-from resumebias_dagster.schemas import SeniorityBiasSummaryType, SeniorityGroupMetricsType
+from resumebias_dagster.core.seniority.metrics import (
+    bias_summary,
+    format_markdown,
+    group_metrics,
+)
+from resumebias_dagster.schemas import (
+    SeniorityBiasSummaryType,
+    SeniorityGroupMetricsType,
+)
 
 
 @dg.asset(
     dagster_type=SeniorityGroupMetricsType,
-    group_name="seniority_study",
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
@@ -20,19 +28,18 @@ def seniority_group_metrics(
     """Seed 001 metrics per model and group: accuracy, rank difference, senior/junior shares,
     promotions and demotions, invalid predictions counted apart; sampled and expected values;
     ``name_scope`` says how the name variants behind the demographic rows swapped the name."""
-    df = group_metrics(_analysed(seniority_predictions, imported_predictions))
+    df = group_metrics(analysed_predictions(seniority_predictions, imported_predictions))
     context.add_output_metadata(table_metadata(df, preview_rows=30))
     return df
 
 
-def _analysed(seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame) -> pd.DataFrame:
+def analysed_predictions(seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame) -> pd.DataFrame:
     """All predictions, a model answered by two provider snapshots analysed as two models."""
     return separate_snapshots(combine_predictions(seniority_predictions, imported_predictions))
 
 
 @dg.asset(
     dagster_type=SeniorityBiasSummaryType,
-    group_name="seniority_study",
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
@@ -43,7 +50,7 @@ def seniority_bias_summary(
     extreme bias indicators with their ±0.05 readings, each next to its test-retest floor
     (the same figure for identical texts: sampling noise alone), the name scope, and the
     snapshots they describe."""
-    predictions = _analysed(seniority_predictions, imported_predictions)
+    predictions = analysed_predictions(seniority_predictions, imported_predictions)
     df = bias_summary(predictions)
     df["resolved_models"] = df["model"].map(snapshots_of(predictions)).astype(object)
     context.add_output_metadata(

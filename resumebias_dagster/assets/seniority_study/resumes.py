@@ -6,9 +6,16 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.seniority.generation import generate_resumes
-from resumebias_dagster.core.seniority.llm_generation import GenerationError, llm_base_resumes
+from resumebias_dagster.core.seniority.llm_generation import (
+    GenerationError,
+    llm_base_resumes,
+)
 from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import (
+    ProvidersResource,
+    progress_logger,
+    stats_metadata,
+)
 from resumebias_dagster.schemas import BaseResumesType
 
 
@@ -31,7 +38,6 @@ class BaseResumesConfig(dg.Config):
 
 @dg.asset(
     dagster_type=BaseResumesType,
-    group_name="seniority_study",
     kinds={"python", "duckdb"},
     code_version="generator-v2",
 )

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from resumebias_dagster.assets import predictions, resumes, training, variants
+from resumebias_dagster.assets.seniority_models import training
+from resumebias_dagster.assets.seniority_study import predictions, resumes, variants
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
