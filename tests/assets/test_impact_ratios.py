@@ -9,13 +9,15 @@ import pytest
 
 from resumebias_dagster.assets.jd_audit import fit
 from resumebias_dagster.assets.jd_audit.impact_ratios import fit_impact_ratios
-from resumebias_dagster.assets.seniority_study import predictions
+from resumebias_dagster.assets.seniority_study import metrics, predictions
 from resumebias_dagster.assets.seniority_study.impact_ratios import (
     seniority_impact_ratios,
 )
+from resumebias_dagster.core.tables import SeniorityPredictions, conform
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.schemas import FitScoresType, SeniorityPredictionsType
+from tests.assets.stored_columns import assert_stored_columns_match
 
 MODELS = dg.StaticPartitionsDefinition(["m1", "m2"])
 MODEL_JD = dg.MultiPartitionsDefinition(
@@ -49,7 +51,7 @@ def _predictions(model: str) -> pd.DataFrame:
 @dg.asset(name="seniority_predictions", partitions_def=MODELS, metadata={"partition_expr": "model"},
           dagster_type=SeniorityPredictionsType)
 def stored_predictions(context: dg.AssetExecutionContext) -> pd.DataFrame:
-    return _predictions(context.partition_key)
+    return conform(_predictions(context.partition_key), SeniorityPredictions)
 
 
 def _scores(jd: str) -> pd.DataFrame:
@@ -151,6 +153,9 @@ def test_both_impact_tables_materialise_into_duckdb(stored):
     aisha = effects[(effects["variant"] == "firstName_aisha_okonkwo") & (effects["jd"] == "j1")].iloc[0]
     assert (aisha["delta"], aisha["baseline_recommend_rate"], aisha["variant_recommend_rate"]) == (-2, 1, 0)
     assert aisha["recommend_rate_delta"] == -1
+    assert {"seniority_impact_ratios", "fit_impact_ratios", "fit_effects", "seniority_predictions", "fit_scores"} <= (
+        assert_stored_columns_match(tmp_path / "study.duckdb")
+    )
 
 
 def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
@@ -159,9 +164,13 @@ def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
         "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
         "catalog": CatalogResource(),
     }
-    assets = [stored_predictions, stored_scores, predictions.imported_predictions,
-              seniority_impact_ratios, fit_impact_ratios]
+    derived = [seniority_impact_ratios, fit_impact_ratios, metrics.seniority_group_metrics,
+               metrics.seniority_bias_summary, fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary]
+    assets = [stored_predictions, stored_scores, predictions.imported_predictions, *derived]
     result = dg.materialize(assets, selection=assets[2:], resources=resources)
     assert result.success
-    assert len(result.output_for_node("seniority_impact_ratios")) == 0
-    assert len(result.output_for_node("fit_impact_ratios")) == 0
+    for asset in derived:
+        assert len(result.output_for_node(asset.key.path[-1])) == 0, asset.key
+    # An empty table is stored with the same columns as a full one (issue 12).
+    checked = assert_stored_columns_match(tmp_path / "study.duckdb")
+    assert {a.key.path[-1] for a in derived} <= checked

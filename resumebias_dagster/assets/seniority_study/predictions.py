@@ -14,6 +14,7 @@ from resumebias_dagster.core.seniority.task import (
     predict_with_local_llm,
     variant_table,
 )
+from resumebias_dagster.core.tables import SeniorityPredictions, conform
 from resumebias_dagster.partitions import model_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
@@ -60,6 +61,8 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         # The name experiment's rows say how their names were swapped (the metric tables carry it).
         scope = name_variants["name_scope"].iloc[0] if len(name_variants) else None
         df["name_scope"] = df["variant_kind"].map({"demographic": scope}).astype(object)
+        # Every kind of model stores the same columns (a classifier has no label_mass, a provider no distribution).
+        df = conform(df, SeniorityPredictions)
         invalid = df["prediction"].isin(["unknown", "error"]).sum()
         context.add_output_metadata(
             table_metadata(
@@ -114,7 +117,7 @@ def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPred
     """Predictions of an existing study read from the seed's CSV formats (empty unless configured)."""
     # Run config names these paths: only files under the allowed folders are read.
     paths = [checked_path(path, "imported_predictions.import_paths") for path in config.import_paths]
-    df = read_prediction_files(paths) if paths else empty_prediction_table()
+    df = conform(read_prediction_files(paths) if paths else empty_prediction_table(), SeniorityPredictions)
     context.add_output_metadata(
         table_metadata(
             df,

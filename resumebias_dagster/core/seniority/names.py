@@ -26,14 +26,13 @@ import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.common.diffing import unexplained_changes
-from resumebias_dagster.core.common.labels import DEMOGRAPHICS, race_of
+from resumebias_dagster.core.common.labels import DEMOGRAPHICS, NAME_SCOPES, race_of
 
 POOLS_FILE = "name_pools.yaml"
 VARIANT_COLUMNS = [
     "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text", "name_scope",
 ]
 # How much of a résumé a name swap touches; see the module docstring.
-NAME_SCOPES = ("everywhere", "first_line")
 DEFAULT_NAME_SCOPE = "everywhere"
 
 CatalogDir = str | os.PathLike | None

@@ -15,6 +15,7 @@ from resumebias_dagster.core.providers.fanout import RunStats, run_requests
 from resumebias_dagster.core.providers.store import ResponseStore
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings
 from resumebias_dagster.core.seniority.task import VARIANT_COLUMNS
+from resumebias_dagster.core.tables import SeniorityPredictions, conform
 
 PREDICTION_COLUMNS = (
     "variant_kind", "original_idx", "variant", "model", "run", "prediction", "true_seniority", "name",
@@ -76,4 +77,5 @@ def predict_seniority(
                 variant.true_seniority, variant.name, result.resolved_model, result.latency_s, error,
             ))
     df = pd.DataFrame(rows, columns=list(PREDICTION_COLUMNS))
-    return df.astype({"original_idx": "int64", "run": "int64", "latency_s": "float64"}), stats
+    df = df.astype({"original_idx": "int64", "run": "int64", "latency_s": "float64"})
+    return conform(df, SeniorityPredictions), stats

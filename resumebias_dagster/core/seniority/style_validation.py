@@ -27,11 +27,10 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
-from resumebias_dagster.core.common.labels import STYLES
+from resumebias_dagster.core.common.labels import SIMILARITY_MEASURES, STYLES
 
 LEXICON_FILE = "tone_lexicon.yaml"
 THRESHOLDS_FILE = "style_validation.yaml"
-SIMILARITY_MEASURES = ("tfidf", "minilm")
 SIMILARITY_STATISTICS = ("mean", "min")
 # Every pair of versions of one résumé, in the seed's order of styles.
 STYLE_PAIRS = (("neutral", "overstated"), ("neutral", "understated"), ("overstated", "understated"))

@@ -16,6 +16,7 @@ from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
+from tests.assets.stored_columns import assert_stored_columns_match
 
 KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 JDS = ["staff-software-engineer", "junior-java-developer"]
@@ -121,6 +122,8 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     # No judge configured: the audit assets skip and say why; no verdict is invented.
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert "audit_verdicts" not in materialized and "judge_vs_effects" not in materialized
+    stored = assert_stored_columns_match(resources["io_manager"].database)
+    assert {"fit_scores", "fit_effects", "fit_model_summary", "fit_axis_summary", "fit_plots"} <= stored
     assert any("no judge configured" in entry.user_message for entry in instance.all_logs(result.run_id))
 
     again = dg.materialize(ASSETS, selection=[FIT_SCORES], partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": JDS[0]}),
@@ -163,6 +166,8 @@ def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, m
 
     again = dg.materialize(everything, selection=[audit.audit_verdicts], resources=judged)
     assert again.success and server.judge.count == n_cells, "unchanged inputs: no judge call"
+    stored = assert_stored_columns_match(resources["io_manager"].database)
+    assert {"audit_verdicts", "auditor_stability", "auditor_stability_matrix", "judge_vs_effects"} <= stored
 
 
 def test_broken_probe_variant_fails_the_blocking_check(audit_env):

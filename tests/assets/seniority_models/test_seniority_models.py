@@ -15,6 +15,7 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
+from tests.assets.stored_columns import assert_stored_columns_match
 
 TINY_CLASSIFIER = {
     "name": "minilm-classifier",
@@ -117,6 +118,8 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     per_variant = rows.groupby(["variant_kind", "original_idx", "variant"])[["p_junior", "p_mid", "p_senior"]].nunique()
     assert (per_variant == 1).all().all()
     assert rows["resolved_model"].str.startswith("minilm-classifier@").all()
+    stored = assert_stored_columns_match(tmp_path / "study.duckdb")
+    assert {"classifier_training_set", "fine_tuned_classifiers", "seniority_predictions"} <= stored
 
 
 def test_missing_base_model_path_is_a_clear_error(tmp_path, data_dir):

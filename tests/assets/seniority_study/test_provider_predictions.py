@@ -2,7 +2,6 @@
 
 import dagster as dg
 import duckdb
-import pytest
 import yaml
 
 from resumebias_dagster.assets.seniority_models import training

@@ -16,6 +16,7 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
+from tests.assets.stored_columns import assert_stored_columns_match
 
 MODULES = [resumes, variants, training, predictions, metrics]
 ASSETS = dg.load_assets_from_modules(MODULES)
@@ -97,6 +98,7 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     # Three pairs by two measures; every pair held to the seed's 0.7 reaches it.
     assert len(similarity) == 6 and set(similarity["measure"]) == {"tfidf", "minilm"}
     assert similarity["passed"].all() and (similarity.loc[similarity["checked"], "similarity_mean"] >= 0.7).all()
+    assert set(counts) <= assert_stored_columns_match(db)
 
 
 def test_every_asset_reading_the_style_variants_waits_for_the_style_validation():

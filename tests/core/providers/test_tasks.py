@@ -14,7 +14,8 @@ from resumebias_dagster.core.seniority.llm_generation import (
     generate_neutral_resumes,
     rewrite_styles,
 )
-from resumebias_dagster.core.seniority.provider_task import PREDICTION_COLUMNS, predict_seniority
+from resumebias_dagster.core.seniority.provider_task import predict_seniority
+from resumebias_dagster.core.tables import SeniorityPredictions, columns
 from resumebias_dagster.testing import fake_providers as fp
 
 
@@ -32,7 +33,7 @@ def test_seniority_rows_in_the_predictions_format(fake_server, settings_for, sto
     server.script(*[fp.answer()] * 6, fp.refusal())
     settings = settings_for("openai", server.base_url, runs_per_cell=2, max_concurrency=1)
     df, stats = predict_seniority(variants(4), settings, store)
-    assert list(df.columns) == list(PREDICTION_COLUMNS)
+    assert list(df.columns) == columns(SeniorityPredictions)  # the declared table, every kind of model
     assert len(df) == 8 * 2 and server.count == 16
     assert df["run"].tolist() == [0, 1] * 8
     assert df["prediction"].tolist()[:7] == ["senior", "mid", "junior", "unknown", "senior", "mid", "error"]
