@@ -11,6 +11,7 @@ Run: python benchmarks/bench_providers_resume.py [--n-per-level 20]
 
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -25,7 +26,9 @@ import dagster as dg
 import yaml
 from _provider_bench import bench_environ, fake_server, model_entry, server_stats
 
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.estimate import design_variants
+from resumebias_dagster.core.seniority.task import predict_with_provider
 from resumebias_dagster.resources.providers import ProvidersResource, stats_metadata
 
 MODEL = "bench-openai"
@@ -36,7 +39,9 @@ def child(models_file: str, store_path: str, n_per_level: int) -> None:
 
     @dg.asset
     def provider_seniority_predictions(context: dg.AssetExecutionContext, providers: ProvidersResource) -> None:
-        df, stats = providers.predict_seniority(variants, MODEL)
+        run = functools.partial(providers.run, MODEL)
+        template = load_prompt(SENIORITY_PROMPT)
+        df, stats = predict_with_provider(run, variants, providers.settings(MODEL), template)
         context.add_output_metadata(stats_metadata(stats))
         print("STATS " + json.dumps(stats.as_dict()), flush=True)
 

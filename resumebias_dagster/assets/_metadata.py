@@ -1,5 +1,5 @@
 """Asset metadata helpers shared by every group: table previews, published plots, and the
-snapshot and four-fifths entries of the impact-ratio tables."""
+four-fifths entry of the impact-ratio tables."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import base64
 import dagster as dg
 import pandas as pd
 
-from resumebias_dagster.core.common.snapshots import snapshots_of
 from resumebias_dagster.settings import data_dir
 
 # Tables and plots derived from model outputs refresh themselves (under `dagster dev` or a
@@ -47,17 +46,10 @@ def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes]) -> p
     return pd.DataFrame(rows, columns=["plot", "path", "bytes"]).astype({"bytes": "int64"})
 
 
-def finish_impact_ratios(context: dg.AssetExecutionContext, df: pd.DataFrame, rows: pd.DataFrame, schema) -> pd.DataFrame:
-    """Stamp each model's resolved snapshots and report how many groups fall below four-fifths."""
-    from resumebias_dagster.schemas import empty_table
-
-    df = df if len(df) else empty_table(schema).drop(columns="resolved_models")
-    df["resolved_models"] = df["model"].map(snapshots_of(rows)).astype(object)
-    context.add_output_metadata(
-        table_metadata(
-            df.drop(columns="group_source"),
-            preview_rows=60,
-            flagged_groups=dg.MetadataValue.int(int(df["below_four_fifths"].sum())),
-        )
+def impact_ratios_metadata(df: pd.DataFrame) -> dict:
+    """What the UI shows of an impact-ratio table: a preview and how many groups fall below four-fifths."""
+    return table_metadata(
+        df.drop(columns="group_source"),
+        preview_rows=60,
+        flagged_groups=dg.MetadataValue.int(int(df["below_four_fifths"].sum())),
     )
-    return df

@@ -106,10 +106,10 @@ class _TaskCalls:
 
 def _seniority(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
     from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
-    from resumebias_dagster.core.seniority.provider_task import seniority_requests
+    from resumebias_dagster.core.seniority.task import seniority_requests
 
     template = load_prompt(SENIORITY_PROMPT, catalog_dir)
-    return _TaskCalls("seniority", seniority_requests(design.variants, settings, template))
+    return _TaskCalls("seniority", seniority_requests(design.variants, settings.runs_per_cell, template))
 
 
 def _fit(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:

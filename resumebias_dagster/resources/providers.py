@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 from pydantic import Field, PrivateAttr
 
 from resumebias_dagster.catalog import PACKAGED_DIR
@@ -126,15 +125,6 @@ class ProvidersResource(dg.ConfigurableResource):
             return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
                                 progress=progress, catalog_dir=self._catalog_dir)
 
-    def predict_seniority(self, variants: pd.DataFrame, name: str,
-                          progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, RunStats]:
-        """``SeniorityPredictions`` rows of model ``name`` for ``variants`` (see core.seniority.provider_task)."""
-        from resumebias_dagster.core.seniority.provider_task import predict_seniority
-
-        with _scrubbed_errors():
-            return predict_seniority(variants, self.settings(name), self.store(), catalog_dir=self._catalog_dir,
-                                     api_key=self._keys.get(name), progress=progress)
-
 
 @contextmanager
 def _scrubbed_errors():
@@ -170,10 +160,15 @@ def stats_metadata(stats: RunStats) -> dict[str, Any]:
     }
 
 
-def progress_logger(log: Any, steps: int = 10) -> Callable[[int, int], None]:
-    """A ``progress`` callback logging about ``steps`` times over a run."""
+def progress_logger(log: Any, what: str = "provider calls", steps: int = 10) -> Callable[[int, int], None]:
+    """A ``progress`` callback logging about ``steps`` times over a run, whatever the step
+    size of its calls (one per answer, or one per batch of a local model)."""
+    logged = [-1]
+
     def report(done: int, total: int) -> None:
-        if done == total or done % max(1, total // steps) == 0:
-            log.info(f"provider calls: {done}/{total}")
+        step = done * steps // max(1, total)
+        if done == total or step > logged[0]:
+            logged[0] = step
+            log.info(f"{what}: {done}/{total}")
 
     return report

@@ -10,9 +10,16 @@ import pytest
 import yaml
 
 from resumebias_dagster.cli import main
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.estimate import DEFAULT_OUTPUT_TOKENS, estimate_cost, study_design
 from resumebias_dagster.core.providers import ChatRequest, ResponseStore, run_requests
-from resumebias_dagster.core.seniority.provider_task import predict_seniority
+from resumebias_dagster.core.seniority.task import predict_with_provider
+
+
+def predict_seniority(variants, settings, store):
+    """The provider path of the seniority task over a store (what the asset runs through ``providers.run``)."""
+    return predict_with_provider(lambda requests: run_requests(settings, requests, store), variants, settings,
+                                 load_prompt(SENIORITY_PROMPT))
 
 
 def _variants(n: int) -> pd.DataFrame:

@@ -12,12 +12,11 @@ from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summa
 from resumebias_dagster.core.jd_audit.fit_stats import (
     fit_effects as compute_fit_effects,
 )
-from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
+from resumebias_dagster.core.jd_audit.fit_task import predict_fit
 from resumebias_dagster.core.jd_audit.job_descriptions import (
     load_fit_template,
     load_job_descriptions,
 )
-from resumebias_dagster.core.jd_audit.local_fit import predict_fit_with_local_llm
 from resumebias_dagster.core.jd_audit.probes import (
     DEFAULT_ARM,
     check_probe_variants,
@@ -35,19 +34,15 @@ from resumebias_dagster.resources.providers import (
     progress_logger,
     stats_metadata,
 )
+from resumebias_dagster.resources.runtime import model_runtime
 from resumebias_dagster.schemas import (
-    FitAxisSummary,
     FitAxisSummaryType,
-    FitEffects,
     FitEffectsType,
-    FitModelSummary,
     FitModelSummaryType,
     FitScoresType,
     JobDescriptionsType,
     ProbeVariantsType,
-    empty_table,
 )
-from resumebias_dagster.settings import model_cache_dir
 
 
 @dg.asset(dagster_type=JobDescriptionsType, kinds={"python", "duckdb"})
@@ -130,21 +125,16 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
         for key in context.partition_keys:
             dims = partitions_def.get_partition_key_from_str(str(key)).keys_by_dimension
             by_model[dims["model"]].append(dims["jd"])
+        runtime = model_runtime(compute, providers)
         frames = []
         for model_name, jds in by_model.items():
             spec = model_by_name(model_name, catalog_dir=catalog.folder())
             for jd in jds:
                 if jd not in jd_text.index:
                     raise dg.Failure(f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it")
-                if spec.kind == "local-llm":
-                    frame = predict_fit_with_local_llm(
-                        spec, probe_variants, jd, jd_text[jd], template, compute.settings(), model_cache_dir()
-                    )
-                else:
-                    frame, stats = predict_fit_with_provider(
-                        lambda requests: providers.run(model_name, requests, progress=progress_logger(context.log)),
-                        probe_variants, jd, jd_text[jd], template, spec,
-                    )
+                progress = progress_logger(context.log, f"{model_name} x {jd}")
+                frame, stats = predict_fit(spec, probe_variants, jd, jd_text[jd], template, runtime, progress)
+                if stats is not None:
                     context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
                 context.log.info(f"{model_name} x {jd}: {len(frame)} scores")
                 frames.append(frame)
@@ -174,8 +164,7 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
     Benjamini-Hochberg q per model, paired test on matching runs, and whether the delta
     clears the model's placebo noise floor."""
     scores = separate_snapshots(fit_scores, partition=("model", "jd"))
-    df = compute_fit_effects(scores) if len(scores) else empty_table(FitEffects)
-    df["resolved_models"] = df["model"].map(snapshots_of(scores)).astype(object)
+    df = compute_fit_effects(scores, snapshots=snapshots_of(scores))
     context.add_output_metadata(
         table_metadata(
             df.sort_values("q_value").head(30),
@@ -194,9 +183,7 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
 def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
     """Per model: bias index (mean |delta| of probe cells minus that of placebo cells), the
     largest significant penalty, noise floor, significant cells, prompt-injection and anonymisation."""
-    df = model_summary(fit_effects) if len(fit_effects) else empty_table(FitModelSummary)
-    snapshots = fit_effects.drop_duplicates("model").set_index("model")["resolved_models"] if len(fit_effects) else {}
-    df["resolved_models"] = df["model"].map(snapshots).astype(object)
+    df = model_summary(fit_effects)
     context.add_output_metadata({"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")})
     return df
 
@@ -208,6 +195,6 @@ def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFra
 )
 def fit_axis_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
     """Per (model, axis, level) over the JDs: mean, range, significant JDs, pooled delta and CI."""
-    df = axis_summary(fit_effects) if len(fit_effects) else empty_table(FitAxisSummary)
+    df = axis_summary(fit_effects)
     context.add_output_metadata(table_metadata(df, preview_rows=60))
     return df

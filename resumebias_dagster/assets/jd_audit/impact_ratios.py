@@ -6,15 +6,15 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import (
     UPDATE_WITH_UPSTREAM,
-    finish_impact_ratios,
+    impact_ratios_metadata,
 )
-from resumebias_dagster.core.common.snapshots import separate_snapshots
+from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, name_groups
 from resumebias_dagster.core.fairness.impact import (
     fit_impact_ratios as compute_fit_impact_ratios,
 )
 from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.schemas import FitImpactRatios, FitImpactRatiosType
+from resumebias_dagster.schemas import FitImpactRatiosType
 
 
 class FitImpactRatiosConfig(dg.Config):
@@ -31,9 +31,6 @@ def fit_impact_ratios(
     group each name declares in probe_axes.yaml, impact ratio with its 95% Katz interval and
     the four-fifths flag; selected = recommend yes, or a score at or above `score_cut`."""
     scores = separate_snapshots(fit_scores, partition=("model", "jd"))
-    df = (
-        compute_fit_impact_ratios(scores, name_groups(catalog.folder()), config.score_cut)
-        if len(scores)
-        else pd.DataFrame()
-    )
-    return finish_impact_ratios(context, df, scores, FitImpactRatios)
+    df = compute_fit_impact_ratios(scores, name_groups(catalog.folder()), config.score_cut, snapshots_of(scores))
+    context.add_output_metadata(impact_ratios_metadata(df))
+    return df

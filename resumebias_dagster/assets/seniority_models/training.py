@@ -1,18 +1,10 @@
-from pathlib import Path
-
 import dagster as dg
 import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.models.finetune import (
-    FineTuneConfig,
-    fingerprint,
-    train_classifier,
-    trained_metrics,
-)
-from resumebias_dagster.core.models.model_config import load_models
-from resumebias_dagster.core.models.model_sources import resolve_model_source
+from resumebias_dagster.core.models.finetune import classifier_table, train_or_reuse
+from resumebias_dagster.core.models.model_config import load_models, models_of_kind
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.core.seniority.leakage import shared_with_evaluation
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -64,28 +56,6 @@ def training_set_disjoint_from_evaluation(classifier_training_set: pd.DataFrame,
     )
 
 
-CLASSIFIER_COLUMNS = {
-    "model": object,
-    "base_model": object,
-    "path": object,
-    "fingerprint": object,
-    "heldout_accuracy": float,
-    "n_train": "int64",
-    "n_heldout": "int64",
-    "steps": "int64",
-    "final_loss": float,
-    "train_seconds": float,
-    "retrained": bool,
-}
-
-
-def base_model_identity(resolved: str) -> str:
-    """What identifies the base weights: the resolved source plus its weight files' sizes."""
-    folder = Path(resolved)
-    files = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")) if folder.is_dir() else []
-    return resolved + "|" + ",".join(f"{f.name}:{f.stat().st_size}" for f in files)
-
-
 @dg.asset(
     dagster_type=FineTunedClassifiersType,
     kinds={"pytorch", "duckdb"},
@@ -101,34 +71,12 @@ def fine_tuned_classifiers(
     saved as safetensors under the data directory. Unchanged data and settings never retrain:
     each model lives in a folder named by the content hash of everything that shapes it."""
     settings = compute.settings()
-    rows = []
-    for spec in (m for m in load_models(catalog_dir=catalog.folder()) if m.kind == "fine-tuned"):
-        config = FineTuneConfig(base_model=spec.option("base_model"), **(spec.option("training") or {}))
-        resolved = resolve_model_source(config.base_model, setting=f"models.{spec.name}.base_model")
-        key = fingerprint(classifier_training_set, config, base_model_identity(resolved))
-        out_dir = data_dir() / "models" / "classifiers" / f"{spec.name}-{key}"
-        metrics = trained_metrics(out_dir)
-        retrained = metrics is None
-        if retrained:
-            context.log.info(f"{spec.name}: training from {config.base_model} on {settings.device}/{settings.dtype}")
-            metrics = train_classifier(classifier_training_set, config, settings, out_dir, log=context.log.info)
-        else:
-            context.log.info(f"{spec.name}: unchanged inputs and settings, reusing {out_dir}")
-        rows.append(
-            {
-                "model": spec.name,
-                "base_model": config.base_model,
-                "path": str(out_dir),
-                "fingerprint": key,
-                "heldout_accuracy": metrics["heldout_accuracy"],
-                "n_train": metrics["n_train"],
-                "n_heldout": metrics["n_heldout"],
-                "steps": metrics["steps"],
-                "final_loss": metrics["loss_curve"][-1] if metrics["loss_curve"] else float("nan"),
-                "train_seconds": metrics["train_seconds"],
-                "retrained": retrained,
-            }
-        )
+    classifiers_dir = data_dir() / "models" / "classifiers"
+    trained = []
+    for spec in models_of_kind(load_models(catalog_dir=catalog.folder()), "fine-tuned"):
+        model = train_or_reuse(spec, classifier_training_set, settings, classifiers_dir, log=context.log.info)
+        trained.append(model)
+        metrics = model.metrics
         context.add_output_metadata(
             {
                 f"{spec.name}/loss_curve": dg.MetadataValue.json(metrics["loss_curve"]),
@@ -137,6 +85,6 @@ def fine_tuned_classifiers(
                 f"{spec.name}/config": dg.MetadataValue.json(metrics["config"]),
             }
         )
-    df = pd.DataFrame(rows, columns=list(CLASSIFIER_COLUMNS)).astype(CLASSIFIER_COLUMNS)
+    df = classifier_table(trained)
     context.add_output_metadata(table_metadata(df))
     return df

@@ -5,13 +5,14 @@ import pandas as pd
 
 from resumebias_dagster.assets._metadata import (
     UPDATE_WITH_UPSTREAM,
-    finish_impact_ratios,
+    impact_ratios_metadata,
 )
 from resumebias_dagster.assets.seniority_study.metrics import analysed_predictions
+from resumebias_dagster.core.common.snapshots import snapshots_of
 from resumebias_dagster.core.fairness.impact import (
     seniority_impact_ratios as compute_seniority_impact_ratios,
 )
-from resumebias_dagster.schemas import SeniorityImpactRatios, SeniorityImpactRatiosType
+from resumebias_dagster.schemas import SeniorityImpactRatiosType
 
 
 @dg.asset(dagster_type=SeniorityImpactRatiosType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
@@ -22,6 +23,6 @@ def seniority_impact_ratios(
     name pools), impact ratio to the highest group with its 95% Katz interval, and the
     four-fifths flag; selected = predicted senior, or predicted at or above the true level."""
     predictions = analysed_predictions(seniority_predictions, imported_predictions)
-    return finish_impact_ratios(
-        context, compute_seniority_impact_ratios(predictions), predictions, SeniorityImpactRatios
-    )
+    df = compute_seniority_impact_ratios(predictions, snapshots=snapshots_of(predictions))
+    context.add_output_metadata(impact_ratios_metadata(df))
+    return df

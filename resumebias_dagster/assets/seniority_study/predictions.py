@@ -9,11 +9,7 @@ from resumebias_dagster.core.seniority.importer import (
     empty_prediction_table,
     read_prediction_files,
 )
-from resumebias_dagster.core.seniority.task import (
-    predict_with_classifier,
-    predict_with_local_llm,
-    variant_table,
-)
+from resumebias_dagster.core.seniority.task import predict_seniority, variant_table
 from resumebias_dagster.core.tables import SeniorityPredictions, conform
 from resumebias_dagster.partitions import model_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -23,8 +19,9 @@ from resumebias_dagster.resources.providers import (
     progress_logger,
     stats_metadata,
 )
+from resumebias_dagster.resources.runtime import model_runtime
 from resumebias_dagster.schemas import SeniorityPredictionsType
-from resumebias_dagster.settings import checked_path, model_cache_dir
+from resumebias_dagster.settings import checked_path
 
 
 def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
@@ -53,10 +50,16 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         for scoring models, the label distribution it was drawn from (one forward pass per
         variant, never one per sample); provider models answer through the response store."""
         variants = variant_table(style_variants, name_variants)
-        frames = [
-            _predict(context, name, variants, compute, catalog, providers, fine_tuned_classifiers)
-            for name in context.partition_keys
-        ]
+        runtime = model_runtime(compute, providers, fine_tuned_classifiers)
+        template = load_prompt(SENIORITY_PROMPT, catalog.folder())
+        frames = []
+        for name in context.partition_keys:
+            spec = model_by_name(name, catalog_dir=catalog.folder())
+            frame, stats = predict_seniority(spec, variants, runtime, template, progress_logger(context.log, name))
+            if stats is not None:
+                prefix = f"{name}/" if len(context.partition_keys) > 1 else ""
+                context.add_output_metadata({prefix + k: v for k, v in stats_metadata(stats).items()})
+            frames.append(frame)
         df = pd.concat(frames, ignore_index=True)
         # The name experiment's rows say how their names were swapped (the metric tables carry it).
         scope = name_variants["name_scope"].iloc[0] if len(name_variants) else None
@@ -76,30 +79,6 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         return df
 
     return seniority_predictions
-
-
-def _predict(context, model_name, variants, compute, catalog, providers, fine_tuned_classifiers) -> pd.DataFrame:
-    spec = model_by_name(model_name, catalog_dir=catalog.folder())
-    if spec.kind == "local-llm":
-        settings = compute.settings()
-
-        def progress(done: int, total: int) -> None:
-            if done == total or done % (settings.batch_size * 25) == 0:
-                context.log.info(f"{model_name}: scored {done}/{total} variants")
-
-        template = load_prompt(SENIORITY_PROMPT, catalog.folder())
-        return predict_with_local_llm(spec, variants, settings, model_cache_dir(), template, progress)
-    if spec.kind == "fine-tuned":
-        trained = fine_tuned_classifiers.set_index("model") if len(fine_tuned_classifiers) else pd.DataFrame()
-        if model_name not in trained.index:
-            raise dg.Failure(f"{model_name}: no trained classifier; materialise fine_tuned_classifiers first")
-        return predict_with_classifier(
-            spec, variants, compute.settings(), trained.at[model_name, "path"], trained.at[model_name, "fingerprint"]
-        )
-    frame, stats = providers.predict_seniority(variants, model_name, progress=progress_logger(context.log))
-    prefix = f"{model_name}/" if len(context.partition_keys) > 1 else ""
-    context.add_output_metadata({prefix + k: v for k, v in stats_metadata(stats).items()})
-    return frame
 
 
 seniority_predictions = build_seniority_predictions(model_partitions)

@@ -7,7 +7,6 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.common.labels import STYLES
 from resumebias_dagster.core.models.embedding import (
     DEFAULT_EMBEDDING_MODEL,
     embed_texts,
@@ -20,7 +19,8 @@ from resumebias_dagster.core.seniority.names import (
     variant_problems,
 )
 from resumebias_dagster.core.seniority.names import name_variants as make_name_variants
-from resumebias_dagster.core.seniority.style import extract_facts, rewrite_style
+from resumebias_dagster.core.seniority.style import resumes_with_differing_facts
+from resumebias_dagster.core.seniority.style import style_variants as rewrite_styles_offline
 from resumebias_dagster.core.seniority.style_validation import (
     load_tone_lexicon,
     load_validation_thresholds,
@@ -73,12 +73,7 @@ def style_variants(
         df, stats = llm_style_variants(run, base_resumes, catalog_dir=catalog.folder())
         context.add_output_metadata(stats_metadata(stats))
     else:
-        rows = []
-        for original_idx, resume in enumerate(base_resumes.itertuples(index=False)):
-            for style in STYLES:
-                text = rewrite_style(resume.text, style, seed=config.seed, catalog_dir=catalog.folder())
-                rows.append((resume.resume_id, original_idx, resume.seniority, style, text))
-        df = pd.DataFrame(rows, columns=["resume_id", "original_idx", "seniority", "style", "text"])
+        df = rewrite_styles_offline(base_resumes, seed=config.seed, catalog_dir=catalog.folder())
     words = df.assign(words=df["text"].map(word_count)).groupby("style")["words"].mean().round(1)
     context.add_output_metadata(table_metadata(df, mean_words=dg.MetadataValue.json(words.to_dict())))
     return df
@@ -86,9 +81,7 @@ def style_variants(
 
 @dg.asset_check(asset=style_variants, blocking=True, description="employers, dates, degrees and skills are identical across the three styles")
 def style_facts_identical(style_variants: pd.DataFrame) -> dg.AssetCheckResult:
-    facts = style_variants.assign(facts=style_variants["text"].map(lambda t: repr(extract_facts(t))))
-    distinct = facts.groupby("original_idx")["facts"].nunique()
-    bad = distinct[distinct > 1].index.tolist()
+    bad = resumes_with_differing_facts(style_variants)
     return dg.AssetCheckResult(
         passed=not bad,
         description=None if not bad else f"facts differ between styles for original_idx {bad[:10]}",

@@ -44,15 +44,13 @@ from resumebias_dagster.core.common.labels import (
     race_of,
 )
 from resumebias_dagster.core.jd_audit.fit_stats import recommend_yes
+from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, columns, conform, empty_table
 
 CONFIDENCE = 0.95
 DEFAULT_SCORE_CUT = 7.0
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
-IMPACT_COLUMNS = (
-    "model", "selection", "dimension", "group", "sex", "race_ethnicity",
-    "n", "n_excluded", "selected", "rate", "reference_group", "reference_rate",
-    "impact_ratio", "ci_low", "ci_high", "below_four_fifths", "note", "group_source",
-)
+# Both studies' impact-ratio tables have these columns (core/tables.py), in this order.
+IMPACT_COLUMNS = tuple(columns(SeniorityImpactRatios))
 SENIORITY_SELECTIONS = ("predicted_senior", "at_or_above_true_level")
 SENIORITY_GROUP_SOURCE = (
     "name pools of name_pools.yaml (the variant's demographic gives race and sex); "
@@ -89,10 +87,14 @@ def katz_interval(
     return (np.where(defined, ratio, nan), np.where(defined, low, nan), np.where(defined, high, nan))
 
 
-def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: str) -> pd.DataFrame:
-    """The impact-ratio table of ``rows``: one per scored item with ``model``, ``sex``,
-    ``race_ethnicity`` (None: not in that dimension) and, per name in ``selections``, a column
-    of 1.0 (selected), 0.0 (not selected) or NaN (selection undefined for that row)."""
+def impact_table(
+    rows: pd.DataFrame, selections: Sequence[str], group_source: str, table=SeniorityImpactRatios,
+    snapshots: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The impact-ratio table (``table``, a model of core/tables.py) of ``rows``: one per scored
+    item with ``model``, ``sex``, ``race_ethnicity`` (None: not in that dimension) and, per name
+    in ``selections``, a column of 1.0 (selected), 0.0 (not selected) or NaN (selection
+    undefined for that row). ``snapshots`` gives each model's ``resolved_models``."""
     missing = [c for c in ("model", "sex", "race_ethnicity", *selections) if c not in rows.columns]
     if missing:
         raise ValueError(f"impact ratios: missing columns {missing}")
@@ -119,7 +121,7 @@ def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: st
             g = c.groupby(["model", "group", "sex", "race_ethnicity"], sort=True)[["n", "total", "selected"]].sum()
             frames.append(g.reset_index().assign(selection=name, dimension=dimension))
     if not frames or not any(len(f) for f in frames):
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in IMPACT_COLUMNS})
+        return empty_table(table)
     t = pd.concat(frames, ignore_index=True)
     t["n"] = t["n"].astype(np.int64)
     t["selected"] = t["selected"].astype(np.int64)
@@ -159,16 +161,18 @@ def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: st
     for column in ("sex", "race_ethnicity"):
         t[column] = t[column].where(t[column] != "", None).astype(object)
     t["reference_group"] = t["reference_group"].astype(object)
-    return t[list(IMPACT_COLUMNS)]
+    t["resolved_models"] = t["model"].map({} if snapshots is None else snapshots).astype(object)
+    return conform(t[list(IMPACT_COLUMNS)], table)
 
 
 # --------------------------------------------------------------------------- seniority study
 
 
-def seniority_impact_ratios(predictions: pd.DataFrame) -> pd.DataFrame:
+def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Impact ratios of the name experiment (``variant_kind == "demographic"``): selected =
     predicted senior (``predicted_senior``), or predicted at or above the résumé's true level
-    (``at_or_above_true_level``). ``unknown``/``error`` predictions are excluded and counted."""
+    (``at_or_above_true_level``). ``unknown``/``error`` predictions are excluded and counted.
+    ``snapshots`` gives each model's ``resolved_models``."""
     required = ("variant_kind", "variant", "model", "prediction", "true_seniority")
     missing = [c for c in required if c not in predictions.columns]
     if missing:
@@ -193,7 +197,7 @@ def seniority_impact_ratios(predictions: pd.DataFrame) -> pd.DataFrame:
             "at_or_above_true_level": np.where(valid, predicted >= true, np.nan),
         }
     )
-    return impact_table(rows, SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE)
+    return impact_table(rows, SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE, SeniorityImpactRatios, snapshots)
 
 
 # --------------------------------------------------------------------------- fit audit
@@ -222,14 +226,18 @@ def fit_impact_ratios(
     scores: pd.DataFrame,
     groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
     score_cut: float = DEFAULT_SCORE_CUT,
+    snapshots: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Impact ratios of the fit audit over the name variants (the levels of the axes in
     ``groups``, default: ``name_groups()``): selected = ``recommend`` yes (``recommend_yes``;
     "no" and "maybe" are not selected, a run without a recommendation is excluded), or a score
     at or above ``score_cut`` (``score_at_least_<cut>``; a failed run is excluded). Pooled
-    over job descriptions, base résumés and runs per model."""
+    over job descriptions, base résumés and runs per model. ``snapshots`` gives each model's
+    ``resolved_models``."""
     if not 1 <= score_cut <= 10:
         raise ValueError(f"score_cut must lie on the 1-10 score scale, got {score_cut!r}")
+    if not len(scores):
+        return empty_table(FitImpactRatios)
     required = ("model", "axis", "level", "score")
     missing = [c for c in required if c not in scores.columns]
     if missing:
@@ -256,4 +264,4 @@ def fit_impact_ratios(
             selection: np.where(np.isnan(score), np.nan, score >= score_cut),
         }
     )
-    return impact_table(rows, ("recommend_yes", selection), FIT_GROUP_SOURCE)
+    return impact_table(rows, ("recommend_yes", selection), FIT_GROUP_SOURCE, FitImpactRatios, snapshots)

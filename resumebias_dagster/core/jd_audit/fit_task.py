@@ -1,5 +1,10 @@
 """The fit-scoring task (seed 003): a job description and a résumé variant in, a 1-10 score
-with its recommendation, justification, strengths and concerns out."""
+with its recommendation, justification, strengths and concerns out.
+
+``predict_fit`` is the one place that runs the task on a model of any kind: an embedded LLM
+(the 1-10 distribution from next-token probabilities, ``local_fit``) or a provider model
+through a ``run`` callable (the transport of ``core.providers``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import pandas as pd
 
 from resumebias_dagster.core.common.parsing import parse_json_object
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
-from resumebias_dagster.core.models.model_config import TaskTokens
+from resumebias_dagster.core.models.model_config import ModelSpec, TaskTokens
+from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
 
 SCORES = tuple(range(1, 11))
 RECOMMENDATIONS = ("yes", "no", "maybe")
@@ -132,3 +138,53 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
         fields["score_distribution"].append(None)
         fields["note"].append(None)
     return fit_rows(variants, spec.name, jd, runs, {k: np.asarray(v, dtype=object) for k, v in fields.items()}), stats
+
+
+def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None):
+    """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
+    sampled from it at the configured temperature."""
+    import json
+    import time
+
+    from resumebias_dagster.core.jd_audit.local_fit import score_distribution
+    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, tempered
+    from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
+
+    source = spec.option("source")
+    model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
+    prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
+    started = time.perf_counter()
+    probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
+    per_variant = (time.perf_counter() - started) / max(1, len(prompts))
+    runs = spec.runs_per_cell
+    dist = tempered(probs, spec.temperature)
+    samples = sample_labels(probs, spec.temperature, runs, sampling_seed(spec.name, salt=f"fit|{jd}"))
+    n = len(variants)
+    expected = dist @ np.arange(1, 11)
+    fields = {
+        "score": (samples.reshape(-1) + 1).astype(float),
+        "resolved_model": np.full(n * runs, resolved_source(source), dtype=object),
+        "latency_s": np.full(n * runs, per_variant),
+        "note": np.full(n * runs, NO_TEXT_NOTE, dtype=object),
+        "error": np.full(n * runs, None, dtype=object),
+        "expected_score": np.repeat(expected, runs),
+        "score_distribution": np.repeat(
+            np.array([json.dumps([round(float(x), 6) for x in row]) for row in dist], dtype=object), runs
+        ),
+    }
+    return fit_rows(variants, spec.name, jd, runs, fields)
+
+
+def predict_fit(
+    spec: ModelSpec, variants: pd.DataFrame, jd: str, jd_text: str, template: str, runtime: ModelRuntime,
+    progress: Progress | None = None,
+) -> tuple[pd.DataFrame, Any]:
+    """Fit rows of model ``spec`` for one job description, and the provider run's stats
+    (None for a model that runs here)."""
+    if spec.kind == "local-llm":
+        frame = predict_fit_with_local_llm(spec, variants, jd, jd_text, template, runtime.compute,
+                                           runtime.cache_dir, progress)
+        return frame, None
+    if spec.kind == "provider":
+        return predict_fit_with_provider(runtime.run_for(spec.name, progress), variants, jd, jd_text, template, spec)
+    raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot score fit (a classifier only labels seniority)")

@@ -45,37 +45,3 @@ def score_distribution(
     mass = scores.sum(axis=1)
     return scores / np.maximum(mass, 1e-300)[:, None], mass
 
-
-def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None):
-    """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
-    sampled from it at the configured temperature."""
-    import json
-    import time
-
-    from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, NO_TEXT_NOTE, fit_prompts, fit_rows
-    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, tempered
-    from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
-
-    source = spec.option("source")
-    model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
-    prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
-    started = time.perf_counter()
-    probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
-    per_variant = (time.perf_counter() - started) / max(1, len(prompts))
-    runs = spec.runs_per_cell
-    dist = tempered(probs, spec.temperature)
-    samples = sample_labels(probs, spec.temperature, runs, sampling_seed(spec.name, salt=f"fit|{jd}"))
-    n = len(variants)
-    expected = dist @ np.arange(1, 11)
-    fields = {
-        "score": (samples.reshape(-1) + 1).astype(float),
-        "resolved_model": np.full(n * runs, resolved_source(source), dtype=object),
-        "latency_s": np.full(n * runs, per_variant),
-        "note": np.full(n * runs, NO_TEXT_NOTE, dtype=object),
-        "error": np.full(n * runs, None, dtype=object),
-        "expected_score": np.repeat(expected, runs),
-        "score_distribution": np.repeat(
-            np.array([json.dumps([round(float(x), 6) for x in row]) for row in dist], dtype=object), runs
-        ),
-    }
-    return fit_rows(variants, spec.name, jd, runs, fields)

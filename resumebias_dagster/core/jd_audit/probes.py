@@ -28,14 +28,14 @@ import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.common.diffing import tokens, unexplained_changes
-from resumebias_dagster.core.seniority.generation import (
+from resumebias_dagster.core.seniority.names import name_tokens, replace_person
+from resumebias_dagster.core.seniority.resume_text import (
     MONTHS,
     REFERENCE_MONTH,
     REFERENCE_YEAR,
     SECTION_HEADERS,
-    _years_phrase,
+    years_phrase,
 )
-from resumebias_dagster.core.seniority.names import name_tokens, replace_person
 
 AXES_FILE = "probe_axes.yaml"
 # fit_effects gives these arms meaning: placebo sets the noise floor, probe the bias index.
@@ -532,7 +532,7 @@ def _graduation_year(layout: _Layout, value: int, axis: Axis) -> Signal | None:
     years = sum(_end(None if p.end is None else moved(p.end + 1) - 1) - moved(p.start) + 1 for p in career) // 12
     for i in layout.sections.get("SUMMARY", ()):
         if m := _YEARS_PHRASE.search(lines[i]):
-            phrase = m.group(0).replace(m.group(0).split(" of ")[0], _years_phrase(years), 1)
+            phrase = m.group(0).replace(m.group(0).split(" of ")[0], years_phrase(years), 1)
             removed.append(m.group(0))
             added.append(phrase)
             lines[i] = lines[i][: m.start()] + phrase + lines[i][m.end():]

@@ -224,3 +224,67 @@ def load_classifier(out_dir: Path, settings: ComputeSettings):
     tokenizer = AutoTokenizer.from_pretrained(out_dir)
     model = AutoModelForSequenceClassification.from_pretrained(out_dir).to(settings.device).eval()
     return model, tokenizer
+
+
+def base_model_identity(resolved: str) -> str:
+    """What identifies the base weights: the resolved source plus its weight files' sizes."""
+    folder = Path(resolved)
+    files = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")) if folder.is_dir() else []
+    return resolved + "|" + ",".join(f"{f.name}:{f.stat().st_size}" for f in files)
+
+
+@dataclass(frozen=True)
+class TrainingOutcome:
+    """What `train_or_reuse` gives: the model's ``FineTunedClassifiers`` row and its training record."""
+
+    row: dict
+    metrics: dict
+
+
+def train_or_reuse(
+    spec, train: pd.DataFrame, settings: ComputeSettings, classifiers_dir: Path, log: Callable[[str], None] = print
+) -> TrainingOutcome:
+    """The classifier of models-config entry ``spec`` (kind ``fine-tuned``) for ``train``.
+
+    It lives in ``<classifiers_dir>/<name>-<fingerprint>``, the fingerprint hashing everything
+    that shapes the weights (data, training settings, base weights, training code): a model
+    that finished there is reused, anything else trains a new one. Unchanged inputs never retrain.
+    """
+    from resumebias_dagster.core.models.model_sources import resolve_model_source
+
+    config = FineTuneConfig(base_model=spec.option("base_model"), **(spec.option("training") or {}))
+    resolved = resolve_model_source(config.base_model, setting=f"models.{spec.name}.base_model")
+    key = fingerprint(train, config, base_model_identity(resolved))
+    out_dir = Path(classifiers_dir) / f"{spec.name}-{key}"
+    metrics = trained_metrics(out_dir)
+    retrained = metrics is None
+    if retrained:
+        log(f"{spec.name}: training from {config.base_model} on {settings.device}/{settings.dtype}")
+        metrics = train_classifier(train, config, settings, out_dir, log=log)
+    else:
+        log(f"{spec.name}: unchanged inputs and settings, reusing {out_dir}")
+    row = {
+        "model": spec.name,
+        "base_model": config.base_model,
+        "path": str(out_dir),
+        "fingerprint": key,
+        "heldout_accuracy": metrics["heldout_accuracy"],
+        "n_train": metrics["n_train"],
+        "n_heldout": metrics["n_heldout"],
+        "steps": metrics["steps"],
+        "final_loss": metrics["loss_curve"][-1] if metrics["loss_curve"] else float("nan"),
+        "train_seconds": metrics["train_seconds"],
+        "retrained": retrained,
+    }
+    return TrainingOutcome(row, metrics)
+
+
+def classifier_table(trained: Sequence[TrainingOutcome]) -> pd.DataFrame:
+    """The ``fine_tuned_classifiers`` table (typed and empty when no model is fine-tuned)."""
+    from resumebias_dagster.core.tables import FineTunedClassifiers, conform
+
+    df = pd.DataFrame([t.row for t in trained])
+    if len(df):
+        df = df.astype({"heldout_accuracy": float, "final_loss": float, "train_seconds": float,
+                        "n_train": "int64", "n_heldout": "int64", "steps": "int64", "retrained": bool})
+    return conform(df, FineTunedClassifiers)

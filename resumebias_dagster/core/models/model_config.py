@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,13 @@ class ModelSpec:
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
+
+
+def models_of_kind(specs: Sequence[ModelSpec], kind: str) -> list[ModelSpec]:
+    """The entries of ``specs`` of one kind (``KINDS``), in the config's order."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    return [s for s in specs if s.kind == kind]
 
 
 def models_file(path: str | os.PathLike | None = None, catalog_dir=None) -> Path:

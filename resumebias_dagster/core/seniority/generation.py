@@ -24,38 +24,20 @@ import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.seniority.resume_text import (
+    COLUMNS,
+    MONTHS,
+    REFERENCE_INDEX,
+    SECTION_HEADERS,
+    Degree,
+    Position,
+    ResumeContent,
+    resume_row,
+    years_phrase,
+)
 
 CatalogDir = str | os.PathLike | None
 
-# "Present" means this month, fixed so the output never depends on today's date.
-REFERENCE_YEAR = 2025
-REFERENCE_MONTH = 6
-REFERENCE_INDEX = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1  # the month as months since year 0
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-SECTION_HEADERS = ("SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS")
-
-COLUMNS = [
-    "resume_id",
-    "seniority",
-    "occupation",
-    "name",
-    "first_name",
-    "last_name",
-    "email",
-    "phone",
-    "city",
-    "linkedin",
-    "years_experience",
-    "n_positions",
-    "titles",
-    "employers",
-    "degree",
-    "school",
-    "graduation_year",
-    "certifications",
-    "skills",
-    "text",
-]
 
 # Words the code itself writes into a résumé, besides the catalog vocabulary.
 _CODE_WORDS = (
@@ -191,118 +173,7 @@ def _load_catalog(catalog_dir: CatalogDir) -> _Catalog:
 # --------------------------------------------------------------------------- structure and rendering
 
 
-@dataclass(frozen=True)
-class Position:
-    """One position of the EXPERIENCE section; months count from year 0 (``year * 12 + month - 1``)."""
-
-    title: str
-    employer: str
-    city: str
-    start: int
-    end: int | None  # None: "Present"
-    bullets: tuple[str, ...]
-    description: str = ""  # one line about the employer under its line; "" for none
-
-
-@dataclass(frozen=True)
-class Degree:
-    degree: str
-    school: str
-    year: int
-
-
-@dataclass(frozen=True)
-class ResumeContent:
-    """The facts of one résumé, as both generators produce them (the template here, a
-    provider model's JSON in ``core/seniority/llm_generation.py``); ``render_resume`` writes the text."""
-
-    name: str
-    email: str
-    phone: str
-    city: str
-    linkedin: str  # "" for none
-    summary: str
-    positions: tuple[Position, ...]  # newest first
-    education: tuple[Degree, ...]  # newest first
-    skills: tuple[str, ...]  # as written on the skills line
-    coursework: tuple[str, ...] = ()
-    certifications: tuple[str, ...] = ()
-
-
-def month_label(index: int | None) -> str:
-    """``Mon YYYY`` of a month index; None is "Present"."""
-    return "Present" if index is None else f"{MONTHS[index % 12]} {index // 12}"
-
-
-def render_resume(content: ResumeContent) -> str:
-    """The résumé text in the one layout every probe edit parses (``core/jd_audit/probes.py``): the
-    name line, the contact line ``email | phone | City, ST | linkedin``, then SUMMARY,
-    EXPERIENCE (``Title`` then ``Employer | City | Mon YYYY – Mon YYYY|Present``, an optional
-    description line and ``- `` bullets), EDUCATION (``Degree`` then ``School | YYYY``) and
-    SKILLS."""
-    contact = (content.email, content.phone, content.city, content.linkedin)
-    lines = [content.name, " | ".join(x for x in contact if x), ""]
-    lines += ["SUMMARY", content.summary, "", "EXPERIENCE"]
-    for pos in content.positions:
-        lines += [pos.title, f"{pos.employer} | {pos.city} | {month_label(pos.start)} – {month_label(pos.end)}"]
-        if pos.description:
-            lines.append(pos.description)
-        lines += [f"- {b}" for b in pos.bullets]
-        lines.append("")
-    lines.append("EDUCATION")
-    for degree in content.education:
-        lines += [degree.degree, f"{degree.school} | {degree.year}"]
-    if content.coursework:
-        lines.append("Relevant coursework: " + ", ".join(content.coursework))
-    lines += [f"Certification: {c}" for c in content.certifications]
-    lines += ["", "SKILLS", ", ".join(content.skills)]
-    return "\n".join(lines) + "\n"
-
-
-def resume_row(
-    content: ResumeContent,
-    *,
-    resume_id: str,
-    seniority: str,
-    occupation: str,
-    first_name: str,
-    last_name: str,
-    years_experience: int,
-    n_positions: int,
-) -> dict[str, Any]:
-    """The ``COLUMNS`` of one résumé: its facts beside the rendered text."""
-    latest = content.education[0]
-    return {
-        "resume_id": resume_id,
-        "seniority": seniority,
-        "occupation": occupation,
-        "name": content.name,
-        "first_name": first_name,
-        "last_name": last_name,
-        "email": content.email,
-        "phone": content.phone,
-        "city": content.city,
-        "linkedin": content.linkedin,
-        "years_experience": years_experience,
-        "n_positions": n_positions,
-        "titles": "; ".join(p.title for p in content.positions),
-        "employers": "; ".join(p.employer for p in content.positions),
-        "degree": latest.degree,
-        "school": latest.school,
-        "graduation_year": latest.year,
-        "certifications": "; ".join(content.certifications),
-        "skills": ", ".join(content.skills),
-        "text": render_resume(content),
-    }
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _years_phrase(years: int) -> str:
-    if years == 0:
-        return "less than one year"
-    return "1 year" if years == 1 else f"{years} years"
 
 
 def _number(spec: dict[str, Any], rng: random.Random) -> Any:
@@ -391,59 +262,31 @@ def _draw_people(cat: _Catalog, n: int, seed: int, exclude: frozenset[str]) -> l
 # --------------------------------------------------------------------------- one résumé
 
 
-def _resume(
-    cat: _Catalog,
-    occ_key: str,
-    level: str,
-    person: tuple[str, str],
-    resume_id: str,
-    rng: random.Random,
-) -> dict[str, Any]:
-    occ = cat.occupations[occ_key]
-    career = cat.career[level]
-    first, last = person
+@dataclass(frozen=True)
+class _Career:
+    years: int
+    months: int  # total months of employment, ending at the reference month
+    levels: list[str]  # level of each position, oldest first
+    lengths: list[int]  # months of each position, oldest first
 
+
+def _career(cat: _Catalog, level: str, rng: random.Random) -> _Career:
+    """How long the career is and how it splits into positions of rising level."""
+    career = cat.career[level]
     years = rng.randint(*career["years"])
     total = years * 12 + rng.randint(0, 11) if years else rng.randint(3, 11)
     k = min(rng.randint(*career["positions"]), max(1, total // 12))
     levels = cat.progression[level].get(k)
     if levels is None:
         raise CatalogError(f"occupations.yaml: progression.{level} has no entry for {k} positions")
-    lengths = _split_months(total, k, rng)
+    return _Career(years, total, levels, _split_months(total, k, rng))
 
-    now = REFERENCE_INDEX
-    career_start = now - total + 1
-    grad_index = career_start - rng.randint(1, 4)
-    has_master = rng.random() < career["master_probability"]
-    degree = rng.choice(occ["degrees"]["master" if has_master else "bachelor"])
-    school = rng.choice(cat.schools)
-    grad_year = grad_index // 12
 
-    city = rng.choice(cat.cities)
-    sector_employers = list(dict.fromkeys(e for s in occ["sectors"] for e in cat.employers[s]))
-    internship = rng.random() < career["internship_probability"]
-    employers = rng.sample(sector_employers, len(lengths) + int(internship))
-
-    picked = set(rng.sample(occ["skills"], rng.randint(min(8, len(occ["skills"])), min(12, len(occ["skills"])))))
-    skills = [s for s in occ["skills"] if s in picked]
-    focus = rng.sample(occ["focus"], 4)
-    context = {
-        "team_noun": occ["team_noun"],
-        "work": occ["work"],
-        "degree": degree,
-        "Noun": occ["noun"][:1].upper() + occ["noun"][1:],
-    }
-    specs = {**cat.placeholders}
-    for name, spec in occ.get("placeholders", {}).items():
-        specs[name] = {**specs.get(name, {}), **spec}
-    fill = _Filler(specs, context, rng)
-    describe = _Filler(cat.employer_placeholders, {}, rng)
-    sector_of = {e: sector for sector in occ["sectors"] for e in cat.employers[sector]}
-
-    # Positions, newest first; contiguous months ending at the reference month.
+def _positions(cat: _Catalog, occ: dict, c: _Career, employers: list[str], city: dict, rng: random.Random) -> list[dict]:
+    """The positions, newest first: contiguous months ending at the reference month."""
     positions = []
-    end = now
-    for i, (length, pos_level) in enumerate(zip(reversed(lengths), reversed(levels))):
+    end = REFERENCE_INDEX
+    for i, (length, pos_level) in enumerate(zip(reversed(c.lengths), reversed(c.levels))):
         start = end - length + 1
         positions.append(
             {
@@ -456,14 +299,18 @@ def _resume(
             }
         )
         end = start - 1
+    return positions
 
+
+def _add_bullets(cat: _Catalog, occ: dict, career: dict, positions: list[dict], fill, rng: random.Random,
+                 used: set[str]) -> None:
+    """Each position's bullets, drawn from the pools its level allows (no bullet twice)."""
     bullets = occ["bullets"]
     pools = {
         "junior": [bullets["tasks"]],
         "mid": [bullets["ownership"] + cat.common["ownership"], bullets["tasks"]],
         "senior": [bullets["leadership"] + cat.common["leadership"], bullets["ownership"], bullets["tasks"]],
     }
-    used: set[str] = set()
     for i, pos in enumerate(positions):
         count = rng.randint(*career["bullets"][i])
         if pos["level"] == "mid":
@@ -473,45 +320,99 @@ def _resume(
         else:
             chosen = _draw(pools[pos["level"]], used, rng, count)
         pos["bullets"] = [fill(t, pos["level"]) for t in chosen]
-    if internship:
-        intern_year = grad_year - 1
-        positions.append(
-            {
-                "title": rng.choice(occ["titles"]["intern"]),
-                "employer": employers[-1],
-                "city": rng.choice(cat.cities)["name"],
-                "start": intern_year * 12 + 5,  # Jun
-                "end": intern_year * 12 + 7,  # Aug
-                "level": "junior",
-                "bullets": [
-                    fill(t, "junior")
-                    for t in _draw([bullets["tasks"]], used, rng, rng.randint(*career["bullets"][len(lengths)]))
-                ],
-            }
-        )
 
-    summary = [
-        cat.summary["opening"].format(
-            Noun=context["Noun"], years=_years_phrase(years), focus1=focus[0], focus2=focus[1]
-        ),
+
+def _internship(cat: _Catalog, occ: dict, career: dict, grad_year: int, employer: str, n_positions: int, fill,
+                rng: random.Random, used: set[str]) -> dict:
+    """A summer internship the year before graduation, after the regular positions."""
+    intern_year = grad_year - 1
+    return {
+        "title": rng.choice(occ["titles"]["intern"]),
+        "employer": employer,
+        "city": rng.choice(cat.cities)["name"],
+        "start": intern_year * 12 + 5,  # Jun
+        "end": intern_year * 12 + 7,  # Aug
+        "level": "junior",
+        "bullets": [
+            fill(t, "junior")
+            for t in _draw([occ["bullets"]["tasks"]], used, rng, rng.randint(*career["bullets"][n_positions]))
+        ],
+    }
+
+
+def _summary(cat: _Catalog, level: str, years: int, noun: str, focus: list[str], skills: list[str], fill,
+             rng: random.Random) -> str:
+    sentences = [
+        cat.summary["opening"].format(Noun=noun, years=years_phrase(years), focus1=focus[0], focus2=focus[1]),
         rng.choice(cat.summary["detail"]).format(focus3=focus[2], focus4=focus[3]),
         rng.choice(cat.summary["skills"]).format(skill1=skills[0], skill2=skills[1], skill3=skills[2]),
         fill(rng.choice(cat.summary["scope"][level]), level),
     ]
     if rng.random() < 0.7:
-        summary.append(rng.choice(cat.summary["closing"]))
+        sentences.append(rng.choice(cat.summary["closing"]))
+    return " ".join(sentences)
 
+
+def _contact(cat: _Catalog, first: str, last: str, city: dict, rng: random.Random) -> tuple[str, str, str]:
+    """E-mail, phone (a 555-01xx number of the city's area code) and, sometimes, a LinkedIn URL."""
     local = rng.choice(cat.email_formats).format(first=first.lower(), last=last.lower())
     email = f"{local}@{rng.choice(cat.email_domains)}"
     phone = f"({city['area_code']}) 555-01{rng.randint(0, 99):02d}"
     linkedin = ""
     if rng.random() < cat.linkedin_probability:
         linkedin = rng.choice(cat.linkedin_formats).format(first=first.lower(), last=last.lower())
+    return email, phone, linkedin
+
+
+def _resume(
+    cat: _Catalog,
+    occ_key: str,
+    level: str,
+    person: tuple[str, str],
+    resume_id: str,
+    rng: random.Random,
+) -> dict[str, Any]:
+    """One résumé row. The steps draw from ``rng`` in a fixed order, so a seed gives the same
+    résumé it always gave (tests/core/seniority/test_generation.py pins the output)."""
+    occ = cat.occupations[occ_key]
+    career = cat.career[level]
+    first, last = person
+    c = _career(cat, level, rng)
+
+    career_start = REFERENCE_INDEX - c.months + 1
+    grad_index = career_start - rng.randint(1, 4)
+    has_master = rng.random() < career["master_probability"]
+    degree = rng.choice(occ["degrees"]["master" if has_master else "bachelor"])
+    school = rng.choice(cat.schools)
+    grad_year = grad_index // 12
+
+    city = rng.choice(cat.cities)
+    sector_employers = list(dict.fromkeys(e for s in occ["sectors"] for e in cat.employers[s]))
+    internship = rng.random() < career["internship_probability"]
+    employers = rng.sample(sector_employers, len(c.lengths) + int(internship))
+
+    picked = set(rng.sample(occ["skills"], rng.randint(min(8, len(occ["skills"])), min(12, len(occ["skills"])))))
+    skills = [s for s in occ["skills"] if s in picked]
+    focus = rng.sample(occ["focus"], 4)
+    noun = occ["noun"][:1].upper() + occ["noun"][1:]
+    specs = {**cat.placeholders}
+    for name, spec in occ.get("placeholders", {}).items():
+        specs[name] = {**specs.get(name, {}), **spec}
+    fill = _Filler(specs, {"team_noun": occ["team_noun"], "work": occ["work"], "degree": degree, "Noun": noun}, rng)
+    describe = _Filler(cat.employer_placeholders, {}, rng)
+    sector_of = {e: sector for sector in occ["sectors"] for e in cat.employers[sector]}
+
+    positions = _positions(cat, occ, c, employers, city, rng)
+    used: set[str] = set()
+    _add_bullets(cat, occ, career, positions, fill, rng, used)
+    if internship:
+        positions.append(_internship(cat, occ, career, grad_year, employers[-1], len(c.lengths), fill, rng, used))
+    summary = _summary(cat, level, c.years, noun, focus, skills, fill, rng)
+    email, phone, linkedin = _contact(cat, first, last, city, rng)
     certifications = []
     if occ.get("certifications") and rng.random() < career["certification_probability"]:
         certifications = [rng.choice(occ["certifications"])]
-    # Drawn in the order the text reads (employer descriptions, an earlier degree, coursework),
-    # so a seed gives the same résumé it always gave.
+    # Drawn in the order the text reads (employer descriptions, an earlier degree, coursework).
     descriptions = [describe(rng.choice(cat.employer_descriptions[sector_of[p["employer"]]])) for p in positions]
     education = [Degree(degree, school, grad_year)]
     if has_master:
@@ -525,7 +426,7 @@ def _resume(
         phone=phone,
         city=city["name"],
         linkedin=linkedin,
-        summary=" ".join(summary),
+        summary=summary,
         positions=tuple(
             Position(p["title"], p["employer"], p["city"], p["start"], p["end"], tuple(p["bullets"]), description)
             for p, description in zip(positions, descriptions)
@@ -543,8 +444,8 @@ def _resume(
         occupation=occ_key,
         first_name=first,
         last_name=last,
-        years_experience=years,
-        n_positions=len(lengths),
+        years_experience=c.years,
+        n_positions=len(c.lengths),
     )
 
 

@@ -36,7 +36,9 @@ from resumebias_dagster.core.common.prompts import load_prompt
 from resumebias_dagster.core.jd_audit.probes import INTERESTS, timeline_problems
 from resumebias_dagster.core.providers.fanout import RunStats
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
-from resumebias_dagster.core.seniority.generation import (
+from resumebias_dagster.core.seniority.generation import occupation_labels
+from resumebias_dagster.core.seniority.names import name_tokens
+from resumebias_dagster.core.seniority.resume_text import (
     COLUMNS,
     REFERENCE_INDEX,
     REFERENCE_MONTH,
@@ -46,10 +48,8 @@ from resumebias_dagster.core.seniority.generation import (
     Position,
     ResumeContent,
     month_label,
-    occupation_labels,
     resume_row,
 )
-from resumebias_dagster.core.seniority.names import name_tokens
 
 Run = Callable[[Sequence[ChatRequest]], tuple[list[ChatResult], RunStats]]
 NEUTRAL_PROMPT = "resume_neutral"

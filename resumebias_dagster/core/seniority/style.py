@@ -442,3 +442,26 @@ def extract_facts(text: str, catalog_dir: CatalogDir = None) -> dict[str, list[s
             items = re.split(r"\s*[,;•|]\s*", _BULLET.sub(r"\2", stripped))
             facts["skills"].extend(item for item in items if item)
     return facts
+
+
+def style_variants(base_resumes, seed: int = 0, catalog_dir: CatalogDir = None):
+    """Every base résumé in each of ``STYLES`` by the offline rewriter (a ``StyleVariants`` table)."""
+    import pandas as pd
+
+    from resumebias_dagster.core.tables import StyleVariants, conform
+
+    rows = [
+        (resume.resume_id, original_idx, resume.seniority, style,
+         rewrite_style(resume.text, style, seed=seed, catalog_dir=catalog_dir))
+        for original_idx, resume in enumerate(base_resumes.itertuples(index=False))
+        for style in STYLES
+    ]
+    df = pd.DataFrame(rows, columns=["resume_id", "original_idx", "seniority", "style", "text"])
+    return conform(df.astype({"original_idx": "int64"}), StyleVariants)
+
+
+def resumes_with_differing_facts(style_variants) -> list[int]:
+    """``original_idx`` of every résumé whose styles do not carry identical facts."""
+    facts = style_variants["text"].map(lambda text: repr(extract_facts(text)))
+    distinct = facts.groupby(style_variants["original_idx"]).nunique()
+    return distinct[distinct > 1].index.tolist()

@@ -1,14 +1,24 @@
-"""The seniority task: which texts a model reads, and how its answers become prediction rows."""
+"""The seniority task: which texts a model reads, and how its answers become prediction rows.
+
+``predict_seniority`` is the one place that runs the task on a model of any kind: an
+embedded LLM (label distribution from next-token probabilities), a fine-tuned classifier,
+or a provider model through a ``run`` callable (the transport of ``core.providers``).
+"""
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
-from resumebias_dagster.core.models.model_config import TaskTokens
+from resumebias_dagster.core.common.parsing import parse_label
+from resumebias_dagster.core.common.prompts import seniority_prompt
+from resumebias_dagster.core.models.model_config import ModelSpec, TaskTokens
+from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.tables import SeniorityPredictions, conform
 
 # The answer is one label word; the default leaves room for "Senior." or a short lead-in
 # ("Seniority level: mid") that the parser still reads.
@@ -136,3 +146,75 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
         variants, tempered(probs, spec.temperature), samples, spec.name, f"{spec.name}@{fingerprint}",
         np.full(len(variants), per_variant),
     )
+
+
+def seniority_requests(variants: pd.DataFrame, runs: int, template: str) -> list:
+    """One provider request per variant and run, variant-major (all runs of a variant together)."""
+    from resumebias_dagster.core.providers.types import ChatRequest
+
+    requests = []
+    for text in variants["text"]:
+        prompt = seniority_prompt(text, template)
+        requests += [ChatRequest.from_prompt(prompt, sample_index=run, task="seniority") for run in range(runs)]
+    return requests
+
+
+def _prediction(result: Any) -> tuple[str, str | None]:
+    if not result.ok:
+        return "error", f"{result.error_kind}: {result.error_message or ''}".rstrip(": ")
+    parsed = parse_label(result.text)
+    if parsed.ok:
+        return parsed.value, None
+    return "unknown", f"unparsable: {parsed.reason}"
+
+
+def predict_with_provider(run, variants: pd.DataFrame, spec, template: str) -> tuple[pd.DataFrame, Any]:
+    """Prediction rows (one per variant x run) of a provider model and the run's stats;
+    ``run(requests) -> (results, stats)`` is the transport (the store and the fan-out).
+
+    ``prediction`` is the strictly parsed label; "error" when the call failed (``error``
+    holds the kind and a short message) and "unknown" only for an answer that names no
+    single level (``error`` = "unparsable: <why>"). Unparsable answers are counted in the
+    stats' errors too.
+    """
+    missing = set(VARIANT_COLUMNS) - set(variants.columns)
+    if missing:
+        raise ValueError(f"variants lack column(s) {', '.join(sorted(missing))}")
+    runs = spec.runs_per_cell
+    results, stats = run(seniority_requests(variants, runs, template))
+    predictions, errors = zip(*map(_prediction, results)) if results else ((), ())
+    stats.errors["unparsable"] += sum(p == "unknown" for p in predictions)
+    rep = np.repeat(np.arange(len(variants)), runs)
+    df = pd.DataFrame(
+        {
+            "variant_kind": variants["variant_kind"].to_numpy()[rep],
+            "original_idx": variants["original_idx"].to_numpy(dtype="int64")[rep],
+            "variant": variants["variant"].to_numpy()[rep],
+            "model": spec.name,
+            "run": np.tile(np.arange(runs, dtype=np.int64), len(variants)),
+            "prediction": list(predictions),
+            "true_seniority": variants["true_seniority"].to_numpy()[rep],
+            "name": variants["name"].to_numpy()[rep],
+            "resolved_model": [r.resolved_model for r in results],
+            "latency_s": np.asarray([r.latency_s for r in results], dtype="float64"),
+            "error": list(errors),
+        }
+    )
+    return conform(df.astype({"name": object, "error": object}), SeniorityPredictions), stats
+
+
+def predict_seniority(
+    spec: ModelSpec, variants: pd.DataFrame, runtime: ModelRuntime, template: str, progress: Progress | None = None
+) -> tuple[pd.DataFrame, Any]:
+    """``SeniorityPredictions`` rows of model ``spec`` for ``variants``, and the provider run's
+    stats (None for a model that runs here)."""
+    if spec.kind == "local-llm":
+        frame = predict_with_local_llm(spec, variants, runtime.compute, runtime.cache_dir, template, progress)
+        return conform(frame, SeniorityPredictions), None
+    if spec.kind == "fine-tuned":
+        trained = runtime.classifier(spec.name)
+        frame = predict_with_classifier(spec, variants, runtime.compute, trained.path, trained.fingerprint)
+        return conform(frame, SeniorityPredictions), None
+    if spec.kind == "provider":
+        return predict_with_provider(runtime.run_for(spec.name, progress), variants, spec, template)
+    raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot run the seniority task")

@@ -292,3 +292,20 @@ def test_a_catalog_without_groups_is_a_clear_error(tmp_path):
     folder = _catalog_with(tmp_path, lambda a: a["firstName"].pop("groups"))
     with pytest.raises(CatalogError, match=r"probe_axes.yaml: no axis declares `groups`.*under the firstName axis"):
         name_groups(folder)
+
+
+def test_no_rows_give_the_declared_tables_typed_and_empty():
+    from resumebias_dagster.core.fairness.impact import fit_impact_ratios, seniority_impact_ratios
+    from resumebias_dagster.core.tables import (
+        FitImpactRatios,
+        SeniorityImpactRatios,
+        SeniorityPredictions,
+        columns,
+        empty_table,
+    )
+
+    predictions = empty_table(SeniorityPredictions)
+    for table, model in ((seniority_impact_ratios(predictions), SeniorityImpactRatios),
+                         (fit_impact_ratios(pd.DataFrame()), FitImpactRatios)):
+        assert list(table.columns) == columns(model) and table.empty
+        model.validate(table)

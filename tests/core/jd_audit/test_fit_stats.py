@@ -405,3 +405,23 @@ def test_integer_scores_with_failures_run_without_nan_p():
     testable = (effects["n_baseline"] >= 2) & (effects["n_variant"] >= 2)
     assert effects.loc[testable, "p_value"].notna().all()
     assert effects.loc[testable, "q_value"].notna().all()
+
+
+def test_no_scores_give_the_declared_tables_typed_and_empty():
+    from resumebias_dagster.core.tables import FitAxisSummary, FitEffects, FitModelSummary, columns
+
+    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in ("model", "jd", "variant", "run", "score")})
+    effects = fit_effects(empty)
+    assert list(effects.columns) == columns(FitEffects) and effects.empty
+    FitEffects.validate(effects)
+    for table, model in ((model_summary(effects), FitModelSummary), (axis_summary(effects), FitAxisSummary)):
+        assert list(table.columns) == columns(model) and table.empty
+        model.validate(table)
+
+
+def test_snapshots_name_each_models_resolved_models_in_effects_and_summary():
+    df = table(rows("m", "j", "baseline", [6, 7]), rows("m", "j", "school_x", [5, 6]))
+    effects = fit_effects(df, arms=ARMS, snapshots={"m": "gpt-x-2026-01-01"})
+    assert effects["resolved_models"].tolist() == ["gpt-x-2026-01-01"]
+    assert model_summary(effects)["resolved_models"].tolist() == ["gpt-x-2026-01-01"]
+    assert fit_effects(df, arms=ARMS)["resolved_models"].isna().all()

@@ -18,7 +18,8 @@ from resumebias_dagster.core.jd_audit.probes import (
     timeline_problems,
     verify_single_signal,
 )
-from resumebias_dagster.core.seniority.generation import MONTHS, generate_resumes
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.core.seniority.resume_text import MONTHS
 
 AXES = ["firstName", "graduationYear", "addressCountry", "careerGap", "companyNames", "companyLocations", "school",
         "anonymize", "promptInjection", "placebo"]

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.estimate import estimate_cost
 from resumebias_dagster.core.providers import ResponseStore, run_requests
 from resumebias_dagster.core.seniority.llm_generation import (
@@ -14,9 +15,15 @@ from resumebias_dagster.core.seniority.llm_generation import (
     generate_neutral_resumes,
     rewrite_styles,
 )
-from resumebias_dagster.core.seniority.provider_task import predict_seniority
+from resumebias_dagster.core.seniority.task import predict_with_provider
 from resumebias_dagster.core.tables import SeniorityPredictions, columns
 from resumebias_dagster.testing import fake_providers as fp
+
+
+def predict_seniority(variants, settings, store):
+    """The provider path of the seniority task over a store (what the asset runs through ``providers.run``)."""
+    return predict_with_provider(lambda requests: run_requests(settings, requests, store), variants, settings,
+                                 load_prompt(SENIORITY_PROMPT))
 
 
 def variants(n=4):

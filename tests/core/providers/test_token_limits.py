@@ -23,8 +23,7 @@ from resumebias_dagster.core.models.model_config import (
 from resumebias_dagster.core.providers import ChatRequest, run_requests
 from resumebias_dagster.core.providers.alias_probe import probe_resolved_model
 from resumebias_dagster.core.providers.types import TASKS, ProviderConfigError, ProviderSettings
-from resumebias_dagster.core.seniority.provider_task import seniority_requests
-from resumebias_dagster.core.seniority.task import SENIORITY_TOKENS
+from resumebias_dagster.core.seniority.task import SENIORITY_TOKENS, seniority_requests
 
 WIRES = ("openai", "anthropic", "gemini")
 LIMITS = {"seniority": 12, "fit": 700, "judge": 900, "generation": 3000}
@@ -59,7 +58,7 @@ def task_requests(settings):
     requests task="generation"; core/seniority/llm_generation.py is being rewritten, so it is built here)."""
     variants = pd.DataFrame({"text": ["Nine years building payment systems."]})
     return {
-        "seniority": seniority_requests(variants, settings, load_prompt(SENIORITY_PROMPT)),
+        "seniority": seniority_requests(variants, settings.runs_per_cell, load_prompt(SENIORITY_PROMPT)),
         "fit": fit_requests(["Job: ... Résumé: ... JSON:"], 1),
         "judge": judge_cell_requests(),
         "generation": [ChatRequest.from_prompt("Generate a complete, realistic resume.", task="generation")],

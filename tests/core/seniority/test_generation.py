@@ -18,7 +18,15 @@ from resumebias_dagster.core.jd_audit.probes import (
     select_probe_resumes,
 )
 from resumebias_dagster.core.providers import run_requests
-from resumebias_dagster.core.seniority.generation import (
+from resumebias_dagster.core.seniority.generation import generate_resumes, occupation_labels
+from resumebias_dagster.core.seniority.llm_generation import (
+    GenerationError,
+    ResumeAnswerError,
+    generate_neutral_resumes,
+    llm_base_resumes,
+    resume_from_answer,
+)
+from resumebias_dagster.core.seniority.resume_text import (
     COLUMNS,
     REFERENCE_INDEX,
     REFERENCE_MONTH,
@@ -26,16 +34,7 @@ from resumebias_dagster.core.seniority.generation import (
     Degree,
     Position,
     ResumeContent,
-    generate_resumes,
-    occupation_labels,
     render_resume,
-)
-from resumebias_dagster.core.seniority.llm_generation import (
-    GenerationError,
-    ResumeAnswerError,
-    generate_neutral_resumes,
-    llm_base_resumes,
-    resume_from_answer,
 )
 from resumebias_dagster.core.seniority.style_validation import word_count
 from resumebias_dagster.testing import fake_providers as fp

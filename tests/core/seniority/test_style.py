@@ -158,3 +158,19 @@ def test_broken_rewrite_catalog_names_the_file(tmp_path):
     (tmp_path / "style_rewrites.yaml").write_text("sections: {}\n")
     with pytest.raises(CatalogError, match="style_rewrites.yaml"):
         rewrite_style("A\n\nSUMMARY\nB.", "overstated", catalog_dir=tmp_path)
+
+
+def test_style_variants_table_is_the_declared_one_and_facts_check_flags_a_changed_fact(base):
+    from resumebias_dagster.core.seniority.style import resumes_with_differing_facts, style_variants
+    from resumebias_dagster.core.tables import StyleVariants, columns
+
+    table = style_variants(base.head(3), seed=0)
+    assert list(table.columns) == columns(StyleVariants) and len(table) == 3 * len(STYLES)
+    StyleVariants.validate(table)
+    assert resumes_with_differing_facts(table) == []
+    changed = table.copy()
+    row = changed.index[(changed["original_idx"] == 1) & (changed["style"] == "overstated")][0]
+    year = re.search(r"\b(19|20)\d\d\b", changed.at[row, "text"]).group(0)
+    changed.at[row, "text"] = changed.at[row, "text"].replace(year, str(int(year) - 1), 1)
+    assert resumes_with_differing_facts(changed) == [1]
+    assert list(style_variants(base.head(0)).columns) == columns(StyleVariants)

@@ -1,0 +1,63 @@
+"""What a task needs to run on any kind of model.
+
+Each task (the seniority label, the fit score) has one dispatcher in core that reads a
+model's ``kind`` and runs it: an embedded LLM on ``compute``, a fine-tuned classifier from
+``classifiers``, a provider model through ``provider_run`` (the transport: the response
+store and the request fan-out, which assets get from ``ProvidersResource.run``). Assets
+build a runtime and call the dispatcher; they never look at a model's kind themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from resumebias_dagster.core.models.compute import ComputeSettings
+
+Progress = Callable[[int, int], None]
+# (model name, requests, progress) -> (one result per request, the run's stats)
+ProviderRun = Callable[[str, Sequence[Any], Progress | None], tuple[list[Any], Any]]
+
+
+@dataclass(frozen=True)
+class TrainedClassifier:
+    """A fine-tuned classifier on disk and the content hash of what shaped it."""
+
+    path: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class ModelRuntime:
+    # Resolved on first use: resolving the device imports torch, which a run of provider
+    # models alone never needs.
+    resolve_compute: Callable[[], ComputeSettings]
+    cache_dir: Path
+    provider_run: ProviderRun | None = None
+    classifiers: Mapping[str, TrainedClassifier] = field(default_factory=dict)
+
+    @functools.cached_property
+    def compute(self) -> ComputeSettings:
+        return self.resolve_compute()
+
+    def run_for(self, model: str, progress: Progress | None = None):
+        """The ``run(requests) -> (results, stats)`` callable of provider model ``model``."""
+        if self.provider_run is None:
+            raise ValueError(f"{model}: a provider model needs the providers resource; none was given")
+        return lambda requests: self.provider_run(model, requests, progress)
+
+    def classifier(self, model: str) -> TrainedClassifier:
+        if model not in self.classifiers:
+            raise ValueError(f"{model}: no trained classifier; materialise fine_tuned_classifiers first")
+        return self.classifiers[model]
+
+
+def classifiers_from_table(trained) -> dict[str, TrainedClassifier]:
+    """The ``fine_tuned_classifiers`` table as ``{model: TrainedClassifier}``."""
+    return {
+        str(row.model): TrainedClassifier(str(row.path), str(row.fingerprint))
+        for row in trained.itertuples(index=False)
+    }
