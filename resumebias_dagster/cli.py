@@ -23,7 +23,7 @@ class Command:
 
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="prediction CSV in the seed's style or social format")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="prediction CSV in the seniority study's style or social format")
     parser.add_argument("--json", action="store_true", help="print the analysis as JSON instead of tables")
 
 
@@ -201,12 +201,12 @@ COMMANDS: dict[str, Command] = {
         _run,
     ),
     "analyze": Command(
-        "seed 001 metrics (accuracy, rank difference, inconsistency, bias indicators) of prediction CSVs",
+        "notebook 001 metrics (accuracy, rank difference, inconsistency, bias indicators) of prediction CSVs",
         _analyze_arguments,
         _analyze,
     ),
     "analyze-fit": Command(
-        "seed 003 fit-score effects (Welch CI, p, BH q, placebo noise floor) of existing runs",
+        "study 003 fit-score effects (Welch CI, p, BH q, placebo noise floor) of existing runs",
         _analyze_fit_arguments,
         _analyze_fit,
     ),

@@ -107,11 +107,11 @@ def run_study(out=sys.stdout) -> int:
         fit_summary = con.execute("select * from audit.fit_model_summary").df()
         impact = {name: con.execute(f"select * from audit.{name}").df() for name in ("seniority_impact_ratios", "fit_impact_ratios")}
         plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
-    print("\nSTYLE VALIDATION (seed 004)", file=out)
+    print("\nSTYLE VALIDATION (notebook 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
     print(file=out)
     out.write(format_report(predictions) if len(predictions) else "No predictions yet.\n")
-    print("\nJOB-DESCRIPTION AUDIT (seed 003): per model", file=out)
+    print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
     columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
                "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)

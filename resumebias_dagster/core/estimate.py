@@ -37,8 +37,8 @@ from resumebias_dagster.core.providers.store import ResponseStore
 from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, request_key
 
 CHARS_PER_TOKEN = 4
-# A one-word label; a fit JSON answer; a verdict with rationale and quotes (seed 003: ~200);
-# a résumé of ~435 words (seed 004).
+# A one-word label; a fit JSON answer; a verdict with rationale and quotes (study 003: ~200);
+# a résumé of ~435 words (notebook 004).
 DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "judge": 250, "generation": 650}
 # What one evaluation (score, recommendation, justification, strengths, concerns) adds to a
 # judge prompt when no fit answer is stored yet.

@@ -1,4 +1,4 @@
-"""The job-description audit (seed 003): probes, fit scores by model x JD, effects."""
+"""The job-description audit (study 003): probes, fit scores by model x JD, effects."""
 
 from collections import defaultdict
 
@@ -47,7 +47,7 @@ from resumebias_dagster.schemas import (
 
 @dg.asset(dagster_type=JobDescriptionsType, kinds={"python", "duckdb"})
 def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource) -> pd.DataFrame:
-    """The job descriptions of the audit: 17 packaged roles (seed 003), or the `job_descriptions/`
+    """The job descriptions of the audit: 17 packaged roles (study 003), or the `job_descriptions/`
     folder of the user's catalog folder."""
     df = load_job_descriptions(catalog_dir=catalog.folder())
     context.add_output_metadata(table_metadata(df.drop(columns=["text"]), preview_rows=20))

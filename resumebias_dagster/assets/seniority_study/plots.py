@@ -10,7 +10,7 @@ from resumebias_dagster.schemas import ReportFilesType
 
 @dg.asset(dagster_type=ReportFilesType, kinds={"python"}, automation_condition=UPDATE_WITH_UPSTREAM)
 def seniority_plots(context: dg.AssetExecutionContext, seniority_group_metrics: pd.DataFrame) -> pd.DataFrame:
-    """The seed 000 notebook's bar charts: accuracy and rank difference by demographic and by style, per model."""
+    """Notebook 000's bar charts: accuracy and rank difference by demographic and by style, per model."""
     return publish_pngs(
         context,
         {

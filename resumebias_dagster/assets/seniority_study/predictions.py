@@ -34,7 +34,7 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         metadata={"partition_expr": "model"},
         kinds={"pytorch", "duckdb"},
         backfill_policy=dg.BackfillPolicy.single_run(),
-        # The blocking check style_validation_passes then stops a run whose style set fails seed 004's rules.
+        # The blocking check style_validation_passes then stops a run whose style set fails notebook 004's rules.
         deps=["style_validation"],
     )
     def seniority_predictions(
@@ -87,13 +87,13 @@ seniority_predictions = build_seniority_predictions(model_partitions)
 class ImportedPredictionsConfig(dg.Config):
     import_paths: list[str] = Field(
         default_factory=list,
-        description="prediction CSVs in the seed's style or social format to (re-)analyse",
+        description="prediction CSVs in the seniority study's style or social format to (re-)analyse",
     )
 
 
 @dg.asset(dagster_type=SeniorityPredictionsType, kinds={"python", "duckdb"})
 def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPredictionsConfig) -> pd.DataFrame:
-    """Predictions of an existing study read from the seed's CSV formats (empty unless configured)."""
+    """Predictions of an existing study read from the seniority study's CSV formats (empty unless configured)."""
     # Run config names these paths: only files under the allowed folders are read.
     paths = [checked_path(path, "imported_predictions.import_paths") for path in config.import_paths]
     df = conform(read_prediction_files(paths) if paths else empty_prediction_table(), SeniorityPredictions)

@@ -24,7 +24,7 @@ class BaseResumesConfig(dg.Config):
     seed: int = Field(default=0, description="generator seed; same seed, same résumés")
     generator_model: str = Field(
         default="",
-        description="an enabled provider model of the models config that writes the résumés with the seed 004 "
+        description="an enabled provider model of the models config that writes the résumés with notebook 004 "
         "prompt, answering structured JSON that the offline generator's renderer writes out (empty = offline "
         "generator)",
     )

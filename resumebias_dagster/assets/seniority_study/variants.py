@@ -50,7 +50,7 @@ class StyleVariantsConfig(dg.Config):
     seed: int = Field(default=0, description="varies the rewriter's word choices deterministically")
     rewriter_model: str = Field(
         default="",
-        description="an enabled provider model that rewrites with the seed 004 overstated/understated prompts "
+        description="an enabled provider model that rewrites with notebook 004 overstated/understated prompts "
         "instead of the offline rewriter (empty = offline rewriter)",
     )
 
@@ -67,7 +67,7 @@ def style_variants(
     providers: ProvidersResource,
     base_resumes: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Every base résumé as neutral, overstated and understated text (seed Test 2)."""
+    """Every base résumé as neutral, overstated and understated text (the seniority study's Test 2)."""
     if config.rewriter_model:
         run = functools.partial(providers.run, config.rewriter_model, progress=progress_logger(context.log))
         df, stats = llm_style_variants(run, base_resumes, catalog_dir=catalog.folder())
@@ -102,13 +102,13 @@ class StyleValidationConfig(dg.Config):
         "style_validation": dg.AssetOut(
             dagster_type=StyleValidationType,
             kinds={"python", "pytorch", "duckdb"},
-            description="Seed 004 validation per style: mean words, power and humble words of the "
+            description="Notebook 004 validation per style: mean words, power and humble words of the "
             "independent lexicon (catalog/tone_lexicon.yaml), tone score.",
         ),
         "style_similarity": dg.AssetOut(
             dagster_type=StyleSimilarityType,
             kinds={"python", "pytorch", "duckdb"},
-            description="Seed 004 similarity between the versions of a résumé, per pair of styles: "
+            description="Notebook 004 similarity between the versions of a résumé, per pair of styles: "
             "TF-IDF cosine and embedding cosine, mean and minimum, with the threshold each pair is held to.",
         ),
     },
@@ -120,7 +120,7 @@ def style_validation(
     compute: ComputeResource,
     style_variants: pd.DataFrame,
 ):
-    """Seed 004 validation of the style set: word counts and tone per style, similarity per pair."""
+    """Notebook 004 validation of the style set: word counts and tone per style, similarity per pair."""
     if not config.embedding_model.startswith("pypi:") and Path(config.embedding_model).expanduser().exists():
         # A local folder named in run config must lie under the allowed folders.
         checked_path(config.embedding_model, "style_validation.embedding_model")
@@ -153,7 +153,7 @@ def style_validation(
     asset="style_validation",
     additional_ins={"style_similarity": dg.AssetIn("style_similarity")},
     blocking=True,
-    description="the style set meets seed 004's rules (catalog/style_validation.yaml): similarity between "
+    description="the style set meets notebook 004's rules (catalog/style_validation.yaml): similarity between "
     "versions, tone order with its minimum steps, tone signs, word-count order; the seniority predictions of "
     "the run wait for it",
 )
@@ -177,7 +177,7 @@ class NameVariantsConfig(dg.Config):
     name_scope: NameScope = Field(
         default=NameScope[DEFAULT_NAME_SCOPE],
         description="everywhere: the name is replaced in the whole résumé (e-mail, LinkedIn slug, any mention); "
-        "first_line: seed 004's swap, only the name line changes (the original name stays in the e-mail)",
+        "first_line: notebook 004's swap, only the name line changes (the original name stays in the e-mail)",
     )
 
 
@@ -192,8 +192,8 @@ def name_variants(
     catalog: CatalogResource,
     base_resumes: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Every neutral résumé under four demographic names (seed Test 3); ``name_scope`` says
-    whether the name changes everywhere (default) or on the first line only (seed 004)."""
+    """Every neutral résumé under four demographic names (the seniority study's Test 3); ``name_scope`` says
+    whether the name changes everywhere (default) or on the first line only (notebook 004)."""
     df = make_name_variants(
         base_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value
     )

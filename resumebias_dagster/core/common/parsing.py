@@ -1,7 +1,7 @@
 """Strict parsing of model answers: a seniority label, or one JSON object.
 
 Strict means an answer either names one thing without doubt or is reported as unparsable
-with the reason; it is never guessed. The seed notebook took the first of "junior", "mid",
+with the reason; it is never guessed. The seniority notebook took the first of "junior", "mid",
 "senior" found as a substring, so "mid-senior" became "mid" and "not junior" became
 "junior"; here both are unparsable.
 

@@ -138,7 +138,7 @@ def heatmap_png(effects: pd.DataFrame, model: str) -> bytes:
 
 
 def seniority_bars_png(group_metrics: pd.DataFrame, variant_kind: str = "demographic") -> bytes:
-    """The seed notebook's two bar charts for one experiment: accuracy and mean rank
+    """The seniority notebooks' two bar charts for one experiment: accuracy and mean rank
     difference per group (``variant_kind`` "demographic" or "style"), one bar per model."""
     g = group_metrics[(group_metrics["variant_kind"] == variant_kind) & (group_metrics["group_kind"] == variant_kind)]
     if g.empty:

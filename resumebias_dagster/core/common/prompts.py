@@ -11,7 +11,7 @@ import string
 from resumebias_dagster.catalog import CatalogError, catalog_path
 
 SENIORITY_PROMPT = "seniority_classification"
-# The seed study sends at most this many characters of résumé text to every model.
+# The seniority study sends at most this many characters of résumé text to every model.
 RESUME_CHAR_CAP = 8000
 # The placeholders a template must use, for prompts whose callers fill them; a user
 # override without them would silently send prompts without the résumé.
@@ -48,5 +48,5 @@ def load_prompt(
 
 
 def seniority_prompt(resume_text: str, template: str) -> str:
-    """Fill ``template`` with the résumé text capped as the seed study does."""
+    """Fill ``template`` with the résumé text capped as the seniority study does."""
     return template.format(resume_text=resume_text[:RESUME_CHAR_CAP])

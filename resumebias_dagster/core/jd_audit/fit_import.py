@@ -1,4 +1,4 @@
-"""Reading existing fit-score runs (seed 003 style) and reporting their effects.
+"""Reading existing fit-score runs (study 003 style) and reporting their effects.
 
 A file is a long table, CSV or Parquet, one row per scored run:
 

@@ -1,4 +1,4 @@
-"""Statistics of the job-description audit (seed 003): score changes against the baseline.
+"""Statistics of the job-description audit (study 003): score changes against the baseline.
 
 Input of ``fit_effects``: one row per scored run with ``model, jd, variant, run, score``
 (``variant == "baseline"`` marks the baseline résumé); optionally ``axis``, ``arm`` and

@@ -1,4 +1,4 @@
-"""The fit-scoring task (seed 003): a job description and a résumé variant in, a 1-10 score
+"""The fit-scoring task (study 003): a job description and a résumé variant in, a 1-10 score
 with its recommendation, justification, strengths and concerns out.
 
 ``predict_fit`` is the one place that runs the task on a model of any kind: an embedded LLM

@@ -1,4 +1,4 @@
-"""Job descriptions of the fit-scoring audit (seed 003) and the fit-scoring prompt.
+"""Job descriptions of the fit-scoring audit (study 003) and the fit-scoring prompt.
 
 A job description is a Markdown file with a small YAML front matter::
 
@@ -104,5 +104,5 @@ def load_fit_template(catalog_dir: CatalogDir = None) -> str:
 
 
 def fit_prompt(template: str, job_description: str, resume_text: str) -> str:
-    """Fill the fit template; the résumé is capped as in the seniority study."""
+    """Fill the fit template; the résumé is capped as in study 003."""
     return template.format(job_description=job_description.strip(), resume_text=resume_text[:RESUME_CHAR_CAP])

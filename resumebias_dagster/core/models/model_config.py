@@ -7,7 +7,7 @@ another packaged file such as ``models_gpu.yaml`` or a path) lists each model wi
 - ``fine-tuned``: a sequence classifier fine-tuned here from ``base_model`` (``training``).
 - ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
 
-An optional top-level ``judges`` list names the LLM-as-judge of the audit (seed 003) by the
+An optional top-level ``judges`` list names the LLM-as-judge of the audit (study 003) by the
 names of provider entries: the first is the judge, an optional second a second judge whose
 verdicts are compared with the first's. A judge entry may be ``enabled: false``: it then
 judges without being audited itself. An empty or absent list means no judge.
@@ -78,12 +78,12 @@ class TaskTokens:
 
 
 # Declared here, not in core/seniority/llm_generation.py, which another change is rewriting; it may move
-# there (then ``task_tokens`` imports it from there). Seed 004's résumés average 435 words
+# there (then ``task_tokens`` imports it from there). Notebook 004's résumés average 435 words
 # (neutral) and 588 (overstated), about 600-900 tokens; the longest, or one rendered as JSON
 # fields, need up to about twice that.
 GENERATION_TOKENS = TaskTokens(
     "generation", default=4096, minimum=2048,
-    answer="a complete résumé, or its fields as JSON; seed 004's average 435-588 words, the longest twice that",
+    answer="a complete résumé, or its fields as JSON; notebook 004's average 435-588 words, the longest twice that",
 )
 
 

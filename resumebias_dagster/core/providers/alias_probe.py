@@ -1,7 +1,7 @@
 """What a model alias resolves to right now: one small live call, bypassing the store.
 
 Floating aliases (``mistral-large-latest``, ``claude-sonnet``, ``gpt-5``) move to new
-snapshots silently (seed 003); the answer's reported model is the snapshot.
+snapshots silently (study 003); the answer's reported model is the snapshot.
 
 Probes are checks, not audit calls: every model is probed at once (one event loop), each with
 a short timeout (``PROBE_TIMEOUT_S``, never more than the model's own ``timeout_s``) and no

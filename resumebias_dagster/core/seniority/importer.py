@@ -1,4 +1,4 @@
-"""Read the seed notebooks' prediction CSVs into the normalised predictions table.
+"""Read the seniority notebooks' prediction CSVs into the normalised predictions table.
 
 Two formats, told apart by their columns:
 
@@ -87,7 +87,7 @@ class _Format:
     index_column: str
     variant_column: str
     variants: tuple[str, ...]
-    columns: tuple[str, ...]  # as written by the seed notebooks
+    columns: tuple[str, ...]  # as written by the seniority notebooks
     optional: tuple[str, ...]  # of those, the ones the metrics do not need
 
     @property

@@ -1,7 +1,7 @@
-"""Seed 004's generation with a provider model: neutral résumés per seniority, then their
+"""Notebook 004's generation with a provider model: neutral résumés per seniority, then their
 overstated and understated rewrites, all through the response store (a re-run is free).
 
-Base résumés come back structured. The prompt is seed 004's (``prompts/resume_neutral.txt``,
+Base résumés come back structured. The prompt is notebook 004's (``prompts/resume_neutral.txt``,
 verbatim) followed by ``prompts/resume_fields.txt``, which asks for one JSON object: name,
 contact, summary, positions (title, employer, city, start, end, bullets), education (degree,
 school, year), skills, certifications, an occupation code of the catalog and the seniority.
@@ -163,7 +163,7 @@ def _line(value: Any, where: str, *, may_be_empty: bool = False) -> str:
         raise ResumeAnswerError(where, f"{text!r} is a section header of the layout")
     found = _LEVEL_WORDS.search(text)
     if found:
-        raise ResumeAnswerError(where, f"uses the level word {found.group(0)!r} (seed 004: never in the résumé)")
+        raise ResumeAnswerError(where, f"uses the level word {found.group(0)!r} (notebook 004: never in the résumé)")
     return text
 
 
@@ -487,7 +487,7 @@ def _refuse_failures(frame: pd.DataFrame, what: str, max_attempts: int) -> None:
 
 def llm_base_resumes(run: Run, n_per_level: int, *, catalog_dir: str | os.PathLike | None = None,
                      max_attempts: int = 3) -> tuple[pd.DataFrame, RunStats]:
-    """Seed 004's neutral résumés from a provider model, rendered from its structured answers
+    """Notebook 004's neutral résumés from a provider model, rendered from its structured answers
     in the offline generator's layout and columns (``base_resumes``)."""
     rows, draws = generate_neutral_resumes(run, n_per_level, catalog_dir=catalog_dir, max_attempts=max_attempts)
     _refuse_failures(rows, "generated résumés", max_attempts)
@@ -497,7 +497,7 @@ def llm_base_resumes(run: Run, n_per_level: int, *, catalog_dir: str | os.PathLi
 
 def llm_style_variants(run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None,
                        max_attempts: int = 3) -> tuple[pd.DataFrame, RunStats]:
-    """Seed 004's overstated and understated rewrites by a provider model, as ``style_variants`` rows."""
+    """Notebook 004's overstated and understated rewrites by a provider model, as ``style_variants`` rows."""
     variants, draws = rewrite_styles(run, base, catalog_dir=catalog_dir, max_attempts=max_attempts)
     _refuse_failures(variants, "rewritten résumés", max_attempts)
     stats = sum(draws[1:], draws[0]) if draws else None

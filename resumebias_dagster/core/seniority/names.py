@@ -1,12 +1,12 @@
-"""Demographic name variants of a résumé (seed Test 3).
+"""Demographic name variants of a résumé (the seniority study's Test 3).
 
 Two scopes of the swap (``NAME_SCOPES``):
 
 * ``everywhere`` (the default): every occurrence is replaced (name line, e-mail local part,
   LinkedIn slug, any mention) in every case form, and a variant is refused if any token of
-  the original name survives. This removes a confound of the seed: there the original name
+  the original name survives. This removes a confound of the seniority study: there the original name
   stayed in the e-mail address of every variant.
-* ``first_line``: seed 004's step 3, for a replication that must match the seed: the first
+* ``first_line``: notebook 004's step 3, for a replication that must match the seniority study: the first
   line, which must be the name, becomes the new name and nothing else changes (the original
   name stays in the e-mail address and anywhere else it occurs).
 
@@ -128,7 +128,7 @@ def check_name_scope(scope: object, setting: str = "name_scope") -> str:
     if scope not in NAME_SCOPES:
         raise ValueError(
             f"{setting} must be one of {', '.join(repr(s) for s in NAME_SCOPES)} (everywhere: the name is replaced "
-            f"in the whole résumé; first_line: seed 004, only the name line), got {scope!r}"
+            f"in the whole résumé; first_line: notebook 004, only the name line), got {scope!r}"
         )
     return str(scope)
 
@@ -138,7 +138,7 @@ def _same_name(a: str, b: str) -> bool:
 
 
 def replace_first_line(text: str, old_first: str, old_last: str, new_first: str, new_last: str) -> str:
-    """Seed 004's swap: the first line, which must be the name, becomes the new name.
+    """Notebook 004's swap: the first line, which must be the name, becomes the new name.
 
     Everything after the first line is kept byte for byte, the original name included.
     Raises ``ValueError`` if the first line is not the original name (compared ignoring case

@@ -4,7 +4,7 @@ The rewriter works on plain text, so it also rewrites résumés this project did
 generate. It touches only SUMMARY sentences and bullet lines of experience-like sections;
 every other line (name, contact, job titles, employers, dates, EDUCATION, SKILLS) is kept
 byte-identical, which is what keeps the facts equal across the three styles. All wording
-lives in ``catalog/style_rewrites.yaml``. The seed 004 tone score is in ``core/seniority/style_validation.py``
+lives in ``catalog/style_rewrites.yaml``. Notebook 004 tone score is in ``core/seniority/style_validation.py``
 with its own lexicon, which this module never reads (so the validation is not circular).
 """
 

@@ -1,5 +1,5 @@
-"""Seed 004 validation of the style variants: word counts, tone score, similarity between the
-versions of a résumé, and the seed's pass/fail thresholds.
+"""Notebook 004 validation of the style variants: word counts, tone score, similarity between the
+versions of a résumé, and the seniority study's pass/fail thresholds.
 
 Independent of the rewriter. This module reads ``catalog/tone_lexicon.yaml`` (power and humble
 words fixed from published lists) and ``catalog/style_validation.yaml`` (thresholds); it never
@@ -32,7 +32,7 @@ from resumebias_dagster.core.common.labels import SIMILARITY_MEASURES, STYLES
 LEXICON_FILE = "tone_lexicon.yaml"
 THRESHOLDS_FILE = "style_validation.yaml"
 SIMILARITY_STATISTICS = ("mean", "min")
-# Every pair of versions of one résumé, in the seed's order of styles.
+# Every pair of versions of one résumé, in the seniority study's order of styles.
 STYLE_PAIRS = (("neutral", "overstated"), ("neutral", "understated"), ("overstated", "understated"))
 
 CatalogDir = str | os.PathLike | None
@@ -49,7 +49,7 @@ def word_count(text: str) -> int:
 
 @dataclass(frozen=True)
 class ToneLexicon:
-    """Power and humble words/phrases of the seed 004 tone score."""
+    """Power and humble words/phrases of notebook 004 tone score."""
 
     power: tuple[str, ...]
     humble: tuple[str, ...]
@@ -122,7 +122,7 @@ def tone_counts(text: str, lexicon: ToneLexicon | Mapping[str, Iterable[str]]) -
 
 
 def tone_score(power: int, humble: int) -> float:
-    """Seed 004: (power - humble) / (power + humble + 1), from -1 (humble) to +1 (power)."""
+    """Notebook 004: (power - humble) / (power + humble + 1), from -1 (humble) to +1 (power)."""
     return (power - humble) / (power + humble + 1)
 
 
@@ -235,7 +235,7 @@ def pair_similarities(variants: pd.DataFrame, embeddings: np.ndarray) -> pd.Data
 
 @dataclass(frozen=True)
 class ValidationThresholds:
-    """The seed 004 pass/fail rules (``catalog/style_validation.yaml``)."""
+    """Notebook 004 pass/fail rules (``catalog/style_validation.yaml``)."""
 
     similarity_minimum: float
     similarity_statistic: str
@@ -388,7 +388,7 @@ def style_similarity_table(pairs: pd.DataFrame, thresholds: ValidationThresholds
 def validation_failures(
     validation: pd.DataFrame, similarity: pd.DataFrame, thresholds: ValidationThresholds
 ) -> list[str]:
-    """Each seed 004 rule the style set breaks, in words (empty: the set passes)."""
+    """Each notebook 004 rule the style set breaks, in words (empty: the set passes)."""
     failures = []
     by_style = validation.set_index("style")
 

@@ -1,4 +1,4 @@
-"""base_resumes and style_variants written by a configured provider model (seed 004 prompts)
+"""base_resumes and style_variants written by a configured provider model (notebook 004 prompts)
 instead of the offline generator, through the response store; the base résumés come back as
 structured JSON, rendered in the offline layout, so the job-description audit probes them."""
 
@@ -23,7 +23,7 @@ KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 
 
 def _rewrite(request) -> str:
-    """The seed 004 rewrites: the résumé after the instructions, bullets restyled."""
+    """Notebook 004 rewrites: the résumé after the instructions, bullets restyled."""
     body = request.prompt.split("\nResume:\n", 1)[1]
     lead = "- Spearheaded work that " if "OVERSTATED" in request.prompt else "- Helped with work that "
     return body.replace("\n- ", "\n" + lead)

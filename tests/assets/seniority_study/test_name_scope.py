@@ -41,7 +41,7 @@ def test_both_scopes_materialise_and_pass_the_check(tmp_path, scope):
     assert checks == {"name_variants_differ_only_in_names": True}
     emails = base["email"].tolist()
     kept = [emails[row.original_idx] in row.text for row in names.itertuples()]
-    # Seed 004 kept the original e-mail; the default replaces it.
+    # Notebook 004 kept the original e-mail; the default replaces it.
     assert all(kept) if scope == "first_line" else not any(kept)
     meta = result.asset_materializations_for_node("name_variants")[0].metadata
     assert meta["name_scope"].value == (scope or "everywhere")

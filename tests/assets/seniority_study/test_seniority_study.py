@@ -21,7 +21,7 @@ from tests.assets.stored_columns import assert_stored_columns_match
 MODULES = [resumes, variants, training, predictions, metrics]
 ASSETS = dg.load_assets_from_modules(MODULES)
 CHECKS = dg.load_asset_checks_from_modules(MODULES)
-# The seed-study tables without the models (tested in test_seniority_models.py).
+# The seniority-study tables without the models (tested in test_seniority_models.py).
 TRAINING = {"classifier_training_set", "fine_tuned_classifiers"}
 UNPARTITIONED = [a for a in ASSETS if a.partitions_def is None and not {k.path[-1] for k in a.keys} & TRAINING]
 
@@ -95,7 +95,7 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     assert row["n_invalid"] == 1
     tone = validation.set_index("style")["tone_score"]
     assert tone["overstated"] > tone["neutral"] > tone["understated"]
-    # Three pairs by two measures; every pair held to the seed's 0.7 reaches it.
+    # Three pairs by two measures; every pair held to the seniority study's 0.7 reaches it.
     assert len(similarity) == 6 and set(similarity["measure"]) == {"tfidf", "minilm"}
     assert similarity["passed"].all() and (similarity.loc[similarity["checked"], "similarity_mean"] >= 0.7).all()
     assert set(counts) <= assert_stored_columns_match(db)

@@ -1,4 +1,4 @@
-"""The tasks on top of the runner: seniority predictions, the cost estimate, seed 004
+"""The tasks on top of the runner: seniority predictions, the cost estimate, notebook 004
 generation with a provider model."""
 
 import functools
@@ -104,7 +104,7 @@ def _rewriter_answer(request):
 
 def test_seed_004_generation_through_the_store(fake_server, settings_for, store, fake_key):
     server = fake_server("gemini", answer=fp.structured_resume_answers(fallback=_rewriter_answer))
-    # The first draw breaks the seed's rule (a level word in a title): it is drawn again.
+    # The first draw breaks the seniority study's rule (a level word in a title): it is drawn again.
     first = fp.structured_resume("junior", 0, "software_engineer", 2025 * 12 + 5)
     first["positions"][0]["title"] = "Junior Software Engineer"
     server.script(fp.answer(json.dumps(first)))

@@ -1,4 +1,4 @@
-"""core/seniority/importer.py: the seed's two prediction CSV formats and every way they can be wrong."""
+"""core/seniority/importer.py: the seniority study's two prediction CSV formats and every way they can be wrong."""
 
 import codecs
 

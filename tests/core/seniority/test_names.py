@@ -183,7 +183,7 @@ def test_first_line_scope_changes_only_the_name_line(base, variants, first_line)
         head, _, rest = row.text.partition("\n")
         assert head == row.name
         assert rest == original["text"].partition("\n")[2]
-        # Seed 004: the original name stays in the e-mail address.
+        # Notebook 004: the original name stays in the e-mail address.
         assert original["email"] in row.text
 
 

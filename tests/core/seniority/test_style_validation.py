@@ -1,4 +1,4 @@
-"""Seed 004 validation: the independent tone lexicon, TF-IDF, similarity per pair, thresholds."""
+"""Notebook 004 validation: the independent tone lexicon, TF-IDF, similarity per pair, thresholds."""
 
 import ast
 import dataclasses
@@ -41,14 +41,14 @@ SEED_HUMBLE = ("helped", "assisted", "contributed", "supported", "participated",
 # test_overlap_with_the_rewriters_words_is_the_recorded_one. The lexicon was fixed from the
 # seed and published lists without reading the rewriter; this records where they meet.
 RECORDED_OVERLAP = {
-    # 23 of the 65 power entries; 9 of the seed's 10 examples ("leveraged" is not written).
+    # 23 of the 65 power entries; 9 of the seniority study's 10 examples ("leveraged" is not written).
     "power": {
         "accelerated", "accelerating", "architected", "championed", "championing", "driving", "drove", "dynamic",
         "engineered", "expert", "leveraging", "optimized", "orchestrated", "orchestrating", "passionate",
         "pioneered", "pioneering", "proven track record", "revolutionized", "spearheaded", "track record",
         "transformed", "visionary",
     },
-    # 15 of the 39 humble entries; 7 of the seed's 9 examples ("aided", "collaborated on" are not written).
+    # 15 of the 39 humble entries; 7 of the seniority study's 9 examples ("aided", "collaborated on" are not written).
     "humble": {
         "assisted", "assisted with", "assisting", "contributed", "facilitating", "giving", "helped", "helped with",
         "participated", "partnered", "partnering", "supported", "supporting", "was part of", "worked with",
@@ -233,7 +233,7 @@ def test_overlap_with_the_rewriters_words_is_the_recorded_one(lexicon):
         found = {w for w in words if tone_counts(written, ToneLexicon(power=(w,), humble=()))[0]}
         overlap[side] = found
     assert overlap == RECORDED_OVERLAP
-    # The seed's own examples are words an overstating/understating rewriter uses; the rest of
+    # The seniority study's own examples are words an overstating/understating rewriter uses; the rest of
     # the lexicon mostly is not.
     n_power, n_humble = len(lexicon.power), len(lexicon.humble)
     assert len(overlap["power"]) / n_power < 0.5 and len(overlap["humble"]) / n_humble < 0.5
@@ -331,7 +331,7 @@ def test_packaged_thresholds_are_the_seeds():
     assert th.similarity_pairs["minilm"] == STYLE_PAIRS
     assert th.similarity_pairs["tfidf"] == (("neutral", "overstated"), ("neutral", "understated"))
     assert th.tone_order == th.word_count_order == ("overstated", "neutral", "understated")
-    # Half the seed's own separation (+0.694, -0.383, -0.841: steps 1.077 and 0.458) rounded
+    # Half the seniority study's own separation (+0.694, -0.383, -0.841: steps 1.077 and 0.458) rounded
     # down to 0.1; and its signs ("high positive", "low negative").
     assert th.tone_min_gaps == (0.5, 0.2)
     assert th.tone_positive == ("overstated",) and th.tone_negative == ("understated",)
@@ -342,7 +342,7 @@ def test_the_seeds_own_figures_pass_the_packaged_tone_and_word_count_rules():
     seed = pd.DataFrame({"style": ["neutral", "overstated", "understated"], "n_resumes": 120,
                          "mean_words": [435.0, 588.0, 324.0], "mean_power_words": [3.0, 18.0, 1.0],
                          "mean_humble_words": [7.0, 3.0, 10.0], "tone_score": [-0.383, 0.694, -0.841]})
-    # Seed 004 reports no similarity per pair; only its tone and word-count figures are checked here.
+    # Notebook 004 reports no similarity per pair; only its tone and word-count figures are checked here.
     assert validation_failures(seed, pd.DataFrame(), dataclasses.replace(th, similarity_pairs={})) == []
 
 
