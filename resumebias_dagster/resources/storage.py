@@ -12,6 +12,10 @@ from resumebias_dagster.core.common.filesystems import require_local_disk
 from resumebias_dagster.settings import duckdb_path
 
 SCHEMA = "audit"
+# Asset metadata of a table filled only on request (imported_predictions): until someone
+# materialises it, downstream assets read it as the declared table with no rows. The value
+# names its model in core/tables.py.
+EMPTY_UNTIL_MATERIALISED = "resumebias/empty_until_materialised"
 
 
 def _typed_select(obj: pd.DataFrame) -> str:
@@ -51,11 +55,25 @@ class _TypedPandasHandler(DuckDBPandasTypeHandler):
             # empty frame that fails downstream with a KeyError.
             if table_slice.partition_dimensions:
                 return pd.DataFrame()
+            optional = _empty_until_materialised(context)
+            if optional is not None:
+                return optional
             upstream = context.asset_key.to_user_string() if context.has_asset_key else table_slice.table
             raise Failure(
                 f"the upstream asset {upstream!r} has not been materialised in {table_slice.schema}.{table_slice.table} "
                 f"of this database yet: materialise {upstream} first (or the whole graph)"
             ) from None
+
+
+def _empty_until_materialised(context) -> pd.DataFrame | None:
+    """The typed empty table of an upstream asset marked ``EMPTY_UNTIL_MATERIALISED``, else None."""
+    upstream = context.upstream_output if context.has_asset_key else None
+    name = (upstream.definition_metadata or {}).get(EMPTY_UNTIL_MATERIALISED) if upstream is not None else None
+    if name is None:
+        return None
+    from resumebias_dagster.core import tables
+
+    return tables.empty_table(getattr(tables, str(name)))
 
 
 class ResumebiasIOManager(DuckDBPandasIOManager):

@@ -174,3 +174,15 @@ def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
     # An empty table is stored with the same columns as a full one (issue 12).
     checked = assert_stored_columns_match(tmp_path / "study.duckdb")
     assert {a.key.path[-1] for a in derived} <= checked
+
+
+def test_an_import_never_materialised_reads_as_no_import(stored):
+    # `resumebias run` never materialises imported_predictions (it is filled on request only):
+    # the study's tables must still be computed from the model partitions.
+    tmp_path, resources, _ = stored
+    derived = [metrics.seniority_group_metrics, metrics.seniority_bias_summary, seniority_impact_ratios]
+    assets = [stored_predictions, predictions.imported_predictions, *derived]
+    result = dg.materialize(assets, selection=derived, resources=resources)
+    assert result.success
+    assert "m1" in set(result.output_for_node("seniority_bias_summary")["model"])
+    assert "m1" in set(result.output_for_node("seniority_impact_ratios")["model"])

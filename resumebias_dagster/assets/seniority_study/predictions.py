@@ -20,6 +20,7 @@ from resumebias_dagster.resources.providers import (
     stats_metadata,
 )
 from resumebias_dagster.resources.runtime import model_runtime
+from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import SeniorityPredictionsType
 from resumebias_dagster.settings import checked_path
 
@@ -91,7 +92,12 @@ class ImportedPredictionsConfig(dg.Config):
     )
 
 
-@dg.asset(dagster_type=SeniorityPredictionsType, kinds={"python", "duckdb"})
+@dg.asset(
+    dagster_type=SeniorityPredictionsType,
+    kinds={"python", "duckdb"},
+    # No job materialises it unasked (a re-run would drop an import): until then it reads as none.
+    metadata={EMPTY_UNTIL_MATERIALISED: "SeniorityPredictions"},
+)
 def imported_predictions(context: dg.AssetExecutionContext, config: ImportedPredictionsConfig) -> pd.DataFrame:
     """Predictions of an existing study read from the seniority study's CSV formats (empty unless configured)."""
     # Run config names these paths: only files under the allowed folders are read.
