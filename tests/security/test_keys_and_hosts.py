@@ -160,7 +160,7 @@ def test_an_endpoint_without_keys_never_gets_a_key_from_the_sdks_environment(
 def test_sdk_environment_variables_cannot_redirect_a_key(wire, provider, env_name, fake_server, monkeypatch):
     import asyncio
 
-    from resumebias_dagster.core.providers.base import make_client
+    from resumebias_dagster.core.providers.registry import make_client
     from resumebias_dagster.core.providers.types import Secret
 
     attacker = fake_server(wire)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from resumebias_dagster.core.common.parsing import parse_json_object
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
-from resumebias_dagster.core.models.model_config import ModelSpec, TaskTokens
+from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
 
 SCORES = tuple(range(1, 11))
@@ -30,12 +30,6 @@ FIT_COLUMNS = (
 # token is the score's first digit.
 LOCAL_SCORE_CUE = ' {"score": '
 NO_TEXT_NOTE = "scored from next-token probabilities: an embedded base model writes no justification"
-# A fit answer (prompts/fit_scoring.txt) is about 150 tokens, a wordy one about 300: a limit
-# below the minimum cuts typical answers off mid-JSON, and every cut answer is unparsable.
-FIT_TOKENS = TaskTokens(
-    "fit", default=1024, minimum=256,
-    answer="a JSON object with score, recommend, justification, three strengths and three concerns",
-)
 
 
 def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:

@@ -74,7 +74,6 @@ from resumebias_dagster.catalog import CatalogError, catalog_path
 from resumebias_dagster.core.common.parsing import parse_json_object
 from resumebias_dagster.core.common.prompts import load_prompt
 from resumebias_dagster.core.jd_audit.fit_stats import BASELINE
-from resumebias_dagster.core.models.model_config import TaskTokens
 
 # In the order of seed 003's stability matrix.
 VERDICTS = ("bias", "justified", "mixed")
@@ -82,12 +81,6 @@ CONFIDENCES = ("high", "medium", "low")
 SAMPLES = ("first", "typical")
 NO_TEXT = "no written evaluation"
 JUDGE_TAG = "audit-judge"
-# A verdict (JSON with a rationale and exact quotes) is about 150-350 tokens (seed 003 budgets
-# about 200 output tokens per prompt); a judge capped below the minimum returns cut-off JSON.
-JUDGE_TOKENS = TaskTokens(
-    "judge", default=1024, minimum=256,
-    answer="a JSON verdict with confidence, a two- or three-sentence rationale and quoted bias signals",
-)
 # Template of each arm: the placebo arm asks the probe question (its edit cannot matter).
 TEMPLATES = {"probe": "judge_probe", "prompt_injection": "judge_prompt_injection", "redaction": "judge_redaction"}
 ARM_TEMPLATE = {"probe": "probe", "placebo": "probe", "prompt_injection": "prompt_injection", "anonymize": "redaction"}

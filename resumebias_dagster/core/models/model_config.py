@@ -14,9 +14,8 @@ judges without being audited itself. An empty or absent list means no judge.
 
 Output-token limits are per task (seniority label, fit JSON, judge JSON, generation): a provider
 entry's ``max_tokens`` is a mapping of task to limit (``{seniority: 16, fit: 1024}``); a task
-left out gets its package default. Each task declares its default and minimum once, next
-to its code (``TaskTokens``: ``SENIORITY_TOKENS`` in core/seniority/task.py, ``FIT_TOKENS`` in
-core/jd_audit/fit_task.py, ``JUDGE_TOKENS`` in core/jd_audit/judge.py, ``GENERATION_TOKENS`` here). One rule for
+left out gets its package default. Every task's default and minimum are declared once, in
+``core/models/task_tokens.py`` (``TaskTokens``). One rule for
 every entry and task: a limit below the task's minimum cannot hold its answer and the file is
 refused when read, naming the file, the model, the task, the limit and the minimum. A bare
 number is one limit for every task, accepted only when it holds every task's answer (which
@@ -36,6 +35,7 @@ from typing import Any
 import yaml
 
 from resumebias_dagster.catalog import CatalogError, catalog_path, yaml_problem
+from resumebias_dagster.core.models.task_tokens import TASK_TOKENS, TaskTokens
 
 MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
 DEFAULT_MODELS_FILE = "models.yaml"
@@ -65,35 +65,9 @@ class ModelConfigError(ValueError):
     """The models config is malformed; the message names the file and the entry."""
 
 
-@dataclass(frozen=True)
-class TaskTokens:
-    """The output-token limit of one task. ``default``: what a request of the task carries when
-    the model entry sets none, room for the answer's long cases. ``minimum``: the smallest limit
-    that holds the task's answer; a config below it is refused (its answers would be cut off)."""
-
-    task: str
-    default: int
-    minimum: int
-    answer: str  # what the answer is, for messages
-
-
-# Declared here, not in core/seniority/llm_generation.py, which another change is rewriting; it may move
-# there (then ``task_tokens`` imports it from there). Notebook 004's résumés average 435 words
-# (neutral) and 588 (overstated), about 600-900 tokens; the longest, or one rendered as JSON
-# fields, need up to about twice that.
-GENERATION_TOKENS = TaskTokens(
-    "generation", default=4096, minimum=2048,
-    answer="a complete résumé, or its fields as JSON; notebook 004's average 435-588 words, the longest twice that",
-)
-
-
 def task_tokens() -> dict[str, TaskTokens]:
-    """Every task's ``TaskTokens``, in the order of ``TASKS``, from where each task declares it."""
-    from resumebias_dagster.core.jd_audit.fit_task import FIT_TOKENS
-    from resumebias_dagster.core.jd_audit.judge import JUDGE_TOKENS
-    from resumebias_dagster.core.seniority.task import SENIORITY_TOKENS
-
-    return {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS)}
+    """Every task's ``TaskTokens``, in the order of ``TASKS`` (``core/models/task_tokens.py``)."""
+    return dict(TASK_TOKENS)
 
 
 def default_max_tokens() -> dict[str, int]:

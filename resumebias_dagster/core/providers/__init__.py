@@ -2,7 +2,7 @@
 
 - ``types``: ``ChatRequest``, ``ChatResult``, ``ProviderSettings``, the error kinds.
 - ``openai_client`` / ``google_client`` / ``anthropic_client``: the SDKs' async clients
-  (imported only when a model of that provider runs; ``base.make_client`` picks one).
+  (imported only when a model of that provider runs; ``registry.make_client`` picks one).
 - ``store``: ``ResponseStore``, one SQLite row per request key.
 - ``runner``: ``run_requests`` (store first, then only the missing calls) and ``RunStats``.
 - ``seniority``: the seniority task as prediction rows; ``estimate``: calls, tokens and

@@ -19,8 +19,9 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 
-from resumebias_dagster.core.providers.base import make_client, registered_secrets
+from resumebias_dagster.core.providers.base import registered_secrets
 from resumebias_dagster.core.providers.fanout import normalise, run_sync
+from resumebias_dagster.core.providers.registry import make_client
 from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, Secret, scrub
 
 PROBE_PROMPT = "Reply with the single word OK."

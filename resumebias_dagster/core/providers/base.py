@@ -301,20 +301,3 @@ class ProviderClient(ABC):
             if asyncio.iscoroutine(result):
                 await result
         await self._http.aclose()
-
-
-def make_client(settings: ProviderSettings, api_key: Secret | None, **kwargs: Any) -> ProviderClient:
-    """The client of ``settings.provider``; imports only that provider's SDK."""
-    if settings.provider == "openai":
-        from resumebias_dagster.core.providers.openai_client import OpenAIClient
-
-        return OpenAIClient(settings, api_key, **kwargs)
-    if settings.provider == "anthropic":
-        from resumebias_dagster.core.providers.anthropic_client import AnthropicClient
-
-        return AnthropicClient(settings, api_key, **kwargs)
-    if settings.provider == "google":
-        from resumebias_dagster.core.providers.google_client import GoogleClient
-
-        return GoogleClient(settings, api_key, **kwargs)
-    raise t.ProviderConfigError(f"model {settings.name!r}: unknown provider {settings.provider!r}")

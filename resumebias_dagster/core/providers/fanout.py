@@ -180,7 +180,7 @@ async def run_requests_async(
         prices = _Prices(settings, catalog_dir)
         own_client = client is None
         if own_client:
-            from resumebias_dagster.core.providers.base import make_client
+            from resumebias_dagster.core.providers.registry import make_client
 
             client = make_client(settings, api_key or settings.api_key(environ))
         owner = ClaimOwner.this_process()

@@ -16,13 +16,10 @@ import pandas as pd
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.parsing import parse_label
 from resumebias_dagster.core.common.prompts import seniority_prompt
-from resumebias_dagster.core.models.model_config import ModelSpec, TaskTokens
+from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
 from resumebias_dagster.core.tables import SeniorityPredictions, conform
 
-# The answer is one label word; the default leaves room for "Senior." or a short lead-in
-# ("Seniority level: mid") that the parser still reads.
-SENIORITY_TOKENS = TaskTokens("seniority", default=32, minimum=4, answer="one label word: junior, mid or senior")
 PROB_COLUMNS = tuple(f"p_{label}" for label in SENIORITY_LEVELS)
 VARIANT_COLUMNS = ("variant_kind", "original_idx", "variant", "true_seniority", "name", "text")
 

@@ -220,7 +220,7 @@ def test_vertex_ai_with_project_location_and_credentials(fake_server, settings_f
     from google.oauth2.credentials import Credentials
 
     from resumebias_dagster.core.providers import run_requests_async
-    from resumebias_dagster.core.providers.base import make_client
+    from resumebias_dagster.core.providers.registry import make_client
 
     server = fake_server("gemini", resolved_model="gemini-2.5-pro-002")
     # The models config sends Application Default Credentials only to Google's hosts

@@ -10,9 +10,8 @@ import yaml
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.jd_audit import judge as A
-from resumebias_dagster.core.jd_audit.fit_task import FIT_TOKENS, fit_requests
+from resumebias_dagster.core.jd_audit.fit_task import fit_requests
 from resumebias_dagster.core.models.model_config import (
-    GENERATION_TOKENS,
     ModelConfigError,
     load_judges,
     load_models,
@@ -20,10 +19,11 @@ from resumebias_dagster.core.models.model_config import (
     parse_models,
     task_tokens,
 )
+from resumebias_dagster.core.models.task_tokens import FIT_TOKENS, GENERATION_TOKENS, JUDGE_TOKENS, SENIORITY_TOKENS
 from resumebias_dagster.core.providers import ChatRequest, run_requests
 from resumebias_dagster.core.providers.alias_probe import probe_resolved_model
 from resumebias_dagster.core.providers.types import TASKS, ProviderConfigError, ProviderSettings
-from resumebias_dagster.core.seniority.task import SENIORITY_TOKENS, seniority_requests
+from resumebias_dagster.core.seniority.task import seniority_requests
 
 WIRES = ("openai", "anthropic", "gemini")
 LIMITS = {"seniority": 12, "fit": 700, "judge": 900, "generation": 3000}
@@ -129,7 +129,7 @@ def test_every_task_declares_a_default_that_holds_its_minimum():
     for task, limit in limits.items():
         assert limit.task == task and 1 <= limit.minimum <= limit.default, task
     assert limits["seniority"] is SENIORITY_TOKENS and limits["fit"] is FIT_TOKENS
-    assert limits["judge"] is A.JUDGE_TOKENS and limits["generation"] is GENERATION_TOKENS
+    assert limits["judge"] is JUDGE_TOKENS and limits["generation"] is GENERATION_TOKENS
 
 
 def test_a_fit_limit_of_16_is_refused_naming_the_entry():
@@ -203,7 +203,7 @@ def test_the_packaged_claude_entry_caps_only_the_label():
     spec = next(s for s in load_models("models.yaml", include_disabled=True) if s.name == "claude-sonnet")
     limits = ProviderSettings.from_spec(spec).max_tokens
     assert limits["seniority"] == 16
-    assert limits["fit"] == FIT_TOKENS.default and limits["judge"] == A.JUDGE_TOKENS.default
+    assert limits["fit"] == FIT_TOKENS.default and limits["judge"] == JUDGE_TOKENS.default
 
 
 def test_a_users_file_with_an_old_bare_limit_names_the_file(tmp_path):
