@@ -1,309 +1,34 @@
-"""Real HTTP servers on 127.0.0.1 that speak the providers' wire formats, for tests and benchmarks.
-
-One server speaks one wire format:
-
-- ``openai``: ``POST {base}/v1/chat/completions`` (OpenAI, OpenRouter, Groq, Mistral, vLLM ...)
-- ``anthropic``: ``POST {base}/v1/messages``
-- ``gemini``: ``POST {base}/{version}/...models/{model}:generateContent`` (Gemini API and Vertex)
-
-Each request is answered from a script (``server.script(reply, ...)``, first in first out),
-else by the fault profile (a seeded share of transient faults), else with an answer from
-``answer(request)``. Every request is counted at the server the moment it is read, so tests
-can assert exact call counts. The real SDK clients are pointed at ``server.base_url``.
-
-Run one in its own process for benchmarks (a process of its own keeps the client's event
-loop the only thing on its core)::
-
-    python -m resumebias_dagster.testing.fake_providers --wire openai --latency-s 0.2 --port-file p
-"""
+"""The fake provider server: one wire format on 127.0.0.1, in a background thread or its own process."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
 import random
-import re
 import signal
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-WIRES = ("openai", "anthropic", "gemini")
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 529: "Overloaded"}
-_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-_ANTHROPIC_TYPE = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                   404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+from resumebias_dagster.testing.fake_providers.replies import (
+    _ANTHROPIC_TYPE,
+    _GEMINI_STATUS,
+    _REASONS,
+    WIRES,
+    FakeRequest,
+    FaultProfile,
+    Reply,
+    Stats,
+    _default_answer,
+    answer,
+    slow,
+)
 
+_DOC = "Real HTTP servers on 127.0.0.1 that speak the providers' wire formats, for tests and benchmarks."
 
-@dataclass(frozen=True)
-class Reply:
-    """What the server does with one request. Build with the functions below."""
-
-    kind: str  # answer | status | error200 | reset | malformed
-    text: str | None = None
-    finish: str | None = None  # None (normal) | refusal | content_filter | empty
-    status: int = 200
-    message: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-    delay_s: float = 0.0
-    echo_key: bool = False
-
-
-def answer(text: str | None = None, delay_s: float = 0.0) -> Reply:
-    """A normal answer (``text`` None: the server's ``answer`` function decides)."""
-    return Reply("answer", text=text, delay_s=delay_s)
-
-
-def refusal(delay_s: float = 0.0) -> Reply:
-    return Reply("answer", finish="refusal", delay_s=delay_s)
-
-
-def content_filter() -> Reply:
-    return Reply("answer", finish="content_filter")
-
-
-def empty() -> Reply:
-    return Reply("answer", text="", finish="empty")
-
-
-def status(code: int, message: str = "scripted error", retry_after: float | None = None,
-           retry_after_ms: float | None = None, delay_s: float = 0.0) -> Reply:
-    headers = []
-    if retry_after is not None:
-        headers.append(("retry-after", f"{retry_after:g}"))
-    if retry_after_ms is not None:
-        headers.append(("retry-after-ms", f"{retry_after_ms:g}"))
-    return Reply("status", status=code, message=message, headers=tuple(headers), delay_s=delay_s)
-
-
-def rate_limited(retry_after: float = 0.01) -> Reply:
-    """429 with a Retry-After in seconds (fractions allowed, as the SDKs accept them)."""
-    return status(429, "rate limit reached, slow down", retry_after=retry_after)
-
-
-def server_error(code: int = 500, retry_after_ms: float | None = 5) -> Reply:
-    """5xx; a short retry-after-ms keeps the SDKs' backoff (0.5 s and up) out of fast tests."""
-    return status(code, "the server had an error", retry_after_ms=retry_after_ms)
-
-
-def auth_error(echo_key: bool = True) -> Reply:
-    """401 whose message repeats the presented key, as OpenAI's does (clients must scrub it)."""
-    return Reply("status", status=401, message="Incorrect API key provided: ", echo_key=echo_key)
-
-
-def error_in_200(code: int = 502, message: str = "upstream provider overloaded") -> Reply:
-    """HTTP 200 whose body is an error object, as OpenRouter reports some upstream failures."""
-    return Reply("error200", status=code, message=message)
-
-
-def slow(delay_s: float, then: Reply | None = None) -> Reply:
-    """Answer only after ``delay_s`` (past the client's timeout, the client gives up first)."""
-    base = then or answer()
-    return Reply(base.kind, base.text, base.finish, base.status, base.message, base.headers, delay_s, base.echo_key)
-
-
-def reset() -> Reply:
-    """Read the request, then drop the connection without a response."""
-    return Reply("reset")
-
-
-def malformed() -> Reply:
-    """200 with a body that is not JSON."""
-    return Reply("malformed")
-
-
-@dataclass(frozen=True)
-class FaultProfile:
-    """Each request fails with probability ``rate``, the fault drawn from ``kinds``."""
-
-    rate: float = 0.2
-    kinds: tuple[str, ...] = ("rate_limited", "server_error", "unavailable", "reset")
-    retry_after_s: float = 0.01
-    timeout_delay_s: float = 1.0
-    seed: int = 0
-
-    def reply(self, rng: random.Random) -> Reply | None:
-        if rng.random() >= self.rate:
-            return None
-        kind = rng.choice(self.kinds)
-        if kind == "rate_limited":
-            return rate_limited(self.retry_after_s)
-        if kind == "server_error":
-            return server_error(500, retry_after_ms=self.retry_after_s * 1000)
-        if kind == "unavailable":
-            return server_error(503, retry_after_ms=self.retry_after_s * 1000)
-        if kind == "reset":
-            return reset()
-        if kind == "timeout":
-            return slow(self.timeout_delay_s)
-        raise ValueError(f"unknown fault kind {kind!r}")
-
-
-@dataclass
-class FakeRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    prompt: str = ""
-    model: str = ""
-    api_key: str | None = None
-    logprobs: int = 0
-
-
-@dataclass
-class Stats:
-    requests: int = 0
-    outcomes: Counter = field(default_factory=Counter)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"requests": self.requests, "outcomes": dict(self.outcomes), "cpu_s": round(time.process_time(), 3)}
-
-
-def _default_answer(request: FakeRequest) -> str:
-    return "mid"
-
-
-# --------------------------------------------------------------------------- structured résumés
-
-_LEVEL_ASKED = re.compile(r"for an? (junior|mid|senior)-level professional")
-_TODAY_GIVEN = re.compile(r"Today is (\d{4})-(\d{2})")
-_PEOPLE = [("Rowan", "Castellano"), ("Quinn", "Okafor"), ("Harper", "Lindqvist"), ("Emerson", "Varga"),
-           ("Sawyer", "Mbeki"), ("Marlow", "Tanaka"), ("Reese", "Albescu"), ("Tatum", "Ferreira"),
-           ("Lennox", "Haddad"), ("Arden", "Kowalczyk"), ("Blair", "Nakamura"), ("Oakley", "Ruiz")]
-_CITIES = [("Denver, CO", 303), ("Raleigh, NC", 919), ("Columbus, OH", 614), ("Boise, ID", 208),
-           ("Omaha, NE", 402), ("Tampa, FL", 813)]
-# Per occupation: titles (oldest to newest), employers, schools, degrees, skills, bullets.
-_TRADES = {
-    "software_engineer": {
-        "noun": "Software engineer", "work": "backend services and developer tooling",
-        "titles": ["Software Engineer", "Software Engineer II", "Staff Software Engineer", "Principal Engineer"],
-        "intern": "Software Engineering Intern",
-        "employers": ["Northwind Analytics", "Bluebird Payments", "Cobalt Health Systems", "Harborline Logistics",
-                      "Quarry Labs", "Tidewater Insurance"],
-        "schools": ["University of Colorado Boulder", "Ohio State University", "Georgia Institute of Technology"],
-        "degrees": ["B.S. Computer Science", "M.S. Computer Science"],
-        "skills": ["Python", "Go", "PostgreSQL", "Kubernetes", "AWS", "Terraform", "gRPC", "Kafka"],
-        "bullets": ["Built a payments reconciliation service in Go that processes 2M events per day.",
-                    "Cut p95 API latency by 38% by adding read replicas and query caching.",
-                    "Migrated 14 services from VMs to Kubernetes with zero customer-facing downtime.",
-                    "Designed the internal feature-flag service used by 9 product teams.",
-                    "Wrote integration tests that raised coverage of the billing code from 41% to 83%.",
-                    "Led the on-call rotation redesign, reducing pages per week from 30 to 8.",
-                    "Reviewed pull requests and coached two new hires through their first quarter.",
-                    "Automated database schema migrations in the CI pipeline."],
-    },
-    "data_analyst": {
-        "noun": "Data analyst", "work": "reporting and experimentation",
-        "titles": ["Data Analyst", "Data Analyst II", "Analytics Lead", "Director of Analytics"],
-        "intern": "Business Intelligence Intern",
-        "employers": ["Meridian Retail Group", "Summit Credit Union", "Greenfield Foods", "Atlas Freight",
-                      "Lumen Media", "Cedar Health Partners"],
-        "schools": ["University of Minnesota", "Purdue University", "University of Arizona"],
-        "degrees": ["B.S. Statistics", "M.S. Business Analytics"],
-        "skills": ["SQL", "Python", "Tableau", "dbt", "Looker", "A/B testing", "Excel", "Snowflake"],
-        "bullets": ["Built the weekly revenue dashboard read by 40 managers across 6 regions.",
-                    "Designed and analysed 25 pricing experiments, adding 3% to gross margin.",
-                    "Rebuilt 60 legacy reports as dbt models with documented definitions.",
-                    "Forecast store staffing needs, cutting overtime hours by 12%.",
-                    "Trained 15 colleagues in SQL through a six-week internal course.",
-                    "Automated the monthly board pack, saving 3 analyst days per month."],
-    },
-}
-
-
-def _month_text(index: int) -> str:
-    return f"{index // 12}-{index % 12 + 1:02d}"
-
-
-def structured_resume(level: str, person: int, occupation: str, today: int, variant: int = 0) -> dict[str, Any]:
-    """A realistic résumé as the structured generation prompt of ``core/seniority/llm_generation.py``
-    asks for it: contiguous positions ending now, a degree just before the first one, the
-    summary's years matching the positions. ``today`` counts months from year 0."""
-    trade = _TRADES[occupation]
-    rng = random.Random(f"{level}|{person}|{occupation}|{variant}")
-    first, last = _PEOPLE[person % len(_PEOPLE)]
-    city, area = _CITIES[(person + variant) % len(_CITIES)]
-    lengths = {"junior": [rng.randint(9, 20)],
-               "mid": [rng.randint(20, 30), rng.randint(24, 40)],
-               "senior": [rng.randint(24, 36), rng.randint(30, 44), rng.randint(30, 48), rng.randint(20, 30)]}[level]
-    title_of = {"junior": [0], "mid": [0, 1], "senior": [0, 1, 2, 3]}[level]
-    employers = rng.sample(trade["employers"], len(lengths) + 1)
-    bullets = itertools.cycle(rng.sample(trade["bullets"], len(trade["bullets"])))
-    positions, end = [], today
-    for k, length in enumerate(reversed(lengths)):
-        start = end - length + 1
-        positions.append({
-            "title": trade["titles"][title_of[len(lengths) - 1 - k]], "employer": employers[k],
-            "city": city if k == 0 else rng.choice(_CITIES)[0], "start": _month_text(start),
-            "end": "Present" if k == 0 else _month_text(end),
-            "bullets": [next(bullets) for _ in range(3 if k else 4)],
-        })
-        end = start - 1
-    career_start = end + 1
-    degree_year = career_start // 12 - (1 if career_start % 12 < 5 else 0)
-    education = [{"degree": trade["degrees"][0], "school": rng.choice(trade["schools"]), "year": degree_year}]
-    if level == "senior":
-        schools = [s for s in trade["schools"] if s != education[0]["school"]]
-        education = [{"degree": trade["degrees"][1], "school": schools[0], "year": degree_year},
-                     {"degree": trade["degrees"][0], "school": schools[1], "year": degree_year - 2}]
-    if level == "junior":
-        positions.append({"title": trade["intern"], "employer": employers[-1], "city": rng.choice(_CITIES)[0],
-                          "start": f"{degree_year - 1}-06", "end": f"{degree_year - 1}-08",
-                          "bullets": [next(bullets) for _ in range(2)]})
-    years = (today - career_start + 1) // 12
-    phrase = "less than one year" if years == 0 else "1 year" if years == 1 else f"{years} years"
-    return {
-        "name": f"{first} {last}",
-        "contact": {"email": f"{first.lower()}.{last.lower()}@example.com",
-                    "phone": f"({area}) 555-01{person % 100:02d}", "city": city,
-                    "linkedin": f"linkedin.com/in/{first.lower()}-{last.lower()}" if person % 2 else ""},
-        "summary": f"{trade['noun']} with {phrase} of professional experience in {trade['work']}. "
-                   "Known for careful documentation and dependable delivery.",
-        "positions": positions,
-        "education": education,
-        "skills": rng.sample(trade["skills"], 6),
-        "certifications": ["AWS Certified Developer"] if occupation == "software_engineer" and person % 3 == 0 else [],
-        "occupation": occupation,
-        "seniority": level,
-    }
-
-
-def structured_resume_answers(
-    occupations: tuple[str, ...] = ("software_engineer", "data_analyst"),
-    fallback: Callable[[FakeRequest], str] = _default_answer,
-) -> Callable[[FakeRequest], str]:
-    """An ``answer`` for ``FakeProviderServer`` that writes a realistic JSON résumé
-    (``structured_resume``) for each structured generation prompt, every other one in a
-    ```json fence as chat models often add; other prompts go to ``fallback``. The k-th
-    résumé of a level has ``occupations[k % len]``, whatever order concurrent calls arrive in."""
-    lock = threading.Lock()
-    people = itertools.count()
-    per_level: Counter = Counter()
-
-    def answer(request: FakeRequest) -> str:
-        level = _LEVEL_ASKED.search(request.prompt)
-        today = _TODAY_GIVEN.search(request.prompt)
-        if not (level and today and '"positions"' in request.prompt):
-            return fallback(request)
-        with lock:
-            person, k = next(people), per_level[level.group(1)]
-            per_level[level.group(1)] += 1
-        now = int(today.group(1)) * 12 + int(today.group(2)) - 1
-        text = json.dumps(structured_resume(level.group(1), person, occupations[k % len(occupations)], now, k),
-                          indent=2)
-        return f"```json\n{text}\n```" if person % 2 else text
-
-    return answer
 
 
 class FakeProviderServer:
@@ -625,7 +350,7 @@ def _openai_logprob(text: str, k: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=_DOC.split("\n\n")[0])
     parser.add_argument("--wire", choices=WIRES, default="openai")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")

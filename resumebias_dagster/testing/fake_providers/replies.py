@@ -1,0 +1,147 @@
+"""What a fake provider server answers: scripted replies, fault profiles, the requests it saw."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+WIRES = ("openai", "anthropic", "gemini")
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Unavailable", 529: "Overloaded"}
+_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_ANTHROPIC_TYPE = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                   404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server does with one request. Build with the functions below."""
+
+    kind: str  # answer | status | error200 | reset | malformed
+    text: str | None = None
+    finish: str | None = None  # None (normal) | refusal | content_filter | empty
+    status: int = 200
+    message: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    delay_s: float = 0.0
+    echo_key: bool = False
+
+
+def answer(text: str | None = None, delay_s: float = 0.0) -> Reply:
+    """A normal answer (``text`` None: the server's ``answer`` function decides)."""
+    return Reply("answer", text=text, delay_s=delay_s)
+
+
+def refusal(delay_s: float = 0.0) -> Reply:
+    return Reply("answer", finish="refusal", delay_s=delay_s)
+
+
+def content_filter() -> Reply:
+    return Reply("answer", finish="content_filter")
+
+
+def empty() -> Reply:
+    return Reply("answer", text="", finish="empty")
+
+
+def status(code: int, message: str = "scripted error", retry_after: float | None = None,
+           retry_after_ms: float | None = None, delay_s: float = 0.0) -> Reply:
+    headers = []
+    if retry_after is not None:
+        headers.append(("retry-after", f"{retry_after:g}"))
+    if retry_after_ms is not None:
+        headers.append(("retry-after-ms", f"{retry_after_ms:g}"))
+    return Reply("status", status=code, message=message, headers=tuple(headers), delay_s=delay_s)
+
+
+def rate_limited(retry_after: float = 0.01) -> Reply:
+    """429 with a Retry-After in seconds (fractions allowed, as the SDKs accept them)."""
+    return status(429, "rate limit reached, slow down", retry_after=retry_after)
+
+
+def server_error(code: int = 500, retry_after_ms: float | None = 5) -> Reply:
+    """5xx; a short retry-after-ms keeps the SDKs' backoff (0.5 s and up) out of fast tests."""
+    return status(code, "the server had an error", retry_after_ms=retry_after_ms)
+
+
+def auth_error(echo_key: bool = True) -> Reply:
+    """401 whose message repeats the presented key, as OpenAI's does (clients must scrub it)."""
+    return Reply("status", status=401, message="Incorrect API key provided: ", echo_key=echo_key)
+
+
+def error_in_200(code: int = 502, message: str = "upstream provider overloaded") -> Reply:
+    """HTTP 200 whose body is an error object, as OpenRouter reports some upstream failures."""
+    return Reply("error200", status=code, message=message)
+
+
+def slow(delay_s: float, then: Reply | None = None) -> Reply:
+    """Answer only after ``delay_s`` (past the client's timeout, the client gives up first)."""
+    base = then or answer()
+    return Reply(base.kind, base.text, base.finish, base.status, base.message, base.headers, delay_s, base.echo_key)
+
+
+def reset() -> Reply:
+    """Read the request, then drop the connection without a response."""
+    return Reply("reset")
+
+
+def malformed() -> Reply:
+    """200 with a body that is not JSON."""
+    return Reply("malformed")
+
+
+@dataclass(frozen=True)
+class FaultProfile:
+    """Each request fails with probability ``rate``, the fault drawn from ``kinds``."""
+
+    rate: float = 0.2
+    kinds: tuple[str, ...] = ("rate_limited", "server_error", "unavailable", "reset")
+    retry_after_s: float = 0.01
+    timeout_delay_s: float = 1.0
+    seed: int = 0
+
+    def reply(self, rng: random.Random) -> Reply | None:
+        if rng.random() >= self.rate:
+            return None
+        kind = rng.choice(self.kinds)
+        if kind == "rate_limited":
+            return rate_limited(self.retry_after_s)
+        if kind == "server_error":
+            return server_error(500, retry_after_ms=self.retry_after_s * 1000)
+        if kind == "unavailable":
+            return server_error(503, retry_after_ms=self.retry_after_s * 1000)
+        if kind == "reset":
+            return reset()
+        if kind == "timeout":
+            return slow(self.timeout_delay_s)
+        raise ValueError(f"unknown fault kind {kind!r}")
+
+
+@dataclass
+class FakeRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    prompt: str = ""
+    model: str = ""
+    api_key: str | None = None
+    logprobs: int = 0
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    outcomes: Counter = field(default_factory=Counter)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"requests": self.requests, "outcomes": dict(self.outcomes), "cpu_s": round(time.process_time(), 3)}
+
+
+def _default_answer(request: FakeRequest) -> str:
+    return "mid"
