@@ -29,7 +29,8 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _analyze(args: argparse.Namespace) -> int:
     from resumebias_dagster.core.seniority.importer import PredictionFileError, read_prediction_files
-    from resumebias_dagster.core.seniority.metrics import analysis_json, format_report
+    from resumebias_dagster.core.seniority.metrics import analysis_json
+    from resumebias_dagster.core.seniority.report import format_report
 
     try:
         predictions = read_prediction_files(args.paths)

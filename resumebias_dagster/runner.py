@@ -68,7 +68,7 @@ def run_study(out=sys.stdout) -> int:
 
     from resumebias_dagster.automation import model_jd_tags, model_tags
     from resumebias_dagster.core.models.model_config import models_file
-    from resumebias_dagster.core.seniority.metrics import format_report
+    from resumebias_dagster.core.seniority.report import format_report
     from resumebias_dagster.definitions import defs
     from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 

@@ -6,11 +6,8 @@ import pandas as pd
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.seniority.importer import combine_predictions
-from resumebias_dagster.core.seniority.metrics import (
-    bias_summary,
-    format_markdown,
-    group_metrics,
-)
+from resumebias_dagster.core.seniority.metrics import bias_summary, group_metrics
+from resumebias_dagster.core.seniority.report import format_markdown
 from resumebias_dagster.schemas import (
     SeniorityBiasSummaryType,
     SeniorityGroupMetricsType,
@@ -51,8 +48,7 @@ def seniority_bias_summary(
     (the same figure for identical texts: sampling noise alone), the name scope, and the
     snapshots they describe."""
     predictions = analysed_predictions(seniority_predictions, imported_predictions)
-    df = bias_summary(predictions)
-    df["resolved_models"] = df["model"].map(snapshots_of(predictions)).astype(object)
+    df = bias_summary(predictions, snapshots=snapshots_of(predictions))
     context.add_output_metadata(
         table_metadata(df, preview_rows=30, report=dg.MetadataValue.md(format_markdown(predictions) or "(no predictions)"))
     )

@@ -15,11 +15,10 @@ from resumebias_dagster.core.seniority.metrics import (
     GROUP_METRICS_COLUMNS,
     analysis_json,
     bias_summary,
-    format_markdown,
-    format_report,
     group_metrics,
     validate_predictions,
 )
+from resumebias_dagster.core.seniority.report import format_markdown, format_report
 
 CM, CF, AAM, AAF = DEMOGRAPHICS
 
@@ -251,7 +250,7 @@ def test_bias_readings_at_the_threshold():
     s = bias_summary(pd.DataFrame(rows)).iloc[0]
     assert s.racial_bias == pytest.approx(0.05) and s.gender_bias == pytest.approx(0.05)
     assert s.extreme_bias == pytest.approx(0.1)
-    # Exactly +0.05 is not beyond the threshold (the seed compares with ">").
+    # Exactly +0.05 is not beyond the threshold (the seniority study compares with ">").
     assert (s.racial_reading, s.gender_reading) == ("no_significant_bias", "no_significant_bias")
     assert s.extreme_reading == "favors_caucasian_male"
     assert s.n_inconsistent == 1 and s.inconsistency_rate == pytest.approx(0.1)
@@ -567,7 +566,7 @@ def _runs_table(kind, runs_by_text, truth="mid", model="m", **extra):
 
 
 def retest_reference(df: pd.DataFrame) -> dict:
-    """The inconsistency floor by enumeration: the seed's rule (all valid, not all equal) on
+    """The inconsistency floor by enumeration: the seniority study's rule (all valid, not all equal) on
     every V-subset of the runs of each (original, variant), V = the experiment's variants."""
     import itertools
 
@@ -791,3 +790,25 @@ def test_a_bad_name_scope_is_refused_naming_the_row():
             "column 'name_scope' must be one of everywhere, first_line or empty; 1 row(s) do not, first at row 3 "
             "(value 'whole_text')")):
         bias_summary(bad)
+
+
+def test_no_predictions_give_the_declared_tables_typed_and_empty():
+    from resumebias_dagster.core.tables import (
+        SeniorityBiasSummary,
+        SeniorityGroupMetrics,
+        SeniorityPredictions,
+        columns,
+        empty_table,
+    )
+
+    empty = empty_table(SeniorityPredictions)
+    for table, model in ((group_metrics(empty), SeniorityGroupMetrics), (bias_summary(empty), SeniorityBiasSummary)):
+        assert list(table.columns) == columns(model) and table.empty
+        model.validate(table)
+
+
+def test_snapshots_name_each_models_resolved_models():
+    df = pd.DataFrame(_rows("demographic", "m", 0, 0, "mid", ["mid"] * 4, list(DEMOGRAPHICS)))
+    summary = bias_summary(df, snapshots={"m": "m-2026-01-01"})
+    assert summary["resolved_models"].tolist() == ["m-2026-01-01"]
+    assert bias_summary(df)["resolved_models"].isna().all()
