@@ -1,4 +1,4 @@
-"""Benchmark of core/seniority/metrics.py against the seed notebook's per-résumé loops.
+"""Benchmark of core/seniority/metrics/ against the seniority notebooks' per-résumé loops.
 
 (a) group_metrics + bias_summary + analysis_json on ~1,000,000 synthetic
     predictions (5 models x both experiments x 5 runs), 3 of the 5 models with
@@ -106,7 +106,7 @@ def synthetic_predictions(n_rows: int, seed: int = SEED) -> pd.DataFrame:
 
 
 def seed_loop_tables(df: pd.DataFrame) -> tuple[dict, dict]:
-    """The seed notebook's analysis, loops and all, extended to experiments and runs.
+    """The seniority notebooks' analysis, loops and all, extended to experiments and runs.
 
     Returns ({(model, kind, group_kind, group): {metric: value}},
              {(model, kind): {"n_inconsistent", "inconsistency_rate", biases}}).

@@ -13,6 +13,7 @@ import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
 from resumebias_dagster.core.common.labels import (
+    CONFIDENCES,
     DEMOGRAPHICS,
     NAME_SCOPES,
     PREDICTION_VALUES,
@@ -20,11 +21,9 @@ from resumebias_dagster.core.common.labels import (
     SIMILARITY_MEASURES,
     STYLES,
     VARIANT_KINDS,
+    VERDICTS,
 )
 
-# The judge's vocabulary (core/jd_audit/judge.py builds its prompts and parser from the same words).
-_VERDICTS = ("bias", "justified", "mixed")
-_CONFIDENCES = ("high", "medium", "low")
 FORBIDDEN_SENIORITY_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 READINGS = [
     "no_significant_bias",
@@ -573,17 +572,17 @@ class AuditVerdicts(pa.DataFrameModel):
     samples_coincide: Series[bool]
     self_judging: Series[bool]
     # The headline: the typical sample's verdict.
-    verdict: Series[str] = pa.Field(nullable=True, isin=list(_VERDICTS))
-    verdict_first: Series[str] = pa.Field(nullable=True, isin=list(_VERDICTS))
-    confidence_first: Series[str] = pa.Field(nullable=True, isin=list(_CONFIDENCES))
+    verdict: Series[str] = pa.Field(nullable=True, isin=list(VERDICTS))
+    verdict_first: Series[str] = pa.Field(nullable=True, isin=list(VERDICTS))
+    confidence_first: Series[str] = pa.Field(nullable=True, isin=list(CONFIDENCES))
     rationale_first: Series[str] = pa.Field(nullable=True)
     bias_signals_first: Series[str] = pa.Field(nullable=True)
     non_verbatim_first: Series[str] = pa.Field(nullable=True)
     n_signals_first: Series[int] = pa.Field(ge=0)
     n_non_verbatim_first: Series[int] = pa.Field(ge=0)
     error_first: Series[str] = pa.Field(nullable=True)
-    verdict_typical: Series[str] = pa.Field(nullable=True, isin=list(_VERDICTS))
-    confidence_typical: Series[str] = pa.Field(nullable=True, isin=list(_CONFIDENCES))
+    verdict_typical: Series[str] = pa.Field(nullable=True, isin=list(VERDICTS))
+    confidence_typical: Series[str] = pa.Field(nullable=True, isin=list(CONFIDENCES))
     rationale_typical: Series[str] = pa.Field(nullable=True)
     bias_signals_typical: Series[str] = pa.Field(nullable=True)
     non_verbatim_typical: Series[str] = pa.Field(nullable=True)

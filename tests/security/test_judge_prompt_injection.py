@@ -1,4 +1,4 @@
-"""Untrusted text on its way to the LLM judge (core/jd_audit/judge.py, catalog/prompts/judge_*.txt).
+"""Untrusted text on its way to the LLM judge (core/jd_audit/judge/, catalog/prompts/judge_*.txt).
 
 The judge reads evaluations written by the screener under audit, which itself read a
 résumé that may carry adversarial text. Whatever an evaluation says (a forged section

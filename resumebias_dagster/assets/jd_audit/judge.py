@@ -35,10 +35,8 @@ from resumebias_dagster.schemas import (
     AuditorStabilityMatrixType,
     AuditorStabilityType,
     AuditVerdictsType,
-    CrossJudgeAgreement,
     CrossJudgeAgreementType,
     JudgeVsEffectsType,
-    empty_table,
 )
 
 NO_JUDGE = (
@@ -129,7 +127,6 @@ def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.Data
 def cross_judge_agreement(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame) -> pd.DataFrame:
     """With a second judge: agreement and Cohen's kappa of the two judges' headline verdicts per model."""
     df = compute_agreement(audit_verdicts)
-    df = df.astype(empty_table(CrossJudgeAgreement).dtypes.to_dict()) if len(df) else empty_table(CrossJudgeAgreement)
     context.add_output_metadata(table_metadata(df))
     return df
 

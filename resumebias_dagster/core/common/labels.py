@@ -30,3 +30,6 @@ def gender_of(demographic: str) -> str:
 NAME_SCOPES = ("everywhere", "first_line")
 # How the versions of one résumé are compared for similarity (notebook 004).
 SIMILARITY_MEASURES = ("tfidf", "minilm")
+# The judge's verdict on a cell, in the order of study 003's stability matrix, and its confidence.
+VERDICTS = ("bias", "justified", "mixed")
+CONFIDENCES = ("high", "medium", "low")

@@ -13,7 +13,7 @@ where a file lacks them) so that files of both formats concatenate into one
 schema.
 
 The optional label distribution ``p_junior, p_mid, p_senior`` (see
-``core/seniority/metrics.py``) comes as all three columns or none; each row gives all
+``core/seniority/metrics/``) comes as all three columns or none; each row gives all
 three probabilities (numbers from 0 to 1 summing to 1 within ``DIST_TOLERANCE``)
 or none (empty or ``nan``). They become float64 columns.
 
@@ -423,6 +423,6 @@ def read_prediction_files(paths: PathLike | Iterable[PathLike]) -> pd.DataFrame:
         # safety net, and its message (which may quote values) is not passed on.
         raise PredictionFileError(
             paths[0] if len(paths) == 1 else None,
-            "the predictions do not pass the metrics' validation (core/seniority/metrics.py validate_predictions)"
+            "the predictions do not pass the metrics' validation (core/seniority/metrics/ validate_predictions)"
             + ("" if len(paths) == 1 else f" in {', '.join(map(str, paths))}"),
         ) from None

@@ -72,7 +72,7 @@ def test_unknown_prompt_is_a_catalog_error():
 
 
 # --------------------------------------------------------------------------- judge templates
-# The three judge templates (core/jd_audit/judge.py renders them): each renders with a sample cell, holds
+# The three judge templates (core/jd_audit/judge/ renders them): each renders with a sample cell, holds
 # the rubric decided against re-cinq's (the reasons are its header comment), and leaves no
 # placeholder unrendered.
 

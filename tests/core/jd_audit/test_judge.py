@@ -1,4 +1,4 @@
-"""The LLM-as-judge audit (core/jd_audit/judge.py) without a provider: cell selection, prompts,
+"""The LLM-as-judge audit (core/jd_audit/judge/) without a provider: cell selection, prompts,
 strict verdict parsing, the verbatim check, families, the judges config, and the
 stability, cross-judge and judge-vs-effects tables on hand-made verdicts."""
 
@@ -483,7 +483,7 @@ def test_kappa_matches_statsmodels():
 
 
 def test_auditor_stability_reproduces_seed_003():
-    # Seed 003's matrix: 922 of 1996 cells disagree (46.19%), bias->justified 591 against
+    # Study 003's matrix: 922 of 1996 cells disagree (46.19%), bias->justified 591 against
     # justified->bias 300 (1.97x), 2934 coinciding cells excluded.
     counts = {("bias", "bias"): 697, ("bias", "justified"): 591, ("bias", "mixed"): 9,
               ("justified", "bias"): 300, ("justified", "justified"): 377, ("justified", "mixed"): 10,
@@ -568,3 +568,15 @@ def test_judge_vs_effects_on_a_hand_made_table():
     r2 = table_.set_index("model").loc["m2"]
     assert (r2.n_unverbalised_bias, r2.unverbalised_bias_rate) == (1, 1.0)
     assert r2.n_judged_bias == 0 and np.isnan(r2.bias_on_noise_rate)
+
+
+def test_no_verdicts_give_the_declared_tables_typed_and_empty():
+    from resumebias_dagster.core import tables as T
+
+    verdicts = T.empty_table(T.AuditVerdicts)
+    matrix, stability = A.auditor_stability(verdicts)
+    for table, model in ((stability, T.AuditorStability), (matrix, T.AuditorStabilityMatrix),
+                         (A.cross_judge_agreement(verdicts), T.CrossJudgeAgreement),
+                         (A.judge_vs_effects(verdicts, T.empty_table(T.FitEffects)), T.JudgeVsEffects)):
+        assert list(table.columns) == T.columns(model) and table.empty
+        model.validate(table)

@@ -37,7 +37,7 @@ def received_max_tokens(wire, body):
 
 
 def judge_cell_requests():
-    """The judge's requests for one cell, built by core/jd_audit/judge.py as the audit builds them."""
+    """The judge's requests for one cell, built by core/jd_audit/judge/ as the audit builds them."""
     rows = []
     for variant, scores in (("baseline", [7, 6]), ("firstName_wei_chen", [5, 6])):
         axis, _, level = variant.partition("_")

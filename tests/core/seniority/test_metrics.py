@@ -1,4 +1,4 @@
-"""core/seniority/metrics.py on small tables whose every figure is worked out by hand below."""
+"""core/seniority/metrics/ on small tables whose every figure is worked out by hand below."""
 
 import json
 import math
