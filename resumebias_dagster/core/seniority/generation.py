@@ -7,7 +7,7 @@ never appear. All vocabulary lives in the catalog (``occupations.yaml``, ``emplo
 
 The facts of a résumé (``ResumeContent``) are written by ``render_resume``, the one renderer
 of both generators: this template and a provider model's structured answer
-(``core/seniority/llm_generation.py``), so the probe edits of ``core/jd_audit/probes.py`` parse either.
+(``core/seniority/llm_generation.py``), so the probe edits of ``core/jd_audit/probes/`` parse either.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ contact, summary, positions (title, employer, city, start, end, bullets), educat
 school, year), skills, certifications, an occupation code of the catalog and the seniority.
 ``resume_from_answer`` validates it strictly and ``core.seniority.generation.render_resume`` writes it,
 the offline generator's own renderer, so the probe edits and checks of the job-description
-audit (``core/jd_audit/probes.py``) work on generated résumés as on the template's. The rewrites
+audit (``core/jd_audit/probes/``) work on generated résumés as on the template's. The rewrites
 (``resume_overstated.txt``, ``resume_understated.txt``) stay free text: they append the
 résumé after the instructions.
 

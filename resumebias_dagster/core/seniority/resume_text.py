@@ -66,7 +66,7 @@ def month_label(index: int | None) -> str:
 
 
 def render_resume(content: ResumeContent) -> str:
-    """The résumé text in the one layout every probe edit parses (``core/jd_audit/probes.py``): the
+    """The résumé text in the one layout every probe edit parses (``core/jd_audit/probes/``): the
     name line, the contact line ``email | phone | City, ST | linkedin``, then SUMMARY,
     EXPERIENCE (``Title`` then ``Employer | City | Mon YYYY – Mon YYYY|Present``, an optional
     description line and ``- `` bullets), EDUCATION (``Degree`` then ``School | YYYY``) and

@@ -1,4 +1,4 @@
-"""Single-signal probe variants (core/jd_audit/probes.py, catalog/probe_axes.yaml)."""
+"""Single-signal probe variants (core/jd_audit/probes/, catalog/probe_axes.yaml)."""
 
 import re
 import shutil
@@ -186,7 +186,7 @@ def test_timeline_problems_name_what_is_wrong(variants, base):
     rid = senior_id(base)
     baseline = text_of(variants, rid, BASELINE)
     degree = re.search(r"\| (\d{4})$", baseline.split("EDUCATION")[1], re.M).group(1)
-    # Seed 003's edit: only the degree year moves, leaving decades unexplained before the first job.
+    # Study 003's edit: only the degree year moves, leaving decades unexplained before the first job.
     assert any("between the degree (1990)" in p for p in timeline_problems(baseline.replace(f"| {degree}", "| 1990")))
     present = re.search(r"\| ([A-Z][a-z]{2} \d{4}) – Present", baseline).group(1)
     assert any("unexplained gap" in p and "after" in p
@@ -221,7 +221,7 @@ def test_the_check_fails_on_an_inconsistent_timeline_and_on_a_missing_level(vari
 
     problems = broken("careerGap_unexplained", old_gap)
     assert problems["problem"].str.contains("total experience changed|timeline:").any(), problems.to_string()
-    # Seed 003's graduation-year edit: the degree year alone.
+    # Study 003's graduation-year edit: the degree year alone.
     degree = re.search(r"\| (\d{4})$", baseline.split("EDUCATION")[1], re.M).group(1)
     seed_edit = broken("graduationYear_1998", lambda t: baseline.replace(f"| {degree}", "| 1998"))
     assert seed_edit["problem"].str.contains("timeline: unexplained gap").any(), seed_edit.to_string()

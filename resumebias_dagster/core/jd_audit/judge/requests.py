@@ -81,7 +81,7 @@ _BLINDED = {
 
 
 def _change_text(axis: Any, level: str, value: Any) -> str:
-    """What one probe level changed, in words, by the edit that wrote it (core/jd_audit/probes.py)."""
+    """What one probe level changed, in words, by the edit that wrote it (core/jd_audit/probes/)."""
     edit = axis.edit
     if edit == "person_name":
         return (f"the candidate's name was changed from the baseline's to '{value}' "

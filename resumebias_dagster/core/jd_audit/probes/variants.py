@@ -1,0 +1,205 @@
+"""Probe variants of the base résumés, and the check that each changes its one signal and nothing else."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable
+from typing import Any
+
+import pandas as pd
+
+from resumebias_dagster.core.common.diffing import tokens, unexplained_changes
+from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
+from resumebias_dagster.core.jd_audit.probes.edits import _EDITS
+from resumebias_dagster.core.jd_audit.probes.layout import _Layout, _parse, timeline_problems
+from resumebias_dagster.core.jd_audit.probes.terms import (
+    AXES_FILE,
+    BASELINE,
+    INTERESTS,
+    PROBLEM_COLUMNS,
+    VARIANT_COLUMNS,
+    Axis,
+    CatalogDir,
+    ProbeAxes,
+    Signal,
+)
+
+# --------------------------------------------------------------------------- public
+
+
+def with_baseline_additions(text: str, interests: str) -> str:
+    """The arm's baseline: ``text`` plus an INTERESTS section when ``interests`` is set."""
+    if not interests:
+        return text
+    return f"{text.rstrip()}\n\n{INTERESTS}\n{interests}\n"
+
+
+def _spec(axes: ProbeAxes | Iterable[str] | None, catalog_dir: CatalogDir) -> ProbeAxes:
+    if isinstance(axes, ProbeAxes):
+        return axes
+    spec = load_probe_axes(catalog_dir)
+    if isinstance(axes, str):
+        axes = [axes]
+    return spec if axes is None else spec.select(axes)
+
+
+def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any) -> Signal | None:
+    try:
+        signal = _EDITS[axis.edit][0](layout, axis.levels[level], axis)
+    except ValueError as exc:
+        raise ValueError(f"probe variant {axis.id}_{level} of résumé {resume_id}: {exc}") from exc
+    if signal is not None and signal.lines == layout.lines:
+        return None
+    return signal
+
+
+# The default arm of the audit (the ``probe_variants`` asset's config): one mid-level
+# software engineer, whom the 17 software job descriptions fit.
+DEFAULT_ARM = {"occupation": "software_engineer", "levels": ("mid",), "per_level": 1}
+
+
+def select_probe_resumes(base: pd.DataFrame, occupation: str = DEFAULT_ARM["occupation"],
+                         levels: Iterable[str] = DEFAULT_ARM["levels"], per_level: int = DEFAULT_ARM["per_level"]
+                         ) -> pd.DataFrame:
+    """The base résumés of the arm: the first ``per_level`` of ``occupation`` at each of ``levels``."""
+    chosen = base[base["occupation"] == occupation]
+    return chosen[chosen["seniority"].isin(list(levels))].groupby("seniority", sort=False).head(per_level)
+
+
+def probe_variants(
+    base: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
+) -> pd.DataFrame:
+    """The baseline and one variant per (axis, level) of every résumé of ``base``.
+
+    ``base`` needs ``resume_id`` and ``text`` in the layout of ``generate_resumes``.
+    ``axes``: None for every catalog axis, a list of axis ids for some, or a loaded
+    ``ProbeAxes``. Columns ``resume_id, variant, arm, axis, level, text``; the baseline row
+    has variant, arm and axis ``baseline`` and an empty level. A level that would leave a
+    résumé unchanged is left out for that résumé.
+    """
+    missing = {"resume_id", "text"} - set(base.columns)
+    if missing:
+        raise ValueError(f"probe_variants: base lacks columns {sorted(missing)}")
+    spec = _spec(axes, catalog_dir)
+    rows = []
+    for resume_id, text in zip(base["resume_id"], base["text"]):
+        baseline = with_baseline_additions(text, spec.interests)
+        try:
+            layout = _parse(baseline)
+        except ValueError as exc:
+            raise ValueError(f"probe_variants: résumé {resume_id}: {exc}") from exc
+        rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", baseline))
+        for axis in spec.axes:
+            for level in axis.levels:
+                signal = _signal(axis, level, layout, resume_id)
+                if signal is None:
+                    # A missing level would silently drop an axis from the arm's statistics.
+                    raise ValueError(
+                        f"probe_variants: axis {axis.id!r} level {level!r} leaves résumé {resume_id} unchanged "
+                        "(it already has that value, or lacks what the edit changes); probe another résumé "
+                        f"or remove the level from {AXES_FILE}"
+                    )
+                rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, signal.text))
+    return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
+
+
+def verify_single_signal(
+    baseline_text: str,
+    variant_text: str,
+    allowed_tokens_removed: Collection[str],
+    allowed_tokens_added: Collection[str],
+    *,
+    changeable_lines: Collection[int] | None = None,
+    may_insert: bool = True,
+) -> list[str]:
+    """Problems with a variant that should change one signal (empty list: none).
+
+    Tokens (``core.common.diffing``) removed or added outside the allowed sets are reported; with
+    ``changeable_lines`` (0-based baseline line numbers) so is any other baseline line that
+    changed, and with ``may_insert=False`` any added line. An unchanged variant is a problem.
+    """
+    if variant_text == baseline_text:
+        return ["the variant is identical to the baseline"]
+    problems = []
+    allowed_removed = {t for v in allowed_tokens_removed for t in tokens(v)}
+    allowed_added = {t for v in allowed_tokens_added for t in tokens(v)}
+    stray = unexplained_changes(baseline_text, variant_text, allowed_removed, allowed_added)
+    if stray:
+        problems.append(f"tokens changed outside the signal: {sorted(set(stray))[:10]}")
+    if changeable_lines is None and may_insert:
+        return problems
+    a, b = baseline_text.split("\n"), variant_text.split("\n")
+    allowed_lines = None if changeable_lines is None else set(changeable_lines)
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if allowed_lines is not None:
+            problems += [
+                f"line {i + 1} changed outside the signal: {a[i]!r}" for i in range(a0, a1) if i not in allowed_lines
+            ]
+        if b1 - b0 > a1 - a0 and not may_insert:
+            problems.append(f"lines added: {b[b0 + (a1 - a0) : b1]!r}")
+    return problems
+
+
+def check_probe_variants(
+    variants: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
+) -> pd.DataFrame:
+    """One row per problem found in ``probe_variants`` output (empty frame: every variant is clean).
+
+    For each variant the allowed change is re-derived from its baseline row and its axis
+    level (old and new values of the signal, the lines holding them) and the texts are
+    diffed with ``verify_single_signal``. Columns ``resume_id, variant, problem``.
+    """
+    missing = set(VARIANT_COLUMNS) - set(variants.columns)
+    if missing:
+        raise ValueError(f"check_probe_variants: variants lack columns {sorted(missing)}")
+    spec = _spec(axes, catalog_dir)
+    by_id = {a.id: a for a in spec.axes}
+    problems = []
+    for resume_id, rows in variants.groupby("resume_id", sort=False):
+        baselines = rows.loc[rows["variant"] == BASELINE, "text"]
+        if len(baselines) != 1:
+            problems.append((resume_id, BASELINE, f"{len(baselines)} baseline rows; expected exactly one"))
+            continue
+        baseline = baselines.iloc[0]
+        layout = _parse(baseline)
+        base_timeline = set(timeline_problems(baseline))
+        configured = {f"{a.id}_{level}" for a in spec.axes for level in a.levels}
+        present = set(rows["variant"]) - {BASELINE}
+        problems += [
+            (resume_id, variant, "configured in the probe axes but missing for this résumé")
+            for variant in sorted(configured - present)
+        ]
+        others = rows.loc[rows["variant"] != BASELINE, ["variant", "axis", "level", "text"]]
+        for variant, axis_id, level, text in others.itertuples(index=False):
+            axis = by_id.get(axis_id)
+            if axis is None or level not in axis.levels or variant != f"{axis_id}_{level}":
+                problems.append((resume_id, variant, f"no level {level!r} of axis {axis_id!r} in the probe axes"))
+                continue
+            signal = _signal(axis, level, layout, resume_id)
+            if signal is None:
+                problems.append((resume_id, variant, "this level does not apply to the résumé, yet a variant exists"))
+                continue
+            for problem in verify_single_signal(
+                baseline, text, signal.removed, signal.added, changeable_lines=signal.changed, may_insert=signal.inserts
+            ):
+                problems.append((resume_id, variant, problem))
+            problems += [(resume_id, variant, p) for p in _consistency_problems(layout, base_timeline, text, axis)]
+    return pd.DataFrame(problems, columns=PROBLEM_COLUMNS)
+
+
+def _consistency_problems(layout: _Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:
+    """Timeline problems the variant adds to its baseline's, and a change of total experience
+    by an axis that does not declare experience part of its signal."""
+    try:
+        found = [f"timeline: {p}" for p in timeline_problems(text) if p not in base_timeline]
+        variant = _parse(text)
+    except ValueError as exc:
+        return [f"not in the résumé layout any more: {exc}"]
+    # A variant without dated positions (the anonymisation of dates) has no timeline to compare.
+    if variant.career() and not axis.params.get("changes_experience"):
+        before, after = layout.experience_months(), variant.experience_months()
+        if before != after:
+            found.append(f"total experience changed from {before} to {after} months")
+    return found
