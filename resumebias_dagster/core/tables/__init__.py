@@ -1,0 +1,76 @@
+"""Every asset table's columns, declared once: one pandera DataFrameModel per table.
+
+No Dagster import: core functions build their output frames from these declarations
+(`columns`, `conform`, `empty_table`), and `schemas.py` turns each model into the Dagster
+type that checks the table before it is stored. Every model is strict: a column that is not
+declared here is refused, so what a run stores is exactly what this package lists. One module
+per study (`seniority`, `jd_audit`), the impact-ratio tables of both (`impact`), and `base`.
+"""
+
+from resumebias_dagster.core.tables.base import (
+    ReportFiles,
+    columns,
+    conform,
+    empty_table,
+)
+from resumebias_dagster.core.tables.impact import (
+    FitImpactRatios,
+    SeniorityImpactRatios,
+)
+from resumebias_dagster.core.tables.jd_audit import (
+    AuditorStability,
+    AuditorStabilityMatrix,
+    AuditVerdicts,
+    CrossJudgeAgreement,
+    FitAxisSummary,
+    FitEffects,
+    FitModelSummary,
+    FitScores,
+    JobDescriptions,
+    JudgeVsEffects,
+    ProbeVariants,
+)
+from resumebias_dagster.core.tables.seniority import (
+    FORBIDDEN_SENIORITY_WORDS,
+    READINGS,
+    BaseResumes,
+    FineTunedClassifiers,
+    NameVariants,
+    SeniorityBiasSummary,
+    SeniorityGroupMetrics,
+    SeniorityPredictions,
+    StyleSimilarity,
+    StyleValidation,
+    StyleVariants,
+)
+
+__all__ = [
+    "AuditVerdicts",
+    "AuditorStability",
+    "AuditorStabilityMatrix",
+    "BaseResumes",
+    "CrossJudgeAgreement",
+    "FORBIDDEN_SENIORITY_WORDS",
+    "FineTunedClassifiers",
+    "FitAxisSummary",
+    "FitEffects",
+    "FitImpactRatios",
+    "FitModelSummary",
+    "FitScores",
+    "JobDescriptions",
+    "JudgeVsEffects",
+    "NameVariants",
+    "ProbeVariants",
+    "READINGS",
+    "ReportFiles",
+    "SeniorityBiasSummary",
+    "SeniorityGroupMetrics",
+    "SeniorityImpactRatios",
+    "SeniorityPredictions",
+    "StyleSimilarity",
+    "StyleValidation",
+    "StyleVariants",
+    "columns",
+    "conform",
+    "empty_table",
+]
