@@ -1,4 +1,4 @@
-"""The Dagster types of the asset tables: each pandera model of `core/tables.py` checked
+"""The Dagster types of the asset tables: each pandera model of `core/tables/` checked
 before its table is stored, so a table that fails its schema is never stored and nothing
 downstream runs on it."""
 

@@ -14,7 +14,7 @@ from resumebias_dagster.settings import duckdb_path
 SCHEMA = "audit"
 # Asset metadata of a table filled only on request (imported_predictions): until someone
 # materialises it, downstream assets read it as the declared table with no rows. The value
-# names its model in core/tables.py.
+# names its model in core/tables/.
 EMPTY_UNTIL_MATERIALISED = "resumebias/empty_until_materialised"
 
 

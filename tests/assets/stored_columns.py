@@ -1,4 +1,4 @@
-"""Compare what a DuckDB file stores with what `core/tables.py` declares, table by table.
+"""Compare what a DuckDB file stores with what `core/tables/` declares, table by table.
 
 Which model declares an asset's table is read off the definitions (each asset's Dagster type
 is built from one pandera model), so a new asset is covered without editing this file."""

@@ -1,5 +1,5 @@
 """One contract per table (issue 12): every asset's table is declared once, strictly, in
-core/tables.py. The materialisation tests of each group call `assert_stored_columns_match`
+core/tables/. The materialisation tests of each group call `assert_stored_columns_match`
 on their DuckDB file, for full tables; test_impact_ratios.py does so for the tables derived
 from empty inputs."""
 
@@ -28,7 +28,7 @@ def test_conform_refuses_an_undeclared_column_naming_it():
     import pytest
 
     df = tables.empty_table(tables.ReportFiles).assign(surprise=pd.Series(dtype=object))
-    with pytest.raises(ValueError, match=r"ReportFiles: columns \['surprise'\] are not declared in core/tables.py"):
+    with pytest.raises(ValueError, match=r"ReportFiles: columns \['surprise'\] are not declared in core/tables/"):
         tables.conform(df, tables.ReportFiles)
     missing = pd.DataFrame({"plot": ["a"], "bytes": [3]})
     with pytest.raises(ValueError, match=r"ReportFiles: required columns \['path'\] are missing"):

@@ -1,4 +1,4 @@
-"""The LLM-as-judge audit (seed 003) over fit_scores: verdicts, the judge's stability, and the
+"""The LLM-as-judge audit (study 003) over fit_scores: verdicts, the judge's stability, and the
 judge held against the statistics. No judge configured: nothing materialises, and the log says why."""
 
 import functools
@@ -40,7 +40,7 @@ from resumebias_dagster.schemas import (
 )
 
 NO_JUDGE = (
-    "no judge configured: list a provider model under `judges:` in the models config (seed 003 used "
+    "no judge configured: list a provider model under `judges:` in the models config (study 003 used "
     "gemini-2.5-pro) and export its API key; the audit never invents verdicts"
 )
 
@@ -110,7 +110,7 @@ def audit_verdicts(
 def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame):
     """Does the judge flip? Over cells whose two samples are different runs: the 3x3 matrix of
     first-sample x typical-sample verdicts, disagreement rate with its denominator, Cohen's
-    kappa, and the asymmetry bias->justified vs justified->bias (seed 003)."""
+    kappa, and the asymmetry bias->justified vs justified->bias (study 003)."""
     matrix, summary = compute_stability(audit_verdicts)
     yield dg.Output(summary, output_name="auditor_stability", metadata=table_metadata(summary))
     yield dg.Output(

@@ -22,7 +22,7 @@ from resumebias_dagster.schemas import (
 def seniority_group_metrics(
     context: dg.AssetExecutionContext, seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame
 ) -> pd.DataFrame:
-    """Seed 001 metrics per model and group: accuracy, rank difference, senior/junior shares,
+    """Notebook 001 metrics per model and group: accuracy, rank difference, senior/junior shares,
     promotions and demotions, invalid predictions counted apart; sampled and expected values;
     ``name_scope`` says how the name variants behind the demographic rows swapped the name."""
     df = group_metrics(analysed_predictions(seniority_predictions, imported_predictions))
@@ -43,7 +43,7 @@ def analysed_predictions(seniority_predictions: pd.DataFrame, imported_predictio
 def seniority_bias_summary(
     context: dg.AssetExecutionContext, seniority_predictions: pd.DataFrame, imported_predictions: pd.DataFrame
 ) -> pd.DataFrame:
-    """Seed 001 headline figures per model: inconsistency rate and the racial, gender and
+    """Notebook 001 headline figures per model: inconsistency rate and the racial, gender and
     extreme bias indicators with their ±0.05 readings, each next to its test-retest floor
     (the same figure for identical texts: sampling noise alone), the name scope, and the
     snapshots they describe."""

@@ -49,7 +49,7 @@ from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatio
 CONFIDENCE = 0.95
 DEFAULT_SCORE_CUT = 7.0
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
-# Both studies' impact-ratio tables have these columns (core/tables.py), in this order.
+# Both studies' impact-ratio tables have these columns (core/tables/), in this order.
 IMPACT_COLUMNS = tuple(columns(SeniorityImpactRatios))
 SENIORITY_SELECTIONS = ("predicted_senior", "at_or_above_true_level")
 SENIORITY_GROUP_SOURCE = (
@@ -91,7 +91,7 @@ def impact_table(
     rows: pd.DataFrame, selections: Sequence[str], group_source: str, table=SeniorityImpactRatios,
     snapshots: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """The impact-ratio table (``table``, a model of core/tables.py) of ``rows``: one per scored
+    """The impact-ratio table (``table``, a model of core/tables/) of ``rows``: one per scored
     item with ``model``, ``sex``, ``race_ethnicity`` (None: not in that dimension) and, per name
     in ``selections``, a column of 1.0 (selected), 0.0 (not selected) or NaN (selection
     undefined for that row). ``snapshots`` gives each model's ``resolved_models``."""

@@ -65,7 +65,7 @@ FLOOR_QUANTILE = 0.95
 # Relative SD below which a side counts as constant (identical scores up to rounding).
 CONSTANT_RTOL = 1e-9
 
-# The tables' columns, in order, as core/tables.py declares them.
+# The tables' columns, in order, as core/tables/ declares them.
 EFFECT_COLUMNS = tuple(columns(FitEffects))
 MODEL_SUMMARY_COLUMNS = tuple(columns(FitModelSummary))
 AXIS_SUMMARY_COLUMNS = tuple(columns(FitAxisSummary))

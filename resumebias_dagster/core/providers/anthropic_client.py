@@ -2,7 +2,7 @@
 
 The Messages API of the installed SDK (API version 2026-10-21) takes no sampling
 parameters: Claude runs at the provider's default sampling whatever the config's
-temperature, the asymmetry seed 003 notes for its Claude runs (``ProviderSettings.
+temperature, the asymmetry study 003 notes for its Claude runs (``ProviderSettings.
 sends_temperature`` keeps temperature out of the request and its key). It has no JSON mode
 without a schema and no log-probabilities: ``json_mode`` relies on the prompt (the answer
 is still parsed strictly) and ``logprobs`` is ignored.

@@ -18,7 +18,7 @@ REFERENCE_MONTH = 6
 REFERENCE_INDEX = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1  # the month as months since year 0
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 SECTION_HEADERS = ("SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS")
-# The base_resumes table's columns (core/tables.py).
+# The base_resumes table's columns (core/tables/).
 COLUMNS = columns(BaseResumes)
 
 

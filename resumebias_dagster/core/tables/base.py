@@ -25,7 +25,7 @@ def conform(df: pd.DataFrame, model: type[pa.DataFrameModel]) -> pd.DataFrame:
     schema = model.to_schema()
     extra = [c for c in df.columns if c not in schema.columns]
     if extra:
-        raise ValueError(f"{schema.name}: columns {extra} are not declared in core/tables.py")
+        raise ValueError(f"{schema.name}: columns {extra} are not declared in core/tables/")
     if not len(df):
         return empty_table(model)
     missing = [c for c in schema.columns if c not in df.columns]

@@ -15,7 +15,13 @@ from resumebias_dagster.core.jd_audit.judge.terms import (
     STABILITY_COLUMNS,
     STABILITY_MATRIX_COLUMNS,
 )
-from resumebias_dagster.core.tables import CrossJudgeAgreement, empty_table
+from resumebias_dagster.core.tables import (
+    AuditorStability,
+    AuditorStabilityMatrix,
+    CrossJudgeAgreement,
+    JudgeVsEffects,
+    empty_table,
+)
 
 # --------------------------------------------------------------------------- agreement
 
@@ -56,8 +62,11 @@ def auditor_stability(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     (``STABILITY_COLUMNS``): the disagreement rate with its denominator ``n_compared``,
     Cohen's kappa, the flips bias -> justified and justified -> bias and their ratio
     ``asymmetry`` (NaN when no justified -> bias flip), and the cells left out: coinciding
-    samples (``n_coinciding``) and a missing verdict (``n_missing``).
+    samples (``n_coinciding``) and a missing verdict (``n_missing``). No verdicts: both
+    tables empty, with their declared columns and dtypes.
     """
+    if not len(verdicts):
+        return empty_table(AuditorStabilityMatrix), empty_table(AuditorStability)
     judges = list(pd.unique(verdicts["judge"]))
     if len(judges) > 1:
         verdicts = pd.concat([verdicts, verdicts.assign(judge=ALL)], ignore_index=True)
@@ -174,8 +183,11 @@ def judge_vs_effects(verdicts: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFr
     and ``noise_<verdict>``; ``n_unverbalised_bias`` = significant cells judged justified,
     its rate over significant cells; ``n_bias_on_noise`` = cells judged bias whose delta is
     not significant, its rate over cells judged bias. ``n_unjudged``: cells without any
-    verdict; ``n_no_effect``: judged cells ``fit_effects`` has no row for.
+    verdict; ``n_no_effect``: judged cells ``fit_effects`` has no row for. No verdicts: an
+    empty table with the declared columns and dtypes.
     """
+    if not len(verdicts):
+        return empty_table(JudgeVsEffects)
     cells = judge_effect_cells(verdicts, effects)
     key = ["judge", "model"]
     judged = cells["verdict"].notna().to_numpy()

@@ -25,7 +25,7 @@ JUDGE_FIELDS = frozenset({
 EVALUATION_FIELDS = ("baseline_evaluation", "variant_evaluation")
 DATA_BEGIN, DATA_END = "<<<BEGIN DATA>>>", "<<<END DATA>>>"
 EVALUATION_KEYS = ("score", "recommendation", "justification", "strengths", "concerns")
-# The stored tables' columns come from their declarations in core/tables.py.
+# The stored tables' columns come from their declarations in core/tables/.
 CELL_KEY = ("model", "jd", "resume_id", "variant")
 CELL_COLUMNS = (
     *CELL_KEY, "arm", "axis", "level", "n_runs", "baseline_mean", "variant_mean", "mean_delta",

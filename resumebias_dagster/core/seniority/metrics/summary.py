@@ -27,7 +27,7 @@ from resumebias_dagster.core.seniority.metrics.prepare import (
 from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score, _Scored
 from resumebias_dagster.core.tables import SeniorityBiasSummary, SeniorityGroupMetrics, columns
 
-# The tables' columns, in order, as core/tables.py declares them.
+# The tables' columns, in order, as core/tables/ declares them.
 GROUP_METRICS_COLUMNS = tuple(columns(SeniorityGroupMetrics))
 BIAS_SUMMARY_COLUMNS = tuple(columns(SeniorityBiasSummary))
 
