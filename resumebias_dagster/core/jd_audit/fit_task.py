@@ -18,14 +18,12 @@ from resumebias_dagster.core.common.parsing import parse_json_object
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
 from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.tables import FitScores, columns
 
 SCORES = tuple(range(1, 11))
 RECOMMENDATIONS = ("yes", "no", "maybe")
-FIT_COLUMNS = (
-    "model", "jd", "resume_id", "variant", "arm", "axis", "level", "run", "score", "recommend",
-    "justification", "strengths", "concerns", "resolved_model", "latency_s", "error",
-    "expected_score", "score_distribution", "note",
-)
+# The fit_scores table's columns (core/tables/); the first 8 name the row, the rest are fields.
+FIT_COLUMNS = tuple(columns(FitScores))
 # What an embedded base model is asked to continue: the answer's first field, so the next
 # token is the score's first digit.
 LOCAL_SCORE_CUE = ' {"score": '

@@ -25,11 +25,12 @@ import yaml
 
 from resumebias_dagster.catalog import CatalogError, catalog_path
 from resumebias_dagster.core.common.prompts import RESUME_CHAR_CAP, load_prompt
+from resumebias_dagster.core.tables import JobDescriptions, columns
 
 JD_FOLDER = "job_descriptions"
 FIT_PROMPT = "fit_scoring"
 FIT_PROMPT_FIELDS = frozenset({"job_description", "resume_text"})
-JD_COLUMNS = ["jd", "title", "seniority", "text"]
+JD_COLUMNS = columns(JobDescriptions)  # the job_descriptions table (core/tables/)
 
 CatalogDir = str | os.PathLike | None
 

@@ -27,11 +27,10 @@ import pandas as pd
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.common.diffing import unexplained_changes
 from resumebias_dagster.core.common.labels import DEMOGRAPHICS, NAME_SCOPES, race_of
+from resumebias_dagster.core.tables import NameVariants, columns
 
 POOLS_FILE = "name_pools.yaml"
-VARIANT_COLUMNS = [
-    "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text", "name_scope",
-]
+VARIANT_COLUMNS = columns(NameVariants)  # the name_variants table (core/tables/)
 # How much of a résumé a name swap touches; see the module docstring.
 DEFAULT_NAME_SCOPE = "everywhere"
 
