@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from resumebias_dagster.core.common.processes import pid_alive
+from resumebias_dagster.progress import StudyProgress
 from resumebias_dagster.settings import data_dir, duckdb_path
 
 INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
@@ -61,6 +62,15 @@ def step_timings(instance, run_id: str) -> dict[str, float]:
     return took
 
 
+def _quiet_libraries(live: bool) -> None:
+    """Library output that is expected, not a problem: transformers' progress bars for loading
+    and writing weights (kept on a terminal, noise in a log)."""
+    if not live:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+
 def run_study(out=sys.stdout) -> int:
     home = _dagster_home()
     import dagster as dg
@@ -83,20 +93,26 @@ def run_study(out=sys.stdout) -> int:
     plan += [("study_tables", None, {})]
     totals: dict[str, float] = {}
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    for job_name, partition, tags in plan:
-        label = job_name + (f" [{partition}]" if partition else "")
-        result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, partition_key=partition, tags={**launcher, **tags}, run_config=quiet, raise_on_error=False
-        )
-        timings = step_timings(instance, result.run_id)
-        print(f"{label}: {'succeeded' if result.success else 'FAILED'} in {sum(timings.values()):.1f} s", file=out, flush=True)
-        for step, seconds in timings.items():
-            totals[step] = totals.get(step, 0.0) + seconds
-        if not result.success:
-            for event in result.all_events:
-                if event.event_type_value == "STEP_FAILURE":
-                    print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
-            return 1
+    _quiet_libraries(live=out.isatty())
+    progress = StudyProgress([job for job, _, _ in plan], out)
+    try:
+        for job_name, partition, tags in plan:
+            progress.start(job_name, job_name + (f" [{partition}]" if partition else ""))
+            result = defs.resolve_job_def(job_name).execute_in_process(
+                instance=instance, partition_key=partition, tags={**launcher, **tags}, run_config=quiet,
+                raise_on_error=False,
+            )
+            progress.finish(result.success)
+            for step, seconds in step_timings(instance, result.run_id).items():
+                totals[step] = totals.get(step, 0.0) + seconds
+            if not result.success:
+                progress.close()
+                for event in result.all_events:
+                    if event.event_type_value == "STEP_FAILURE":
+                        print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
+                return 1
+    finally:
+        progress.close()
     print("\nSECONDS PER ASSET (all partitions)", file=out)
     for step, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {step:<55} {seconds:8.1f}", file=out)

@@ -7,6 +7,7 @@ DistilBERT/RoBERTa at 512 tokens on a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -60,6 +61,19 @@ def fingerprint(train: pd.DataFrame, config: FineTuneConfig, base_model_id: str)
     return h.hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def _transformers_quiet():
+    """transformers' own warnings off for the duration (its logger, not Python's warnings)."""
+    from transformers.utils import logging as transformers_logging
+
+    level = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(level)
+
+
 def heldout_split(train: pd.DataFrame, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Stratified by seniority so each level is represented on both sides."""
     rng = np.random.default_rng(seed)
@@ -73,7 +87,6 @@ def heldout_split(train: pd.DataFrame, fraction: float, seed: int) -> tuple[np.n
 
 
 def _autocast(settings: ComputeSettings):
-    import contextlib
 
     import torch
 
@@ -138,12 +151,17 @@ def train_classifier(
     torch.manual_seed(config.seed)
     label2id = {label: i for i, label in enumerate(SENIORITY_LEVELS)}
     tokenizer = AutoTokenizer.from_pretrained(source)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        source,
-        num_labels=len(SENIORITY_LEVELS),
-        id2label={i: label for label, i in label2id.items()},
-        label2id=label2id,
-    ).to(settings.device)
+    with _transformers_quiet():
+        # transformers warns that the classification head is "newly initialized": it always
+        # is before fine-tuning, which is what trains it. Say so once instead.
+        model = AutoModelForSequenceClassification.from_pretrained(
+            source,
+            num_labels=len(SENIORITY_LEVELS),
+            id2label={i: label for label, i in label2id.items()},
+            label2id=label2id,
+        ).to(settings.device)
+    log(f"{config.base_model}: a fresh {len(SENIORITY_LEVELS)}-label classification head on the base weights "
+        "(expected: fine-tuning trains it)")
 
     fit_idx, held_idx = heldout_split(train, config.heldout_fraction, config.seed)
     texts = train["text"].tolist()

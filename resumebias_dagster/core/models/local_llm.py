@@ -21,6 +21,7 @@ import re
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,7 +359,10 @@ def _last_token_logits(
     """
     import torch
 
-    with _autocast(settings):
+    with _autocast(settings), warnings.catch_warnings():
+        # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
+        # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
+        warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
         out = model.get_decoder()(
             input_ids=input_ids,
             attention_mask=attention_mask,

@@ -1,0 +1,88 @@
+"""What `resumebias run` shows while it works.
+
+Every finished run prints one line (job, partition, outcome, seconds). On a terminal a live
+bar (rich) sits under those lines: runs done of the plan, the run in progress, the time
+elapsed and an estimate of what is left. Written to a file or a pipe, only the lines are
+printed, so a log holds no bar redraws.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TextIO
+
+
+def estimate_left(done: Sequence[tuple[str, float]], remaining: Sequence[str]) -> float | None:
+    """Seconds the ``remaining`` runs (their job names) will take: each at the mean time of
+    the finished runs of its job, else of all finished runs; None before any run finished."""
+    if not done:
+        return None
+    by_job: dict[str, list[float]] = defaultdict(list)
+    for job, seconds in done:
+        by_job[job].append(seconds)
+    overall = sum(s for _, s in done) / len(done)
+    return sum(sum(by_job[job]) / len(by_job[job]) if job in by_job else overall for job in remaining)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class StudyProgress:
+    """Progress of a plan of runs: ``start(job, label)`` before each, ``finish(ok)`` after."""
+
+    def __init__(self, jobs: Sequence[str], out: TextIO, live: bool | None = None):
+        self.jobs = list(jobs)
+        self.out = out
+        self.live = out.isatty() if live is None else live
+        self.done: list[tuple[str, float]] = []
+        self.began = time.monotonic()
+        self._started = self.began
+        self._label = ""
+        self._bar = None
+        self._closed = False
+        if self.live:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console = Console(file=out, force_terminal=True)
+            self._bar = Progress(
+                TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.fields[left]}"), console=console, transient=True,
+            )
+            self._task = self._bar.add_task("starting", total=len(self.jobs), left="")
+            self._bar.start()
+
+    def left_text(self) -> str:
+        left = estimate_left(self.done, self.jobs[len(self.done):])
+        return "" if left is None else f"about {_clock(left)} left"
+
+    def start(self, job: str, label: str) -> None:
+        self._label, self._started = label, time.monotonic()
+        if self._bar is not None:
+            self._bar.update(self._task, description=label, left=self.left_text())
+
+    def finish(self, ok: bool) -> float:
+        seconds = time.monotonic() - self._started
+        self.done.append((self.jobs[len(self.done)], seconds))
+        line = f"{self._label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s"
+        if self._bar is not None:
+            self._bar.console.print(line, highlight=False)
+            self._bar.update(self._task, advance=1, left=self.left_text())
+        else:
+            print(line, file=self.out, flush=True)
+        return seconds
+
+    def close(self) -> None:
+        """Stop the bar and print the totals (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        total = time.monotonic() - self.began
+        print(f"{len(self.done)} of {len(self.jobs)} runs in {_clock(total)}", file=self.out, flush=True)

@@ -1,0 +1,45 @@
+"""`resumebias run`'s progress: plain lines in a log, a live bar on a terminal, an estimate
+of what is left from the runs already done."""
+
+import io
+
+import pytest
+
+from resumebias_dagster.progress import StudyProgress, estimate_left
+
+
+def test_estimate_uses_each_jobs_mean_and_the_overall_mean_for_new_jobs():
+    done = [("inputs", 100.0), ("fit", 10.0), ("fit", 20.0)]
+    assert estimate_left(done, ["fit", "fit"]) == pytest.approx(30.0)
+    assert estimate_left(done, ["tables"]) == pytest.approx(130.0 / 3)
+    assert estimate_left([], ["fit"]) is None
+
+
+def test_a_log_gets_one_line_per_run_and_no_bar():
+    out = io.StringIO()
+    progress = StudyProgress(["inputs", "fit"], out)
+    assert not progress.live
+    progress.start("inputs", "study_inputs")
+    progress.finish(True)
+    progress.start("fit", "fit_scores_job [a|m]")
+    progress.finish(False)
+    progress.close()
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("study_inputs: succeeded in ")
+    assert lines[1].startswith("fit_scores_job [a|m]: FAILED in ")
+    assert lines[2].startswith("2 of 2 runs in ") and len(lines) == 3
+    assert "\x1b[" not in out.getvalue()
+
+
+def test_a_terminal_gets_a_live_bar_with_what_runs_and_what_is_left():
+    out = io.StringIO()
+    progress = StudyProgress(["inputs", "fit", "fit"], out, live=True)
+    progress.start("inputs", "study_inputs")
+    progress.finish(True)
+    progress.start("fit", "fit_scores_job [a|m]")
+    assert progress.left_text().startswith("about ")
+    progress._bar.refresh()
+    shown = out.getvalue()
+    assert "fit_scores_job [a|m]" in shown and "1/3" in shown and "study_inputs: succeeded" in shown
+    progress.close()
