@@ -133,8 +133,10 @@ def run_study(out=sys.stdout) -> int:
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
     for name, title in (("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"), ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)")):
         print(f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
-              "flag = ratio under 0.8 (four-fifths rule)", file=out)
-        columns = ["model", "selection", "dimension", "group", "n", "selected", "rate", "impact_ratio", "ci_low", "ci_high", "below_four_fifths"]
+              "flag = ratio under 0.8 (four-fifths rule); ci_below_four_fifths = its whole 95% interval under 0.8 "
+              "(beyond sampling noise)", file=out)
+        columns = ["model", "selection", "dimension", "group", "n", "selected", "rate", "impact_ratio", "ci_low", "ci_high", "below_four_fifths",
+                   "ci_below_four_fifths"]
         table = impact[name]
         print(table[columns].round(3).to_string(index=False) if len(table) else "(no predictions)", file=out)
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)

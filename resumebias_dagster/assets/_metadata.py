@@ -52,4 +52,5 @@ def impact_ratios_metadata(df: pd.DataFrame) -> dict:
         df.drop(columns="group_source"),
         preview_rows=60,
         flagged_groups=dg.MetadataValue.int(int(df["below_four_fifths"].sum())),
+        flagged_beyond_noise=dg.MetadataValue.int(int(df["ci_below_four_fifths"].sum())),
     )

@@ -8,7 +8,10 @@ For each model, each definition of "selected" (``selection``) and each dimension
   the rest (an invalid prediction, a failed run, no recommendation) are ``n_excluded``.
 * ``impact_ratio = rate / reference_rate``, the reference being the group with the highest
   rate in that (model, selection, dimension) (ties: the first in alphabetical order). The
-  four-fifths rule flags ``impact_ratio < 0.8`` (``below_four_fifths``).
+  four-fifths rule flags ``impact_ratio < 0.8`` (``below_four_fifths``);
+  ``ci_below_four_fifths`` says whether the whole 95% interval lies below 0.8, i.e. whether
+  the shortfall is more than sampling noise. A flag without it, on a few hundred rows, is
+  what a model answering at random produces now and then: report both.
 * 95% interval of the ratio of two proportions by the Katz log method:
   ``exp(log(ratio) ± 1.96·sqrt(1/x - 1/n + 1/x_ref - 1/n_ref))``, x the selected counts.
   Zero counts: a group that selected nobody has ratio 0, ``ci_low = 0`` and ``ci_high`` the
@@ -151,6 +154,7 @@ def impact_table(
     t["below_four_fifths"] = np.isfinite(ratio) & (
         5 * t["selected"].to_numpy() * t["n_ref"].fillna(0).to_numpy() < 4 * t["n"].to_numpy() * t["x_ref"].fillna(0).to_numpy()
     )
+    t["ci_below_four_fifths"] = (t["below_four_fifths"] & (t["ci_high"] < 0.8)).fillna(False).astype(bool)
     note = np.full(len(t), "", dtype=object)
     note[(t["selected"] == 0).to_numpy() & np.isfinite(ratio)] = NOTE_ZERO
     note[(t["x_ref"] == 0).to_numpy()] = NOTE_NONE_SELECTED

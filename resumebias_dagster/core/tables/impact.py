@@ -25,6 +25,8 @@ class _ImpactRatios(pa.DataFrameModel):
     ci_low: Series[float] = pa.Field(nullable=True, ge=0)
     ci_high: Series[float] = pa.Field(nullable=True, ge=0)
     below_four_fifths: Series[bool]
+    # The whole 95% interval below 0.8: a shortfall beyond sampling noise.
+    ci_below_four_fifths: Series[bool]
     note: Series[str]
     # Names are a proxy for perceived group: every row says where its group comes from.
     group_source: Series[str] = pa.Field(str_contains="proxy")
@@ -44,6 +46,10 @@ class _ImpactRatios(pa.DataFrameModel):
         # A ratio of 0.8 up to rounding may go either way here (the flag is computed exactly).
         near = (df["impact_ratio"] - 0.8).abs() < 1e-9
         return near | (df["below_four_fifths"] == (df["impact_ratio"] < 0.8))
+
+    @pa.dataframe_check(name="interval_flag_implies_flag")
+    def interval_flag_implies_flag(cls, df) -> Series[bool]:
+        return ~df["ci_below_four_fifths"] | (df["below_four_fifths"] & (df["ci_high"] < 0.8))
 
     @pa.dataframe_check(name="one_row_per_group")
     def unique_rows(cls, df) -> bool:

@@ -309,3 +309,24 @@ def test_no_rows_give_the_declared_tables_typed_and_empty():
                          (fit_impact_ratios(pd.DataFrame()), FitImpactRatios)):
         assert list(table.columns) == columns(model) and table.empty
         model.validate(table)
+
+
+def test_the_interval_flag_says_whether_a_shortfall_is_beyond_noise():
+    # 10 of 100 against 50 of 100: ratio 0.2, Katz upper limit 0.2 * exp(1.96 * sqrt(0.1)) = 0.37.
+    # 35 of 50 against 50 of 50: ratio 0.7 (flagged), upper limit 0.84: within noise of 0.8.
+    def rows(model, counts):
+        out = []
+        for sex, (selected, n) in counts.items():
+            out += [{"model": model, "sex": sex, "race_ethnicity": None, "s": float(i < selected)} for i in range(n)]
+        return out
+
+    df = pd.DataFrame(rows("far", {"male": (50, 100), "female": (10, 100)})
+                      + rows("near", {"male": (50, 50), "female": (35, 50)}))
+    t = impact_table(df, ["s"], "names are a proxy")
+    far = t[(t["model"] == "far") & (t["group"] == "female")].iloc[0]
+    near = t[(t["model"] == "near") & (t["group"] == "female")].iloc[0]
+    assert far["impact_ratio"] == pytest.approx(0.2) and far["ci_high"] == pytest.approx(0.2 * math.exp(Z * math.sqrt(0.1)))
+    assert far["below_four_fifths"] and far["ci_below_four_fifths"]
+    assert near["impact_ratio"] == pytest.approx(0.7) and near["ci_high"] > 0.8
+    assert near["below_four_fifths"] and not near["ci_below_four_fifths"]
+    assert not t.loc[t["group"] == "male", "ci_below_four_fifths"].any()
