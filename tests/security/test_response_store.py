@@ -20,6 +20,7 @@ import dagster as dg
 import pytest
 
 from resumebias_dagster.core.providers import ChatRequest, ResponseStore, request_key, run_requests
+from resumebias_dagster.core.providers.store import StoreError
 from resumebias_dagster.resources.providers import ProvidersResource, stats_metadata
 from resumebias_dagster.testing import fake_providers as fp
 
@@ -314,3 +315,40 @@ def test_billed_attempts_are_in_the_asset_metadata(fake_server, model_entry, dat
     assert metadata["provider_billed_attempts"].value == 3  # two answers and one abandoned generation
     assert metadata["provider_billed_attempts_per_answer"].value == 1.5
     assert metadata["provider_errors"].value == {"timeout": 1}
+
+
+def test_a_store_locked_while_another_process_creates_it_is_opened_not_refused(tmp_path, monkeypatch):
+    # Two processes opening a new store at once: SQLite answers "database is locked" at once
+    # (not after the busy timeout) when both want to switch the journal mode; seen in CI as
+    # "not a response store (not an SQLite database: database is locked)".
+    real_open, calls = ResponseStore._open, []
+
+    def locked_once(self, durable):
+        calls.append(1)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database is locked")
+        return real_open(self, durable)
+
+    monkeypatch.setattr(ResponseStore, "_open", locked_once)
+    with ResponseStore(tmp_path / "responses.sqlite", busy_timeout_s=5) as store:
+        assert store.count() == 0
+    assert len(calls) == 2
+
+
+def test_a_store_that_stays_locked_names_the_lock_not_a_foreign_file(tmp_path, monkeypatch):
+    def always_locked(self, durable):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(ResponseStore, "_open", always_locked)
+    with pytest.raises(StoreError, match=r"responses.sqlite is locked by another process for longer than 0.3 s"):
+        ResponseStore(tmp_path / "responses.sqlite", busy_timeout_s=0.3)
+
+
+def test_six_processes_opening_a_new_store_at_once_all_open_it(tmp_path):
+    code = "import sys\nfrom resumebias_dagster.core.providers import ResponseStore\nResponseStore(sys.argv[1]).close()\n"
+    for attempt in range(3):
+        path = tmp_path / f"s{attempt}.sqlite"
+        children = [subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True)
+                    for _ in range(6)]
+        errors = [child.communicate(timeout=120)[1] for child in children]
+        assert [c.returncode for c in children] == [0] * 6, errors

@@ -206,7 +206,10 @@ class ResponseStore:
                 self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                              check_same_thread=False)
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._open(durable)
+            self._open_when_unlocked(durable, busy_timeout_s)
+        except StoreError:
+            self._conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             conn = getattr(self, "_conn", None)
             if conn is not None:
@@ -215,6 +218,28 @@ class ResponseStore:
                 f"{self.path} is not a response store (not an SQLite database: {exc}); give the response store a "
                 "new file or an existing store"
             ) from None
+
+    def _open_when_unlocked(self, durable: bool, busy_timeout_s: float) -> None:
+        """``_open``, again while another process holds the file: two processes opening a new
+        store at once can both want its exclusive lock (switching to WAL, creating the tables),
+        and SQLite then answers "database is locked" to one of them at once instead of waiting."""
+        deadline = time.monotonic() + busy_timeout_s
+        pause = 0.01
+        while True:
+            try:
+                return self._open(durable)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                if time.monotonic() + pause > deadline:
+                    raise StoreError(
+                        f"{self.path} is locked by another process for longer than {busy_timeout_s:g} s; "
+                        "try again when the other run has opened it"
+                    ) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def _open(self, durable: bool) -> None:
         tables = sorted(r[0] for r in self._conn.execute(
