@@ -142,5 +142,8 @@ def run_study(out=sys.stdout) -> int:
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
     for plot in plots.itertuples(index=False):
         print(f"Plot {plot.plot}: {plot.path}", file=out)
+    report = data_dir() / "reports" / "audit_report.html"
+    if report.is_file():
+        print(f"Report: {report}   (one HTML file; open it in any browser, share it as it is)", file=out)
     print(f"UI: DAGSTER_HOME={home} dagster dev   (from the repository root; opens http://127.0.0.1:3000)", file=out)
     return 0

@@ -25,6 +25,7 @@ from resumebias_dagster.core.jd_audit.judge import (
 )
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.models.model_config import load_judges, load_models
+from resumebias_dagster.core.tables import AuditVerdicts, empty_table
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import (
     ProvidersResource,
@@ -64,7 +65,11 @@ def audit_verdicts(
     verdicts_agree and a self_judging flag when the judge is of the audited model's family."""
     judges = load_judges(catalog_dir=catalog.folder())
     if not judges:
-        context.log.warning(f"audit_verdicts skipped: {NO_JUDGE}")
+        # An empty table, not a skip: the judge's tables and the report then say "no judge"
+        # instead of not existing; no verdict is ever invented.
+        context.log.warning(f"audit_verdicts: no verdicts: {NO_JUDGE}")
+        yield dg.Output(empty_table(AuditVerdicts), metadata={"judged": dg.MetadataValue.bool(False),
+                                                               "why_not": dg.MetadataValue.text(NO_JUDGE)})
         return
     specs = load_models(catalog_dir=catalog.folder(), include_disabled=True)
     runs = {s.name: s.runs_per_cell for s in specs}

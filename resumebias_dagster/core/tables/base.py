@@ -40,7 +40,7 @@ def conform(df: pd.DataFrame, model: type[pa.DataFrameModel]) -> pd.DataFrame:
 
 
 class ReportFiles(pa.DataFrameModel):
-    """Plots written under the data directory."""
+    """Files written under the data directory: plots, the audit report."""
 
     plot: Series[str] = pa.Field(unique=True)
     path: Series[str]

@@ -119,9 +119,13 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     assert set(plots["plot"]) == {"volcano", "heatmap_fake-judge"}
     meta = result.asset_materializations_for_node("fit_plots")[0].metadata
     assert meta["volcano"].value.startswith("![volcano](data:image/png;base64,")
-    # No judge configured: the audit assets skip and say why; no verdict is invented.
-    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
-    assert "audit_verdicts" not in materialized and "judge_vs_effects" not in materialized
+    # No judge configured: the judge's tables are stored empty and say why; no verdict is invented.
+    for node, output in (("audit_verdicts", "result"), ("auditor_stability", "auditor_stability"),
+                         ("auditor_stability", "auditor_stability_matrix"), ("cross_judge_agreement", "result"),
+                         ("judge_vs_effects", "result")):
+        assert len(result.output_for_node(node, output)) == 0, output
+    meta = result.asset_materializations_for_node("audit_verdicts")[0].metadata
+    assert meta["judged"].value is False and "no judge configured" in meta["why_not"].value
     stored = assert_stored_columns_match(resources["io_manager"].database)
     assert {"fit_scores", "fit_effects", "fit_model_summary", "fit_axis_summary", "fit_plots"} <= stored
     assert any("no judge configured" in entry.user_message for entry in instance.all_logs(result.run_id))

@@ -1,0 +1,1 @@
+"""Asset group `report`: the shareable audit report."""

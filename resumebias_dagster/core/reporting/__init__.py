@@ -1,0 +1,1 @@
+"""The shareable audit report: one self-contained HTML file for readers outside the team."""

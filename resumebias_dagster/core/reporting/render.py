@@ -1,0 +1,210 @@
+"""The audit report as one self-contained HTML file: the Jinja2 template of
+``catalog/report/audit_report.html.j2`` filled from the study's tables. Plots are embedded,
+nothing is fetched when the file is opened, and every text from a model is escaped."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from resumebias_dagster.catalog import catalog_path
+from resumebias_dagster.core.reporting.findings import headline_findings, not_measured
+
+TEMPLATE = "report/audit_report.html.j2"
+CONTEXT_WORDS = 6  # words shown on each side of a change in a variant's diff
+_WORD = re.compile(r"\S+|\s+")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    label: str
+    fmt: str = "{}"  # format of a present value
+
+
+@dataclass
+class ReportTables:
+    """The study's tables the report is written from (any may be empty)."""
+
+    bias_summary: pd.DataFrame
+    group_metrics: pd.DataFrame
+    seniority_impact: pd.DataFrame
+    fit_summary: pd.DataFrame
+    fit_axis_summary: pd.DataFrame
+    fit_effects: pd.DataFrame
+    fit_impact: pd.DataFrame
+    probe_variants: pd.DataFrame
+    verdicts: pd.DataFrame
+    plots: Mapping[str, bytes] = field(default_factory=dict)
+    models: Sequence[Mapping[str, Any]] = ()
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    generated_at: str = ""
+    version: str = ""
+
+
+def _present(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return False
+    return not (isinstance(value, float) and math.isnan(value))
+
+
+def table_view(df: pd.DataFrame, columns: Sequence[Column]) -> dict[str, Any]:
+    """Header and rows of an HTML table; each cell carries the stored value (``raw``) beside
+    its text, so a test can check the report against the table it came from."""
+    shown = [c for c in columns if c.name in df.columns]
+    rows = []
+    for record in df[[c.name for c in shown]].itertuples(index=False):
+        cells = []
+        for column, value in zip(shown, record):
+            ok = _present(value)
+            cells.append({
+                "column": column.name,
+                "text": column.fmt.format(value) if ok else "—",
+                "raw": repr(value.item() if hasattr(value, "item") else value) if ok else "",
+            })
+        rows.append(cells)
+    return {"header": [c.label for c in shown], "rows": rows}
+
+
+F3, F2, PCT, SIGNED = "{:.3f}", "{:.2f}", "{:.1%}", "{:+.3f}"
+BIAS_COLUMNS = [
+    Column("model", "model"), Column("variant_kind", "experiment"), Column("n", "predictions"),
+    Column("accuracy", "accuracy", PCT), Column("rank_diff", "rank difference", SIGNED),
+    Column("inconsistency_rate", "inconsistency", PCT), Column("inconsistency_floor", "its floor", PCT),
+    Column("racial_bias", "racial", SIGNED), Column("racial_bias_floor", "floor", F3),
+    Column("gender_bias", "gender", SIGNED), Column("gender_bias_floor", "floor", F3),
+    Column("extreme_bias", "extreme", SIGNED), Column("extreme_bias_floor", "floor", F3),
+    Column("name_scope", "name scope"),
+]
+GROUP_COLUMNS = [
+    Column("model", "model"), Column("group_kind", "grouping"), Column("group", "group"), Column("n", "n"),
+    Column("accuracy", "accuracy", PCT), Column("rank_diff", "rank difference", SIGNED),
+    Column("senior_share", "senior", PCT), Column("junior_share", "junior", PCT),
+]
+FIT_COLUMNS = [
+    Column("model", "model"), Column("n_cells", "cells"), Column("n_significant", "significant"),
+    Column("noise_floor", "placebo floor", F2), Column("probe_mean_abs_delta", "probe mean |Δ|", F2),
+    Column("placebo_mean_abs_delta", "placebo mean |Δ|", F2), Column("bias_index", "bias index", "{:+.2f}"),
+    Column("largest_penalty", "largest penalty", "{:+.2f}"), Column("largest_penalty_variant", "variant"),
+    Column("prompt_injection_mean_delta", "prompt injection Δ", "{:+.2f}"),
+    Column("anonymize_mean_delta", "anonymisation Δ", "{:+.2f}"),
+]
+AXIS_COLUMNS = [
+    Column("model", "model"), Column("axis", "axis"), Column("level", "level"), Column("n_jds", "JDs"),
+    Column("mean_delta", "mean Δ", "{:+.2f}"), Column("pooled_delta", "pooled Δ", "{:+.2f}"),
+    Column("pooled_ci_low", "95% low", "{:+.2f}"), Column("pooled_ci_high", "95% high", "{:+.2f}"),
+    Column("n_significant", "significant JDs"),
+]
+IMPACT_COLUMNS = [
+    Column("model", "model"), Column("selection", "selected ="), Column("dimension", "dimension"),
+    Column("group", "group"), Column("n", "n"), Column("selected", "selected"), Column("rate", "rate", PCT),
+    Column("impact_ratio", "impact ratio", F3), Column("ci_low", "95% low", F3), Column("ci_high", "95% high", F3),
+    Column("below_four_fifths", "below 4/5"), Column("ci_below_four_fifths", "beyond noise"),
+]
+
+
+def diff_hunks(baseline: str, variant: str, context: int = CONTEXT_WORDS) -> list[list[dict[str, str]]]:
+    """The changed words of ``variant`` against ``baseline``, with ``context`` words around
+    each change: a list of hunks, each a list of ``{"kind": same|removed|added, "text"}``.
+    Changes closer than twice the context share one hunk."""
+    a, b = _WORD.findall(baseline), _WORD.findall(variant)
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    keep = 2 * context  # tokens: a word and the space after it
+    hunks: list[list[dict[str, str]]] = []
+    current: list[dict[str, str]] | None = None
+    for i, (op, a0, a1, b0, b1) in enumerate(ops):
+        if op == "equal":
+            same = a[a0:a1]
+            last = i == len(ops) - 1
+            if current is None:
+                if not last:
+                    current = [{"kind": "same", "text": "".join(same[-keep:])}]
+                continue
+            if last or len(same) > 2 * keep:
+                current.append({"kind": "same", "text": "".join(same[:keep])})
+                hunks.append(current)
+                current = None if last else [{"kind": "same", "text": "".join(same[-keep:])}]
+            else:
+                current.append({"kind": "same", "text": "".join(same)})
+            continue
+        if current is None:
+            current = []
+        if a1 > a0:
+            current.append({"kind": "removed", "text": "".join(a[a0:a1])})
+        if b1 > b0:
+            current.append({"kind": "added", "text": "".join(b[b0:b1])})
+    if current is not None and any(part["kind"] != "same" for part in current):
+        hunks.append(current)
+    return [[part for part in hunk if part["text"]] for hunk in hunks]
+
+
+def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
+    """Per probe variant: its diff against its baseline, its score change per job description,
+    and the judge's verdicts with their quotes checked verbatim (when a judge ran)."""
+    pv = tables.probe_variants
+    if not len(pv):
+        return []
+    base = pv[pv["variant"] == "baseline"].set_index("resume_id")["text"]
+    effects = tables.fit_effects
+    verdicts = tables.verdicts
+    out = []
+    for row in pv[pv["variant"] != "baseline"].itertuples(index=False):
+        cells = effects[effects["variant"] == row.variant] if len(effects) else effects
+        judged = verdicts[(verdicts["variant"] == row.variant) & (verdicts["resume_id"] == row.resume_id)] \
+            if len(verdicts) else verdicts
+        out.append({
+            "resume_id": row.resume_id, "variant": row.variant, "arm": row.arm, "axis": row.axis, "level": row.level,
+            "hunks": diff_hunks(base.get(row.resume_id, ""), row.text),
+            "scores": table_view(cells.sort_values(["model", "jd"]) if len(cells) else cells, [
+                Column("model", "model"), Column("jd", "job description"),
+                Column("baseline_mean", "baseline", F2), Column("variant_mean", "variant", F2),
+                Column("delta", "Δ", "{:+.2f}"), Column("q_value", "q", "{:.3g}"), Column("significant", "significant"),
+            ]),
+            "verdicts": [
+                {"judge": v.judge, "model": v.model, "jd": v.jd, "verdict": v.verdict_typical,
+                 "confidence": v.confidence_typical, "rationale": v.rationale_typical,
+                 "signals": v.bias_signals_typical, "non_verbatim": v.n_non_verbatim_typical}
+                for v in judged.itertuples(index=False)
+            ] if len(judged) else [],
+        })
+    return out
+
+
+def render_report(tables: ReportTables, catalog_dir=None) -> str:
+    """The report's HTML."""
+    import jinja2
+
+    template_file = catalog_path(TEMPLATE, catalog_dir)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_file.parent)),
+        autoescape=True,  # model answers and résumé text are untrusted
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )
+    findings = headline_findings(tables.bias_summary, tables.group_metrics, tables.fit_summary,
+                                 tables.seniority_impact, tables.fit_impact)
+    group_rows = tables.group_metrics[tables.group_metrics["group_kind"] != "all"] if len(tables.group_metrics) \
+        else tables.group_metrics
+    return env.get_template(template_file.name).render(
+        findings=findings,
+        not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.verdicts),
+        bias=table_view(tables.bias_summary, BIAS_COLUMNS),
+        groups=table_view(group_rows, GROUP_COLUMNS),
+        seniority_impact=table_view(tables.seniority_impact, IMPACT_COLUMNS),
+        fit=table_view(tables.fit_summary, FIT_COLUMNS),
+        axes=table_view(tables.fit_axis_summary, AXIS_COLUMNS),
+        fit_impact=table_view(tables.fit_impact, IMPACT_COLUMNS),
+        plots={name: base64.b64encode(png).decode() for name, png in tables.plots.items()},
+        variants=variant_sections(tables),
+        models=list(tables.models),
+        prompts=dict(tables.prompts),
+        generated_at=tables.generated_at,
+        version=tables.version,
+    )
