@@ -6,6 +6,9 @@ answers, a deeply nested reply crashed the run before its answer was stored, tim
 generations were retried (and billed) within the run, an empty answer was final forever,
 two processes asking for the same keys both paid, and the store ran its schema on any SQLite
 file it was pointed at.
+
+The tests of the store's rules run on both backends (an SQLite file, a PostgreSQL database of
+a private server; tests/conftest.py ``store_target``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,19 @@ from resumebias_dagster.resources.providers import ProvidersResource, stats_meta
 from resumebias_dagster.testing import fake_providers as fp
 
 WIRES = ("openai", "anthropic", "gemini")
+
+
+@pytest.fixture
+def store(any_store):
+    return any_store
+
+
+def everything_stored(store) -> bytes:
+    """All the store holds: the SQLite file with its WAL, or every row of every table."""
+    if store.backend == "sqlite":
+        return store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
+    rows = [repr(row) for table in ("responses", "snapshots", "claims") for row in store._query(f"SELECT * FROM {table}")]
+    return "\n".join(rows).encode()
 
 
 # ------------------------------------------------------------------ 7: the whole endpoint is in the key
@@ -55,7 +71,7 @@ def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(f
     assert settings.endpoint == f"http://127.0.0.1:{port}/v1"
     assert settings.endpoint == settings_for("openai", server.base_url).endpoint
     run_requests(settings, [ChatRequest.from_prompt("x")], store)
-    raw = store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
+    raw = everything_stored(store)
     for secret in (b"tiger-pass-42", b"sk-url-secret-999"):
         assert secret not in raw
 
@@ -191,9 +207,9 @@ print(json.dumps(stats.as_dict()))
 """
 
 
-def test_two_processes_requesting_the_same_keys_pay_once(fake_server, model_entry, tmp_path, fake_key):
+def test_two_processes_requesting_the_same_keys_pay_once(fake_server, model_entry, store_target, fake_key):
     server = fake_server("openai", latency_s=0.05)
-    path = tmp_path / "responses.sqlite"
+    path = store_target
     n = 60
     entry = json.dumps(model_entry("openai", server.base_url, name="same", max_concurrency=8))
     children = [
@@ -225,7 +241,8 @@ def test_a_claim_of_a_dead_process_on_this_machine_is_taken_over_at_once(store):
     assert [c["owner"] for c in store.claims()] == [me.token]
 
 
-def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, settings_for, store, fake_key):
+def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, settings_for, store, store_target,
+                                                                  fake_key):
     from resumebias_dagster.core.providers.store import ClaimOwner
 
     server = fake_server("openai")
@@ -239,7 +256,7 @@ def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, s
 
     def answer_later() -> None:
         time.sleep(0.5)
-        with ResponseStore(store.path) as other:
+        with ResponseStore(store_target) as other:
             from resumebias_dagster.core.providers.types import ChatResult
 
             other.put(settings, normalise(settings, request), ChatResult(key=key, text="senior"), owner=holder)

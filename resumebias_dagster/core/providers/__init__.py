@@ -3,7 +3,8 @@
 - ``types``: ``ChatRequest``, ``ChatResult``, ``ProviderSettings``, the error kinds.
 - ``openai_client`` / ``google_client`` / ``anthropic_client``: the SDKs' async clients
   (imported only when a model of that provider runs; ``base.make_client`` picks one).
-- ``store``: ``ResponseStore``, one SQLite row per request key.
+- ``store``: ``ResponseStore``, one row per request key: an SQLite file on one machine, or a
+  PostgreSQL database shared by several (``postgresql://`` URL).
 - ``runner``: ``run_requests`` (store first, then only the missing calls) and ``RunStats``.
 - ``seniority``: the seniority task as prediction rows; ``estimate``: calls, tokens and
   dollars before spending.
