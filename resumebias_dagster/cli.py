@@ -80,7 +80,8 @@ def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
                         help="provider model writing the base résumés (base_resumes' generator_model; default: none)")
     parser.add_argument("--rewriter-model", metavar="NAME",
                         help="provider model rewriting the styles (style_variants' rewriter_model; default: none)")
-    parser.add_argument("--store", help="response store file (default: <data dir>/responses.sqlite); read, never created")
+    parser.add_argument("--store", help="response store: a file or a postgresql:// URL (default: $RESUMEBIAS_STORE_URL, "
+                        "else <data dir>/responses.sqlite); read, never created")
     parser.add_argument("--catalog-dir", help="folder overriding packaged catalog files (prices.yaml, prompts, JDs)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -92,7 +93,7 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     from resumebias_dagster.core.estimate import CHARS_PER_TOKEN, estimate_cost, study_design
     from resumebias_dagster.core.models.model_config import ModelConfigError, load_judges, load_models
     from resumebias_dagster.core.providers import ProviderConfigError, ProviderSettings, ResponseStore
-    from resumebias_dagster.core.providers.store import StoreError, default_store_path
+    from resumebias_dagster.core.providers.store import STORE_URL_ENV, StoreError, is_store_url, store_target
 
     def fail(message: str) -> int:
         print(f"error: {message}", file=sys.stderr)
@@ -119,15 +120,22 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     if not models and not writers:
         print("no provider model is enabled; name one with --model or use --all", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    path = Path(args.store) if args.store else default_store_path()
+    target = args.store or store_target(None)
     store = None
-    if path.exists():
+    if is_store_url(target):
         try:
-            store = ResponseStore(path, read_only=True)
+            store = ResponseStore(target, read_only=True, setting="--store" if args.store else STORE_URL_ENV)
+        except StoreError as exc:
+            return fail(str(exc))
+    elif Path(target).exists():
+        try:
+            store = ResponseStore(Path(target), read_only=True)
         except StoreError as exc:
             return fail(str(exc))
     elif args.store:
-        return fail(f"--store: no response store at {path}")
+        return fail(f"--store: no response store at {target}")
+    # Where the store is, for the output (a URL without its password).
+    path = store.location if store is not None else str(target)
     try:
         design = study_design(args.n_per_level, args.seed, args.catalog_dir)
         table = estimate_cost(
@@ -144,7 +152,7 @@ def _estimate_cost(args: argparse.Namespace) -> int:
         import json
 
         print(json.dumps({"variants": len(design.variants), "probe_variants": len(design.probe_variants),
-                          "job_descriptions": len(design.job_descriptions), "store": str(path) if store else None,
+                          "job_descriptions": len(design.job_descriptions), "store": path if store else None,
                           "rows": json.loads(table.to_json(orient="records"))}, indent=2))
         return 0
     print(f"{len(design.variants)} seniority variants ({args.n_per_level} résumés per level), "

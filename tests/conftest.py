@@ -102,3 +102,45 @@ def fake_server():
 def store(tmp_path):
     with ResponseStore(tmp_path / "responses.sqlite") as s:
         yield s
+
+
+# ------------------------------------------------------------------ a private PostgreSQL server
+# Started once per session, only by tests that ask for it (resumebias_dagster.testing.postgres);
+# skipped, saying why, where no server binaries are installed.
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    from resumebias_dagster.testing.postgres import PostgresServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    pytest.importorskip("psycopg", reason="psycopg not installed (pip install -e . brings psycopg[binary])")
+    try:
+        server = PostgresServer().start()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a new, empty database of the private server (its superuser, no password)."""
+    return postgres_server.url(postgres_server.create_database())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request, tmp_path):
+    """Where a store of each backend lives: a file path, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "responses.sqlite")
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def any_store(store_target):
+    """A store of each backend (the tests of the store's rules run on both)."""
+    with ResponseStore(store_target) as s:
+        yield s

@@ -18,7 +18,14 @@ from resumebias_dagster.catalog import PACKAGED_DIR
 from resumebias_dagster.core.models.model_config import load_judges, load_models, models_file
 from resumebias_dagster.core.providers.base import guard_logs, scrubbed_exception
 from resumebias_dagster.core.providers.fanout import RunStats, run_requests
-from resumebias_dagster.core.providers.store import STORE_FILE, ResponseStore
+from resumebias_dagster.core.providers.store import (
+    STORE_FILE,
+    STORE_URL_ENV,
+    ResponseStore,
+    StoreError,
+    check_store_url,
+    store_target,
+)
 from resumebias_dagster.core.providers.types import (
     ChatRequest,
     ChatResult,
@@ -39,7 +46,13 @@ class ProvidersResource(dg.ConfigurableResource):
 
     models_file: str = Field(default="", description="models config; empty = $RESUMEBIAS_MODELS_FILE or packaged")
     catalog_dir: str = Field(default="", description="folder overriding packaged catalog files (prices, prompts)")
-    store_path: str = Field(default="", description=f"response store file; empty = <data dir>/{STORE_FILE}")
+    store_path: str = Field(default="", description=f"response store file (SQLite, one machine); empty = "
+                            f"${STORE_URL_ENV} if set, else <data dir>/{STORE_FILE}")
+    store_url: str = Field(
+        default="", description="response store shared by several machines: postgresql://user@host:port/database, "
+        f"without a password (run config is kept with each run: give it in ${STORE_URL_ENV}, PGPASSWORD or "
+        f"~/.pgpass); empty = store_path, else ${STORE_URL_ENV}, else <data dir>/{STORE_FILE}",
+    )
     durable: bool = Field(default=False, description="fsync every stored response (survives power loss, slower)")
 
     _models: dict[str, ProviderSettings] = PrivateAttr(default_factory=dict)
@@ -58,6 +71,7 @@ class ProvidersResource(dg.ConfigurableResource):
             checked_path(file, "providers.models_file")
         if self.store_path:
             checked_path(self.store_path, "providers.store_path")
+        _check_store_url(self.store_url, self.store_path)
         if context.log is not None:
             context.log.info(f"models config: {file}")
         specs = load_models(file, catalog_dir)
@@ -114,8 +128,16 @@ class ProvidersResource(dg.ConfigurableResource):
             return probe_resolved_models({n: (self._models[n], self._keys.get(n)) for n in names}, timeout_s)
 
     def store(self) -> ResponseStore:
+        """The response store: ``store_url``, else ``store_path``, else ``$RESUMEBIAS_STORE_URL``,
+        else the SQLite file in the data directory (opened at the first call)."""
         if self._store is None:
-            self._store = ResponseStore(self.store_path or None, durable=self.durable)
+            if self.store_url:
+                target, setting = self.store_url, "providers.store_url"
+            elif self.store_path:
+                target, setting = self.store_path, "providers.store_path"
+            else:
+                target, setting = store_target(None), STORE_URL_ENV
+            self._store = ResponseStore(target, durable=self.durable, setting=setting)
         return self._store
 
     def run(self, name: str, requests: Sequence[ChatRequest],
@@ -124,6 +146,25 @@ class ProvidersResource(dg.ConfigurableResource):
         with _scrubbed_errors():
             return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
                                 progress=progress, catalog_dir=self._catalog_dir)
+
+
+def _check_store_url(store_url: str, store_path: str) -> None:
+    """``store_url`` as run config may give it: a PostgreSQL URL without a password (run
+    config is stored with the run and shown in the UI), and not together with ``store_path``."""
+    if not store_url:
+        return
+    if store_path:
+        raise StoreError("providers.store_url and providers.store_path are both set: give one (a URL for a store "
+                         "shared by several machines, a file for one machine's store)")
+    check_store_url(store_url, "providers.store_url")
+    from resumebias_dagster.core.providers.store.postgres import StoreURL
+
+    if StoreURL(store_url, "providers.store_url").has_password:
+        raise StoreError(
+            "providers.store_url holds a password: run config is kept with each run and shown in the UI, so the "
+            f"store's password cannot go there; set the whole URL in ${STORE_URL_ENV} on each worker, or give the "
+            "password with PGPASSWORD or a ~/.pgpass file"
+        )
 
 
 @contextmanager

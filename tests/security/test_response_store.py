@@ -6,6 +6,9 @@ answers, a deeply nested reply crashed the run before its answer was stored, tim
 generations were retried (and billed) within the run, an empty answer was final forever,
 two processes asking for the same keys both paid, and the store ran its schema on any SQLite
 file it was pointed at.
+
+The tests of the store's rules run on both backends (an SQLite file, a PostgreSQL database of
+a private server; tests/conftest.py ``store_target``).
 """
 
 from __future__ import annotations
@@ -20,11 +23,24 @@ import dagster as dg
 import pytest
 
 from resumebias_dagster.core.providers import ChatRequest, ResponseStore, request_key, run_requests
-from resumebias_dagster.core.providers.store import StoreError
+from resumebias_dagster.core.providers.store import SQLiteStore, StoreError
 from resumebias_dagster.resources.providers import ProvidersResource, stats_metadata
 from resumebias_dagster.testing import fake_providers as fp
 
 WIRES = ("openai", "anthropic", "gemini")
+
+
+@pytest.fixture
+def store(any_store):
+    return any_store
+
+
+def everything_stored(store) -> bytes:
+    """All the store holds: the SQLite file with its WAL, or every row of every table."""
+    if store.backend == "sqlite":
+        return store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
+    rows = [repr(row) for table in ("responses", "snapshots", "claims") for row in store._query(f"SELECT * FROM {table}")]
+    return "\n".join(rows).encode()
 
 
 # ------------------------------------------------------------------ 7: the whole endpoint is in the key
@@ -56,7 +72,7 @@ def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(f
     assert settings.endpoint == f"http://127.0.0.1:{port}/v1"
     assert settings.endpoint == settings_for("openai", server.base_url).endpoint
     run_requests(settings, [ChatRequest.from_prompt("x")], store)
-    raw = store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
+    raw = everything_stored(store)
     for secret in (b"tiger-pass-42", b"sk-url-secret-999"):
         assert secret not in raw
 
@@ -192,9 +208,9 @@ print(json.dumps(stats.as_dict()))
 """
 
 
-def test_two_processes_requesting_the_same_keys_pay_once(fake_server, model_entry, tmp_path, fake_key):
+def test_two_processes_requesting_the_same_keys_pay_once(fake_server, model_entry, store_target, fake_key):
     server = fake_server("openai", latency_s=0.05)
-    path = tmp_path / "responses.sqlite"
+    path = store_target
     n = 60
     entry = json.dumps(model_entry("openai", server.base_url, name="same", max_concurrency=8))
     children = [
@@ -226,7 +242,8 @@ def test_a_claim_of_a_dead_process_on_this_machine_is_taken_over_at_once(store):
     assert [c["owner"] for c in store.claims()] == [me.token]
 
 
-def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, settings_for, store, fake_key):
+def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, settings_for, store, store_target,
+                                                                  fake_key):
     from resumebias_dagster.core.providers.store import ClaimOwner
 
     server = fake_server("openai")
@@ -240,7 +257,7 @@ def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, s
 
     def answer_later() -> None:
         time.sleep(0.5)
-        with ResponseStore(store.path) as other:
+        with ResponseStore(store_target) as other:
             from resumebias_dagster.core.providers.types import ChatResult
 
             other.put(settings, normalise(settings, request), ChatResult(key=key, text="senior"), owner=holder)
@@ -321,7 +338,7 @@ def test_a_store_locked_while_another_process_creates_it_is_opened_not_refused(t
     # Two processes opening a new store at once: SQLite answers "database is locked" at once
     # (not after the busy timeout) when both want to switch the journal mode; seen in CI as
     # "not a response store (not an SQLite database: database is locked)".
-    real_open, calls = ResponseStore._open, []
+    real_open, calls = SQLiteStore._open, []
 
     def locked_once(self, durable):
         calls.append(1)
@@ -329,7 +346,7 @@ def test_a_store_locked_while_another_process_creates_it_is_opened_not_refused(t
             raise sqlite3.OperationalError("database is locked")
         return real_open(self, durable)
 
-    monkeypatch.setattr(ResponseStore, "_open", locked_once)
+    monkeypatch.setattr(SQLiteStore, "_open", locked_once)
     with ResponseStore(tmp_path / "responses.sqlite", busy_timeout_s=5) as store:
         assert store.count() == 0
     assert len(calls) == 2
@@ -339,7 +356,7 @@ def test_a_store_that_stays_locked_names_the_lock_not_a_foreign_file(tmp_path, m
     def always_locked(self, durable):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(ResponseStore, "_open", always_locked)
+    monkeypatch.setattr(SQLiteStore, "_open", always_locked)
     with pytest.raises(StoreError, match=r"responses.sqlite is locked by another process for longer than 0.3 s"):
         ResponseStore(tmp_path / "responses.sqlite", busy_timeout_s=0.3)
 

@@ -3,10 +3,11 @@
 - ``types``: ``ChatRequest``, ``ChatResult``, ``ProviderSettings``, the error kinds.
 - ``openai_client`` / ``google_client`` / ``anthropic_client``: the SDKs' async clients
   (imported only when a model of that provider runs; ``registry.make_client`` picks one).
-- ``store``: ``ResponseStore``, one SQLite row per request key.
-- ``runner``: ``run_requests`` (store first, then only the missing calls) and ``RunStats``.
-- ``seniority``: the seniority task as prediction rows; ``estimate``: calls, tokens and
-  dollars before spending.
+- ``store``: ``ResponseStore``, one row per request key: an SQLite file on one machine, or a
+  PostgreSQL database shared by several (``postgresql://`` URL).
+- ``fanout``: ``run_requests`` (store first, then only the missing calls) and ``RunStats``.
+- ``registry``: wire name -> client class, imported by name; ``alias_probe``: what an alias
+  resolves to now; ``pricing``: dollars per token.
 
 Importing this package imports no provider SDK.
 """

@@ -1,10 +1,10 @@
 """The response store: durable at once, zero calls on a re-run, resumable after SIGKILL,
-safe with four processes writing at once."""
+safe with four processes writing at once. Each test runs on both backends (an SQLite file, a
+PostgreSQL database of a private server; tests/conftest.py ``store_target``)."""
 
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,13 +19,18 @@ CHILD = r"""
 import json, sys
 from resumebias_dagster.core.models.model_config import parse_models
 from resumebias_dagster.core.providers import ChatRequest, ProviderSettings, ResponseStore, run_requests
-entry, store_path, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+entry, target, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "child")[0])
 requests = [ChatRequest.from_prompt(f"résumé {i}") for i in range(n)]
-with ResponseStore(store_path) as store:
+with ResponseStore(target) as store:
     results, stats = run_requests(settings, requests, store)
 print(json.dumps(stats.as_dict()))
 """
+
+
+@pytest.fixture
+def store(any_store):
+    return any_store
 
 
 def requests(n, prefix="résumé"):
@@ -46,7 +51,7 @@ def test_rerun_makes_zero_calls(fake_server, settings_for, store, fake_key):
     assert stats2.cost_usd == 0 and stats2.as_dict()["cost_usd_incl_store"] == pytest.approx(stats1.cost_usd)
 
 
-def test_every_sampling_parameter_is_part_of_the_key(fake_server, settings_for, store, fake_key):
+def test_every_sampling_parameter_is_part_of_the_key(fake_server, settings_for, fake_key):
     server = fake_server("openai")
     settings = settings_for("openai", server.base_url)
     base = ChatRequest.from_prompt("p")
@@ -79,24 +84,22 @@ def test_terminal_rows_are_final_and_transient_rows_are_retried(fake_server, set
     assert len(rows) == 4 and sorted(r["calls"] for r in rows.values()) == [1, 1, 2, 2]
 
 
-def test_each_response_is_committed_as_it_returns(fake_server, settings_for, tmp_path, fake_key):
+def test_each_response_is_committed_as_it_returns(fake_server, settings_for, store_target, fake_key):
     # A second connection (as another process would) sees rows while the run is going on.
     server = fake_server("openai", latency_s=0.05)
-    path = tmp_path / "responses.sqlite"
     seen = []
 
-    def progress(done, total):
-        with sqlite3.connect(path) as other:
-            seen.append(other.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    with ResponseStore(store_target) as store, ResponseStore(store_target) as other:
+        def progress(done, total):
+            seen.append(other.count())
 
-    with ResponseStore(path) as store:
         run_requests(settings_for("openai", server.base_url, max_concurrency=1), requests(5), store, progress=progress)
     assert seen == [1, 2, 3, 4, 5]
 
 
-def test_four_partitions_write_one_store_at_once(fake_server, model_entry, tmp_path, fake_key):
+def test_four_partitions_write_one_store_at_once(fake_server, model_entry, store_target, fake_key):
     server = fake_server("openai", latency_s=0.005)
-    path = tmp_path / "responses.sqlite"
+    path = store_target
     n = 150
     children = [
         subprocess.Popen(
@@ -127,23 +130,19 @@ def test_four_partitions_write_one_store_at_once(fake_server, model_entry, tmp_p
     assert server.count == 4 * n
 
 
-def test_sigkill_half_way_then_resume_makes_only_the_missing_calls(fake_server, model_entry, tmp_path, fake_key):
+def test_sigkill_half_way_then_resume_makes_only_the_missing_calls(fake_server, model_entry, store_target, fake_key):
     server = fake_server("openai", latency_s=0.02)
-    path = tmp_path / "responses.sqlite"
+    path = store_target
     n = 400
     entry = model_entry("openai", server.base_url, name="killed", max_concurrency=4)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(entry), str(path), str(n)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    stored = 0
-    while stored < n // 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
-        if path.exists():
-            try:
-                with sqlite3.connect(path, timeout=5) as other:
-                    stored = other.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-            except sqlite3.OperationalError:
-                stored = 0
+    with ResponseStore(path) as watcher:
+        child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(entry), str(path), str(n)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        stored = 0
+        while stored < n // 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            stored = watcher.count()
     os.kill(child.pid, signal.SIGKILL)
     child.wait(10)
     assert child.returncode == -signal.SIGKILL
