@@ -92,9 +92,9 @@ def _fit_findings(model: str, fit_summary: pd.DataFrame) -> list[str]:
     if penalty is not None:
         out.append(f"Largest significant penalty: {_signed(penalty)} points for {r['largest_penalty_variant']} "
                    f"on {r['largest_penalty_jd']} (q = {_num(r['largest_penalty_q']):.3g}).")
-    injection = _num(r["prompt_injection_mean_delta"])
-    if injection is not None:
-        out.append(f"A hidden instruction in the résumé moves the score by {_signed(injection)} on average.")
+    prompt_injection = _num(r["prompt_injection_mean_delta"])
+    if prompt_injection is not None:
+        out.append(f"A hidden instruction in the résumé moves the score by {_signed(prompt_injection)} on average.")
     return out
 
 
