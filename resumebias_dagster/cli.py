@@ -203,6 +203,42 @@ def _analyze_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pull_tables_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="shared tables: s3://BUCKET/PREFIX or file:///FOLDER (default: $RESUMEBIAS_TABLES_URL)")
+    parser.add_argument("--out", help="DuckDB file written (default: <data dir>/shared-tables.duckdb); replaced table by table")
+
+
+def _pull_tables(args: argparse.Namespace) -> int:
+    import os
+
+    from resumebias_dagster.core.common.shared_tables import (
+        SCHEMA,
+        TABLES_URL_ENV,
+        SharedTables,
+        SharedTablesError,
+        pull_into_duckdb,
+    )
+    from resumebias_dagster.settings import data_dir
+
+    url = args.url or os.environ.get(TABLES_URL_ENV, "").strip()
+    if not url:
+        print(f"error: no shared tables to pull: give --url or set {TABLES_URL_ENV}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    out = args.out or str(data_dir() / "shared-tables.duckdb")
+    try:
+        counts = pull_into_duckdb(SharedTables(url, setting="--url" if args.url else TABLES_URL_ENV), SCHEMA, out)
+    except SharedTablesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if not counts:
+        print(f"error: no tables under {SCHEMA}/ at that URL", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    for table, rows in counts.items():
+        print(f"{SCHEMA}.{table}: {rows:,} rows")
+    print(f'wrote {out}; e.g. duckdb {out} "select * from {SCHEMA}.{next(iter(counts))} limit 5"')
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "run": Command(
         "materialise the whole study on the embedded defaults and print where the results are",
@@ -223,6 +259,11 @@ COMMANDS: dict[str, Command] = {
         "calls, expected tokens and dollars of the configured provider models for the study, and how many are stored",
         _estimate_cost_arguments,
         _estimate_cost,
+    ),
+    "pull-tables": Command(
+        "copy the shared tables of a multi-machine deployment (Parquet on S3) into a local DuckDB file to inspect",
+        _pull_tables_arguments,
+        _pull_tables,
     ),
 }
 

@@ -144,3 +144,15 @@ def any_store(store_target):
     """A store of each backend (the tests of the store's rules run on both)."""
     with ResponseStore(store_target) as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A private S3-compatible server (moto on 127.0.0.1) for the shared-tables tests."""
+    from resumebias_dagster.testing import s3
+
+    reason = s3.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with s3.S3Server() as server:
+        yield server

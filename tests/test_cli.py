@@ -135,3 +135,34 @@ def test_analyze_bad_columns_exit_2(tmp_path, capsys, header_extra, row_extra, m
         captured = capsys.readouterr()
         assert captured.out == ""
         assert captured.err == f"error: {bad}: {message}\n"
+
+
+def test_pull_tables_writes_a_duckdb_file_of_the_shared_tables(tmp_path, capsys, monkeypatch):
+    import duckdb
+    import pandas as pd
+
+    from resumebias_dagster.core.common.shared_tables import SharedTables
+
+    url = f"file://{tmp_path}/shared"
+    shared = SharedTables(url)
+    for model in ("a", "b"):
+        shared.write("audit", "fit_scores", pd.DataFrame({"model": [model] * 2, "score": [1.0, 2.0]}), {"model": model})
+    monkeypatch.setenv("RESUMEBIAS_TABLES_URL", url)
+    out = tmp_path / "pulled.duckdb"
+    assert main(["pull-tables", "--out", str(out)]) == 0
+    assert "audit.fit_scores: 4 rows" in capsys.readouterr().out
+    with duckdb.connect(str(out), read_only=True) as con:
+        assert con.execute("select count(distinct model) from audit.fit_scores").fetchone() == (2,)
+
+
+@pytest.mark.parametrize(("argv", "env", "message"), [
+    (["pull-tables"], None, "no shared tables to pull: give --url or set RESUMEBIAS_TABLES_URL"),
+    (["pull-tables", "--url", "s3://k:hunter2@b/p"], None, "--url: s3://b/p carries credentials"),
+    (["pull-tables", "--url", "file:///nonexistent-folder-xyz"], None, "no tables under audit/ at that URL"),
+])
+def test_pull_tables_refusals(argv, env, message, capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("RESUMEBIAS_TABLES_URL", raising=False)
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "hunter2" not in err

@@ -1,17 +1,19 @@
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 import pandas as pd
-from dagster import Failure, OutputContext
+from dagster import ConfigurableIOManager, Failure, InputContext, MultiPartitionsDefinition, OutputContext
 from dagster._core.storage.db_io_manager import DbTypeHandler, TableSlice
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHandler
+from pydantic import Field
 
 from resumebias_dagster.core.common.filesystems import require_local_disk
+from resumebias_dagster.core.common.shared_tables import SCHEMA, TABLES_URL_ENV, SharedTables, check_tables_url
 from resumebias_dagster.settings import duckdb_path
 
-SCHEMA = "audit"
 # Asset metadata of a table filled only on request (imported_predictions): until someone
 # materialises it, downstream assets read it as the declared table with no rows. The value
 # names its model in core/tables/.
@@ -96,5 +98,93 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         return super().create_io_manager(context)
 
 
-def default_io_manager() -> ResumebiasIOManager:
+class SharedTablesIOManager(ConfigurableIOManager):
+    """Tables for several machines: one Parquet file per asset and partition under ``url`` on
+    object storage (core/common/shared_tables.py says why). A run that covers several
+    partitions writes one file per partition, split by the asset's ``partition_expr`` columns."""
+
+    url: str = Field(description=f"s3://BUCKET/PREFIX (or file:///FOLDER); default ${TABLES_URL_ENV}. S3 keys and a "
+                                 f"non-AWS endpoint come from the environment (AWS_*), never from here")
+    table_schema: str = Field(default=SCHEMA, description="folder (and DuckDB schema when pulled) of the tables")
+
+    def _shared(self) -> SharedTables:
+        return SharedTables(self.url, setting="io_manager.url")
+
+    def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
+        if not isinstance(obj, pd.DataFrame):
+            raise Failure(f"{_asset_name(context)}: the shared tables store pandas DataFrames, got {type(obj).__name__}")
+        shared, table = self._shared(), context.asset_key.path[-1]
+        if not context.has_asset_partitions:
+            location = shared.write(self.table_schema, table, obj)
+            context.add_output_metadata({"dagster/storage_kind": "parquet", "path": location})
+            return
+        columns = _partition_columns(context.definition_metadata, context.asset_partitions_def, context)
+        partitions = [_partition_values(context.asset_partitions_def, key, columns)
+                      for key in context.asset_partition_keys]
+        names = list(columns.values())
+        groups = {tuple(str(v) for v in k): rows for k, rows in obj.groupby(names, sort=False, dropna=False)} if len(obj) else {}
+        stray = sorted(set(groups) - {tuple(p[c] for c in names) for p in partitions})
+        if stray:
+            # Checked before anything is written: rows of a partition outside this run would be lost.
+            raise Failure(f"{_asset_name(context)}: rows for partitions outside this run ({stray[:3]}); nothing written")
+        for partition in partitions:
+            rows = groups.get(tuple(partition[c] for c in names), obj.iloc[0:0])
+            shared.write(self.table_schema, table, rows, partition)
+        context.add_output_metadata({
+            "dagster/storage_kind": "parquet",
+            "path": shared.location(self.table_schema, table, partitions[0] if len(partitions) == 1 else None),
+        })
+
+    def load_input(self, context: InputContext) -> pd.DataFrame:
+        shared, table = self._shared(), context.asset_key.path[-1]
+        wanted = None
+        if context.has_asset_partitions:
+            upstream = context.upstream_output.definition_metadata if context.upstream_output else {}
+            columns = _partition_columns(upstream, context.asset_partitions_def, context)
+            wanted = [_partition_values(context.asset_partitions_def, key, columns)
+                      for key in context.asset_partition_keys]
+        frame = shared.read(self.table_schema, table, wanted)
+        if frame is not None:
+            return frame
+        if context.has_asset_partitions:
+            return pd.DataFrame()  # no partition materialised yet: no rows, as in DuckDB
+        optional = _empty_until_materialised(context)
+        if optional is not None:
+            return optional
+        raise Failure(
+            f"the upstream asset {_asset_name(context)!r} has not been materialised in the shared tables "
+            f"({shared.location(self.table_schema, table)}) yet: materialise it first (or the whole graph)"
+        )
+
+
+def _asset_name(context) -> str:
+    return context.asset_key.to_user_string() if context.has_asset_key else "output"
+
+
+def _partition_columns(metadata, partitions_def, context) -> dict[str, str]:
+    """Partition dimension -> the column holding it, from the asset's ``partition_expr``."""
+    expr = (metadata or {}).get("partition_expr")
+    if isinstance(partitions_def, MultiPartitionsDefinition):
+        dims = [d.name for d in partitions_def.partitions_defs]
+        if not isinstance(expr, dict) or set(expr) != set(dims):
+            raise Failure(f"{_asset_name(context)}: partition_expr metadata must map each dimension {dims} to its column")
+        return {d: str(expr[d]) for d in dims}
+    if not isinstance(expr, str):
+        raise Failure(f"{_asset_name(context)}: partition_expr metadata must name the column holding the partition")
+    return {"": expr}
+
+
+def _partition_values(partitions_def, key: str, columns: dict[str, str]) -> dict[str, str]:
+    if isinstance(partitions_def, MultiPartitionsDefinition):
+        dims = partitions_def.get_partition_key_from_str(key).keys_by_dimension
+        return {columns[d]: dims[d] for d in columns}
+    return {columns[""]: key}
+
+
+def default_io_manager() -> ResumebiasIOManager | SharedTablesIOManager:
+    """DuckDB on this machine; Parquet on shared object storage when ``$RESUMEBIAS_TABLES_URL`` is set."""
+    url = os.environ.get(TABLES_URL_ENV, "").strip()
+    if url:
+        check_tables_url(url, TABLES_URL_ENV)
+        return SharedTablesIOManager(url=url)
     return ResumebiasIOManager(database=str(duckdb_path()), schema=SCHEMA)

@@ -1,9 +1,11 @@
-"""Code location of the scale-out test: the JD audit's inputs and `fit_scores` over two provider
-models x the 17 packaged job descriptions.
+"""Code location of the scale-out test: the JD audit's inputs, `fit_scores` over two provider
+models x the 17 packaged job descriptions, and `fit_effects` reading every partition.
 
-The daemon's code server and every run worker import this file, so it is configured from the
-environment the test sets: `RESUMEBIAS_SCALE_DIR` holds the catalog folder (a `models.yaml`
-pointing at the test's fake provider), the DuckDB file and the response store.
+The code server and every worker import this file with the environment of their own
+"machine": `RESUMEBIAS_SCALE_DIR` holds that machine's copy of the catalog folder (a
+`models.yaml` pointing at the test's fake provider); the tables are shared through
+`RESUMEBIAS_TABLES_URL` (Parquet on S3) and the answers through `RESUMEBIAS_STORE_URL`
+(PostgreSQL), so nothing is shared on disk.
 """
 
 import os
@@ -17,7 +19,7 @@ from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descripti
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
-from resumebias_dagster.resources.storage import ResumebiasIOManager
+from resumebias_dagster.resources.storage import default_io_manager
 
 SCALE_DIR = Path(os.environ["RESUMEBIAS_SCALE_DIR"])
 CATALOG_DIR = SCALE_DIR / "catalog"
@@ -34,14 +36,14 @@ INPUTS_CONFIG = {"ops": {
     "probe_variants": {"config": {"levels": ["senior"]}},
 }}
 RESOURCES = {
-    "io_manager": ResumebiasIOManager(database=str(SCALE_DIR / "study.duckdb"), schema="audit"),
+    "io_manager": default_io_manager(),
     "catalog": CatalogResource(catalog_dir=str(CATALOG_DIR)),
     "compute": ComputeResource(device="cpu"),
-    "providers": ProvidersResource(catalog_dir=str(CATALOG_DIR), store_path=str(SCALE_DIR / "responses.sqlite")),
+    "providers": ProvidersResource(catalog_dir=str(CATALOG_DIR)),
 }
 
 defs = dg.Definitions(
-    assets=[*INPUTS, FIT_SCORES],
+    assets=[*INPUTS, FIT_SCORES, fit.fit_effects],
     asset_checks=[fit.probe_variants_change_one_signal],
     resources=RESOURCES,
 )

@@ -24,3 +24,11 @@ def test_the_deploy_guide_binds_the_webserver_to_loopback_and_explains_the_proxy
     assert "authenticating reverse proxy" in guide
     # Database files never on a network filesystem.
     assert "refuses a network filesystem" in guide and "shared filesystem (NFS" not in guide
+
+
+def test_compose_workers_share_answers_and_tables_not_a_disk():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yaml").read_text())
+    env = compose["services"]["worker"]["environment"]
+    assert env["RESUMEBIAS_STORE_URL"].startswith("postgresql://")
+    assert env["RESUMEBIAS_TABLES_URL"].startswith("s3://")
+    assert "minio" in compose["services"] and "CREATE DATABASE resumebias_store" in (DEPLOY / "postgres-init.sql").read_text()
