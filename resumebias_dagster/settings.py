@@ -14,6 +14,11 @@ def duckdb_path() -> Path:
     return data_dir() / "resumebias.duckdb"
 
 
+def classifiers_dir() -> Path:
+    """Fine-tuned classifier folders, one per model and fingerprint."""
+    return data_dir() / "models" / "classifiers"
+
+
 MODEL_CACHE_ENV = "RESUMEBIAS_MODEL_CACHE"
 
 

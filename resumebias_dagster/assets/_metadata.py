@@ -8,6 +8,7 @@ import base64
 import dagster as dg
 import pandas as pd
 
+from resumebias_dagster.core.common.shared_files import SharedFiles
 from resumebias_dagster.settings import data_dir
 
 # Tables and plots derived from model outputs refresh themselves (under `dagster dev` or a
@@ -35,6 +36,7 @@ def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes]) -> p
     """Write each PNG under data/reports/ and show it in the asset's metadata."""
     folder = data_dir() / "reports"
     folder.mkdir(parents=True, exist_ok=True)
+    shared = SharedFiles.from_env()
     rows, meta = [], {}
     for name, png in pngs.items():
         path = folder / f"{name}.png"
@@ -42,6 +44,9 @@ def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes]) -> p
         rows.append({"plot": name, "path": str(path), "bytes": len(png)})
         meta[name] = dg.MetadataValue.md(f"![{name}](data:image/png;base64,{base64.b64encode(png).decode()})")
         meta[f"{name}_file"] = dg.MetadataValue.path(str(path))
+        if shared is not None:
+            # Several machines: the report (on any worker) reads the plot from here.
+            meta[f"{name}_shared"] = dg.MetadataValue.text(shared.put_file(path))
     context.add_output_metadata(meta)
     return pd.DataFrame(rows, columns=["plot", "path", "bytes"]).astype({"bytes": "int64"})
 

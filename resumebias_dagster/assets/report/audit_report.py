@@ -9,6 +9,7 @@ import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.common.shared_files import SharedFiles
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.models.model_config import load_models
 from resumebias_dagster.core.reporting.findings import headline_findings
@@ -21,12 +22,16 @@ REPORT_FILE = "audit_report.html"
 
 
 def _plots(*tables: pd.DataFrame) -> dict[str, bytes]:
+    """Each plot's PNG: from this machine's disk, else (drawn on another worker) from the shared files."""
+    shared = SharedFiles.from_env()
     out = {}
     for table in tables:
         for row in table.itertuples(index=False):
             path = Path(row.path)
             if path.is_file():
                 out[row.plot] = path.read_bytes()
+            elif shared is not None and (png := shared.get_file(path.name)) is not None:
+                out[row.plot] = png
     return out
 
 
@@ -85,6 +90,9 @@ def audit_report(
     findings = headline_findings(seniority_bias_summary, seniority_group_metrics, fit_model_summary,
                                  seniority_impact_ratios, fit_impact_ratios)
     summary = "\n\n".join(f"**{m}**\n" + "\n".join(f"- {line}" for line in lines) for m, lines in findings.items())
+    shared = SharedFiles.from_env()
+    if shared is not None:
+        context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
     context.add_output_metadata({
         "report": dg.MetadataValue.path(str(path)),
         "summary": dg.MetadataValue.md(summary or "(no results yet)"),

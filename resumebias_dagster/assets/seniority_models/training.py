@@ -3,6 +3,7 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import table_metadata
+from resumebias_dagster.core.common.shared_files import SharedFiles
 from resumebias_dagster.core.models.finetune import classifier_table, train_or_reuse
 from resumebias_dagster.core.models.model_config import load_models, models_of_kind
 from resumebias_dagster.core.seniority.generation import generate_resumes
@@ -10,7 +11,7 @@ from resumebias_dagster.core.seniority.leakage import shared_with_evaluation
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.schemas import BaseResumesType, FineTunedClassifiersType
-from resumebias_dagster.settings import data_dir
+from resumebias_dagster.settings import classifiers_dir
 
 
 class ClassifierTrainingSetConfig(dg.Config):
@@ -71,11 +72,16 @@ def fine_tuned_classifiers(
     saved as safetensors under the data directory. Unchanged data and settings never retrain:
     each model lives in a folder named by the content hash of everything that shapes it."""
     settings = compute.settings()
-    classifiers_dir = data_dir() / "models" / "classifiers"
+    shared = SharedFiles.from_env()
     trained = []
     for spec in models_of_kind(load_models(catalog_dir=catalog.folder()), "fine-tuned"):
-        model = train_or_reuse(spec, classifier_training_set, settings, classifiers_dir, log=context.log.info)
+        model = train_or_reuse(spec, classifier_training_set, settings, classifiers_dir(), log=context.log.info)
         trained.append(model)
+        if shared is not None:
+            # Other machines fetch the folder by its content hash (seniority_predictions).
+            shared.put_folder(model.row["path"], "classifiers")
+            context.add_output_metadata({f"{spec.name}/shared_folder": dg.MetadataValue.text(
+                shared.location("classifiers", model.row["content_sha256"]))})
         metrics = model.metrics
         context.add_output_metadata(
             {

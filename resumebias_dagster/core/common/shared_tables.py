@@ -44,7 +44,7 @@ class SharedTablesError(ValueError):
 Partition = Mapping[str, str]
 
 
-def _pyarrow():
+def require_pyarrow():
     try:
         import pyarrow  # noqa: F401
         import pyarrow.fs  # noqa: F401
@@ -97,7 +97,7 @@ class SharedTables:
 
     # ---------------------------------------------------------------- places
     def _filesystem(self):
-        pa = _pyarrow()
+        pa = require_pyarrow()
         parts = urlsplit(self.url)
         if parts.scheme == "file":
             return pa.fs.LocalFileSystem(), parts.path.rstrip("/")
@@ -137,7 +137,7 @@ class SharedTables:
     # ---------------------------------------------------------------- write
     def write(self, schema: str, table: str, frame: pd.DataFrame, partition: Partition | None = None) -> str:
         """Replace the table (or one partition of it) with ``frame``; returns its URL."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         fs, root = self._filesystem()
         folder = "/".join(p for p in (root, schema, table, self.partition_folder(partition)) if p)
         target = f"{folder}/{DATA_FILE}"
@@ -156,7 +156,7 @@ class SharedTables:
     # ---------------------------------------------------------------- read
     def partitions(self, schema: str, table: str) -> dict[str, dict[str, str] | None]:
         """Every stored file of the table: path -> its partition (None for an unpartitioned table)."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         fs, root = self._filesystem()
         base = f"{root}/{schema}/{table}"
         try:
@@ -177,7 +177,7 @@ class SharedTables:
     def read(self, schema: str, table: str, partitions: Iterable[Partition] | None = None) -> pd.DataFrame | None:
         """The table's rows: of the given partitions that are stored (all stored ones when None);
         ``None`` when the table has no file at all."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         fs, _ = self._filesystem()
         files = self.partitions(schema, table)
         if not files:
@@ -200,7 +200,7 @@ class SharedTables:
 
     def tables(self, schema: str) -> list[str]:
         """Names of the tables stored under ``schema``."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         fs, root = self._filesystem()
         infos = fs.get_file_info(pa.fs.FileSelector(f"{root}/{schema}", recursive=False, allow_not_found=True))
         return sorted(Path(i.path).name for i in infos if i.type == pa.fs.FileType.Directory)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.common.shared_files import folder_digest
 from resumebias_dagster.core.models.compute import ComputeSettings
 
 # Bump when the training procedure changes in a way that changes the weights.
@@ -286,6 +287,7 @@ def train_or_reuse(
         "base_model": config.base_model,
         "path": str(out_dir),
         "fingerprint": key,
+        "content_sha256": folder_digest(out_dir),
         "heldout_accuracy": metrics["heldout_accuracy"],
         "n_train": metrics["n_train"],
         "n_heldout": metrics["n_heldout"],

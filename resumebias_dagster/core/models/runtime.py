@@ -24,10 +24,11 @@ ProviderRun = Callable[[str, Sequence[Any], Progress | None], tuple[list[Any], A
 
 @dataclass(frozen=True)
 class TrainedClassifier:
-    """A fine-tuned classifier on disk and the content hash of what shaped it."""
+    """A fine-tuned classifier on disk, the hash of what shaped it, and the hash of its files."""
 
     path: str
     fingerprint: str
+    content_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class ModelRuntime:
     cache_dir: Path
     provider_run: ProviderRun | None = None
     classifiers: Mapping[str, TrainedClassifier] = field(default_factory=dict)
+    # A classifier trained on another machine: its folder fetched here by content hash (the
+    # shared files of several machines), or None on one machine.
+    fetch_classifier: Callable[[TrainedClassifier], TrainedClassifier] | None = None
 
     @functools.cached_property
     def compute(self) -> ComputeSettings:
@@ -52,12 +56,19 @@ class ModelRuntime:
     def classifier(self, model: str) -> TrainedClassifier:
         if model not in self.classifiers:
             raise ValueError(f"{model}: no trained classifier; materialise fine_tuned_classifiers first")
-        return self.classifiers[model]
+        trained = self.classifiers[model]
+        if not Path(trained.path).is_dir():
+            if self.fetch_classifier is None:
+                raise ValueError(f"{model}: its classifier folder {trained.path} is not on this machine, and no shared "
+                                 f"files are configured to fetch it from (RESUMEBIAS_TABLES_URL); re-materialise "
+                                 f"fine_tuned_classifiers here")
+            trained = self.fetch_classifier(trained)
+        return trained
 
 
 def classifiers_from_table(trained) -> dict[str, TrainedClassifier]:
     """The ``fine_tuned_classifiers`` table as ``{model: TrainedClassifier}``."""
     return {
-        str(row.model): TrainedClassifier(str(row.path), str(row.fingerprint))
+        str(row.model): TrainedClassifier(str(row.path), str(row.fingerprint), getattr(row, "content_sha256", None))
         for row in trained.itertuples(index=False)
     }

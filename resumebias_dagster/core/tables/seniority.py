@@ -193,6 +193,8 @@ class FineTunedClassifiers(pa.DataFrameModel):
     base_model: Series[str]
     path: Series[str]
     fingerprint: Series[str] = pa.Field(str_length={"min_value": 8})
+    # SHA-256 of the folder's files: another machine fetches the folder from the shared files by it.
+    content_sha256: Series[str] = pa.Field(str_length={"min_value": 64, "max_value": 64})
     heldout_accuracy: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     n_train: Series[int] = pa.Field(ge=1)
     n_heldout: Series[int] = pa.Field(ge=0)

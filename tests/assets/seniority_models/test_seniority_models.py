@@ -1,5 +1,6 @@
 """Fine-tuned classifiers and model-partitioned predictions on a tiny design."""
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -10,6 +11,7 @@ import yaml
 
 from resumebias_dagster.assets.seniority_models import training
 from resumebias_dagster.assets.seniority_study import predictions, resumes, variants
+from resumebias_dagster.core.common.shared_files import folder_digest
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
@@ -81,7 +83,10 @@ def test_disjointness_check_fails_on_an_overlapping_training_set():
 
 
 @pytest.mark.slow
-def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_dir):
+def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_dir, monkeypatch):
+    # Several machines: the trained folder goes to the shared files, and a worker without it
+    # (another data directory) fetches it by content hash to predict.
+    monkeypatch.setenv("RESUMEBIAS_TABLES_URL", f"file://{tmp_path}/shared")
     catalog_dir = _catalog(tmp_path, TINY_CLASSIFIER)
     checks = [training.training_set_disjoint_from_evaluation]
     first = dg.materialize(
@@ -101,6 +106,13 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     again = second.output_for_node("fine_tuned_classifiers")
     assert again["retrained"].tolist() == [False]
     assert again.at[0, "path"] == path
+    digest = again.at[0, "content_sha256"]
+    assert digest == folder_digest(path)
+    assert meta["minilm-classifier/shared_folder"].value.endswith(f"/files/classifiers/{digest}")
+
+    worker_b = tmp_path / "worker-b"
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(worker_b))
+    shutil.move(path, tmp_path / "gone")
 
     result = dg.materialize(
         ASSETS,
@@ -118,6 +130,7 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     per_variant = rows.groupby(["variant_kind", "original_idx", "variant"])[["p_junior", "p_mid", "p_senior"]].nunique()
     assert (per_variant == 1).all().all()
     assert rows["resolved_model"].str.startswith("minilm-classifier@").all()
+    assert folder_digest(worker_b / "models" / "classifiers" / Path(path).name) == digest
     stored = assert_stored_columns_match(tmp_path / "study.duckdb")
     assert {"classifier_training_set", "fine_tuned_classifiers", "seniority_predictions"} <= stored
 

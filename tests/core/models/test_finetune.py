@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import pytest
 
+from resumebias_dagster.core.common.shared_files import folder_digest
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.finetune import (
     DONE_MARKER,
@@ -61,6 +62,7 @@ def test_a_finished_classifier_with_the_same_fingerprint_is_reused(tmp_path):
                              log=logged.append)
     assert outcome.row["retrained"] is False and outcome.row["path"] == str(done)
     assert logged == [f"clf: unchanged inputs and settings, reusing {done}"]
+    assert outcome.row["content_sha256"] == folder_digest(done)
     table = classifier_table([outcome])
     assert list(table.columns) == columns(FineTunedClassifiers)
     FineTunedClassifiers.validate(table)
