@@ -7,7 +7,12 @@ variation distance between the two label distributions. Also times the first loa
 dequantise, only when the cache is cold or ``--fresh-cache``) and a cached reload.
 
     python benchmarks/bench_local_llm.py                  # defaults
+    python benchmarks/bench_local_llm.py --isa AVX512_CORE_BF16   # as on a Xeon with AVX512-BF16 and no AMX
     python benchmarks/bench_local_llm.py --fresh-cache --batch-sizes 4 8 16 --compile
+
+It ends with the calibrated choice (core.models.calibration): every candidate precision's
+prompt tokens/s and TV from fp32 on the calibration sample, the one picked, and the picked
+one's rate over all the prompts against the target.
 
 The attention blocks run in fp32 under bf16 autocast (see core.models.local_llm); the figures
 include that.
@@ -18,15 +23,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_busy_seconds, own_cpu_seconds
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
+from resumebias_dagster.core.models.calibration import calibrated_settings, cpu_identity
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.local_llm import (
     DEFAULT_LOCAL_LLM,
@@ -60,22 +68,6 @@ def timed_score(model, tokenizer, prompts, settings, repeats=1):
     return probs, mass, best
 
 
-def machine_busy_seconds() -> float | None:
-    """CPU seconds spent by every process on the machine (Linux, else None), to tell how
-    much of the machine other processes took while a row was timed."""
-    try:
-        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    except OSError:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def own_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", default=DEFAULT_LOCAL_LLM)
@@ -88,7 +80,13 @@ def main() -> None:
     parser.add_argument("--attn", nargs="*", default=["sdpa"], choices=["sdpa", "eager"])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the fastest counts")
     parser.add_argument("--compile", action="store_true", help="also try torch.compile on the decoder")
+    parser.add_argument("--isa", help="limit oneDNN to this instruction set (ONEDNN_MAX_CPU_ISA), e.g. AVX512_CORE_BF16: "
+                                      "bf16 without AMX, as on the Xeons without it")
     args = parser.parse_args()
+    if args.isa and os.environ.get("ONEDNN_MAX_CPU_ISA") != args.isa:
+        # oneDNN reads it once, when torch first runs a kernel: start afresh with it set.
+        os.environ["ONEDNN_MAX_CPU_ISA"] = args.isa
+        os.execv(sys.executable, [sys.executable, *sys.argv])
 
     settings = resolve_compute(num_threads=args.threads)
     cache_dir = args.cache_dir or data_dir() / "model-cache"
@@ -154,6 +152,31 @@ def main() -> None:
         f"\ntarget: bf16 >= {BF16_TARGET_TOK_S:.0f} prompt tok/s with max TV <= {TV_TARGET}; "
         "'others': cores other processes used while the row was timed"
     )
+
+    # What a run does with dtype "auto" on this CPU: measure, pick, then score everything.
+    auto = resolve_compute(num_threads=args.threads)
+    model, tokenizer = load_causal_lm(args.source, cache_dir, auto)
+    labels = list(SENIORITY_LEVELS)
+
+    def score(st, ps):
+        return score_labels_with_mass(model, tokenizer, ps, labels, st)[0]
+
+    with tempfile.TemporaryDirectory() as fresh:
+        start = time.perf_counter()
+        chosen, found = calibrated_settings(auto, score, prompts, lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])),
+                                            args.source, "seniority", fresh)
+        took = time.perf_counter() - start
+    print(f"\nCPU: {cpu_identity()}")
+    print(f"flag-based guess: {auto.dtype}; calibration ({found.prompts} prompts, {took:.1f} s, once per machine):")
+    for dtype in found.tokens_per_s:
+        print(f"  {dtype:<9} {found.tokens_per_s[dtype]:>7.0f} tok/s  TV {found.max_tv[dtype]:.4f}"
+              f"{'  <- chosen' if dtype == found.choice else ''}")
+    p_chosen, _mass, t_chosen = timed_score(model, tokenizer, prompts, chosen, args.repeats)
+    p_ref, _mass, _t = timed_score(model, tokenizer, prompts, replace(chosen, dtype="float32"), 1)
+    rate, tv = n_tokens / t_chosen, float((0.5 * np.abs(p_chosen - p_ref).sum(axis=1)).max())
+    verdict = "meets" if rate >= BF16_TARGET_TOK_S and tv <= TV_TARGET else "MISSES"
+    print(f"chosen {chosen.dtype} over all {len(prompts)} prompts: {rate:.0f} prompt tok/s, max TV {tv:.4f}  {verdict} "
+          f"(target >= {BF16_TARGET_TOK_S:.0f} tok/s at TV <= {TV_TARGET})")
 
 if __name__ == "__main__":
     main()

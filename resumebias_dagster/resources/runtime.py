@@ -14,7 +14,8 @@ from resumebias_dagster.settings import classifiers_dir, model_cache_dir
 
 
 def model_runtime(
-    compute: ComputeResource, providers: ProvidersResource, fine_tuned_classifiers: pd.DataFrame | None = None
+    compute: ComputeResource, providers: ProvidersResource, fine_tuned_classifiers: pd.DataFrame | None = None,
+    log=None,
 ) -> ModelRuntime:
     """Local models on ``compute``, provider models through ``providers.run`` (the store and
     the fan-out), fine-tuned classifiers from the ``fine_tuned_classifiers`` table (fetched
@@ -26,6 +27,7 @@ def model_runtime(
         provider_run=lambda model, requests, progress: providers.run(model, requests, progress=progress),
         classifiers=classifiers_from_table(fine_tuned_classifiers) if fine_tuned_classifiers is not None else {},
         fetch_classifier=(lambda trained: fetch_classifier(shared, trained)) if shared is not None else None,
+        log=log,
     )
 
 

@@ -125,7 +125,7 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
         for key in context.partition_keys:
             dims = partitions_def.get_partition_key_from_str(str(key)).keys_by_dimension
             by_model[dims["model"]].append(dims["jd"])
-        runtime = model_runtime(compute, providers)
+        runtime = model_runtime(compute, providers, log=context.log.info)
         frames = []
         for model_name, jds in by_model.items():
             spec = model_by_name(model_name, catalog_dir=catalog.folder())

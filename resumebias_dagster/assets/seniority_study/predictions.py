@@ -51,7 +51,7 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         for scoring models, the label distribution it was drawn from (one forward pass per
         variant, never one per sample); provider models answer through the response store."""
         variants = variant_table(style_variants, name_variants)
-        runtime = model_runtime(compute, providers, fine_tuned_classifiers)
+        runtime = model_runtime(compute, providers, fine_tuned_classifiers, log=context.log.info)
         template = load_prompt(SENIORITY_PROMPT, catalog.folder())
         frames = []
         for name in context.partition_keys:

@@ -132,19 +132,25 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
     return fit_rows(variants, spec.name, jd, runs, {k: np.asarray(v, dtype=object) for k, v in fields.items()}), stats
 
 
-def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None):
+def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None,
+                               log=None):
     """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
     sampled from it at the configured temperature."""
     import json
     import time
 
     from resumebias_dagster.core.jd_audit.local_fit import score_distribution
+    from resumebias_dagster.core.models.calibration import calibrated_settings
     from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, tempered
     from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
     prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
+    settings, _ = calibrated_settings(
+        settings, lambda st, ps: score_distribution(model, tokenizer, ps, st)[0], prompts,
+        lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])), source, "fit", cache_dir, log,
+    )
     started = time.perf_counter()
     probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
     per_variant = (time.perf_counter() - started) / max(1, len(prompts))
@@ -175,7 +181,7 @@ def predict_fit(
     (None for a model that runs here)."""
     if spec.kind == "local-llm":
         frame = predict_fit_with_local_llm(spec, variants, jd, jd_text, template, runtime.compute,
-                                           runtime.cache_dir, progress)
+                                           runtime.cache_dir, progress, log=runtime.log)
         return frame, None
     if spec.kind == "provider":
         return predict_fit_with_provider(runtime.run_for(spec.name, progress), variants, jd, jd_text, template, spec)

@@ -19,6 +19,9 @@ class ComputeSettings:
     dtype: str
     num_threads: int
     batch_size: int
+    # dtype "auto" on a CPU: ``dtype`` is the flag-based guess, and the embedded LLM measures
+    # the candidates on its first load instead (core/models/calibration.py).
+    calibrate: bool = False
 
     @property
     def torch_dtype(self):
@@ -82,6 +85,7 @@ def resolve_compute(
     elif base == "cuda" and not cuda_available:
         raise ValueError(f"compute.device: {device!r} requested but CUDA is not available on this machine")
     on_cuda = device.startswith("cuda")
+    calibrate = dtype == "auto" and device == "cpu"
     if dtype == "auto":
         if on_cuda:
             dtype = "bfloat16" if cuda_bf16 else "float16"
@@ -94,4 +98,4 @@ def resolve_compute(
     if batch_size == 0:
         # Measured on a 2-core CPU: batch 8 saturates the cores; a GPU wants far larger.
         batch_size = 64 if on_cuda else 8
-    return ComputeSettings(device=device, dtype=dtype, num_threads=num_threads, batch_size=batch_size)
+    return ComputeSettings(device=device, dtype=dtype, num_threads=num_threads, batch_size=batch_size, calibrate=calibrate)

@@ -42,6 +42,8 @@ class ModelRuntime:
     # A classifier trained on another machine: its folder fetched here by content hash (the
     # shared files of several machines), or None on one machine.
     fetch_classifier: Callable[[TrainedClassifier], TrainedClassifier] | None = None
+    # Where a task says what it chose (e.g. the measured CPU precision): the run's log.
+    log: Callable[[str], None] | None = None
 
     @functools.cached_property
     def compute(self) -> ComputeSettings:

@@ -104,16 +104,23 @@ def resolved_source(source: str) -> str:
     return source
 
 
-def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None) -> pd.DataFrame:
+def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None,
+                           log=None) -> pd.DataFrame:
     """Score every variant once with an embedded LLM and sample ``runs_per_cell`` labels."""
     import time
 
     from resumebias_dagster.core.common.prompts import seniority_prompt
+    from resumebias_dagster.core.models.calibration import calibrated_settings
     from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, score_labels_with_mass, tempered
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
     prompts = [seniority_prompt(text, template) for text in variants["text"]]
+    labels = list(SENIORITY_LEVELS)
+    settings, _ = calibrated_settings(
+        settings, lambda st, ps: score_labels_with_mass(model, tokenizer, ps, labels, st)[0], prompts,
+        lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])), source, "seniority", cache_dir, log,
+    )
     started = time.perf_counter()
     probs, mass = score_labels_with_mass(model, tokenizer, prompts, list(SENIORITY_LEVELS), settings, progress)
     per_variant = (time.perf_counter() - started) / max(1, len(prompts))
@@ -206,7 +213,8 @@ def predict_seniority(
     """``SeniorityPredictions`` rows of model ``spec`` for ``variants``, and the provider run's
     stats (None for a model that runs here)."""
     if spec.kind == "local-llm":
-        frame = predict_with_local_llm(spec, variants, runtime.compute, runtime.cache_dir, template, progress)
+        frame = predict_with_local_llm(spec, variants, runtime.compute, runtime.cache_dir, template, progress,
+                                       log=runtime.log)
         return conform(frame, SeniorityPredictions), None
     if spec.kind == "fine-tuned":
         trained = runtime.classifier(spec.name)

@@ -1,0 +1,136 @@
+"""The CPU precision is measured, not read off a flag: fastest within TV 0.01 of fp32, cached
+per machine, model and task; the real Gemma scorer at the end."""
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from resumebias_dagster.core.models import calibration
+from resumebias_dagster.core.models.calibration import CACHE_FILE, TV_LIMIT, calibrated_settings, cpu_identity, measure
+from resumebias_dagster.core.models.compute import ComputeSettings, resolve_compute
+
+AUTO_CPU = ComputeSettings(device="cpu", dtype="bfloat16", num_threads=2, batch_size=4, calibrate=True)
+PROMPTS = [f"prompt {i} " * (i + 1) for i in range(12)]
+BASE = np.tile([0.2, 0.5, 0.3], (len(PROMPTS), 1))
+
+
+def scorer(seconds_per_prompt: dict[str, float], shift: dict[str, float] | None = None):
+    """Distributions that move by ``shift[dtype]`` of mass and take ``seconds_per_prompt[dtype]``
+    of real CPU work per prompt (a busy loop, so the timing is what is measured)."""
+    calls = []
+
+    def score(settings, prompts):
+        calls.append(settings.dtype)
+        end = time.perf_counter() + seconds_per_prompt[settings.dtype] * len(prompts)
+        while time.perf_counter() < end:
+            pass
+        out = BASE[: len(prompts)].copy()
+        d = (shift or {}).get(settings.dtype, 0.0)
+        out[:, 0] += d
+        out[:, 1] -= d
+        return out
+
+    score.calls = calls
+    return score
+
+
+def count(prompts):
+    return sum(len(p.split()) for p in prompts)
+
+
+def test_auto_on_a_cpu_asks_for_calibration_and_explicit_settings_do_not():
+    assert resolve_compute("cpu", "auto", cuda_available=False, cpu_bf16=True).calibrate
+    assert resolve_compute("cpu", "auto", cuda_available=False, cpu_bf16=False).calibrate
+    assert not resolve_compute("cpu", "float32", cuda_available=False).calibrate
+    assert not resolve_compute("cpu", "bfloat16", cuda_available=False).calibrate
+    assert not resolve_compute("auto", "auto", cuda_available=True, cuda_bf16=True).calibrate
+
+
+def test_the_faster_precision_wins_whichever_the_flags_suggest():
+    # bf16 slower than fp32 (a Xeon with AVX512-BF16 and no AMX): fp32, though the flag guess was bf16.
+    slow_bf16 = measure(scorer({"float32": 0.002, "bfloat16": 0.004}), AUTO_CPU, PROMPTS, count(PROMPTS))
+    assert slow_bf16.choice == "float32"
+    assert slow_bf16.tokens_per_s["float32"] > slow_bf16.tokens_per_s["bfloat16"]
+    fast_bf16 = measure(scorer({"float32": 0.004, "bfloat16": 0.002}), AUTO_CPU, PROMPTS, count(PROMPTS))
+    assert fast_bf16.choice == "bfloat16" and fast_bf16.max_tv == {"float32": 0.0, "bfloat16": 0.0}
+
+
+def test_a_faster_precision_that_moves_the_distributions_too_far_is_refused():
+    found = measure(scorer({"float32": 0.004, "bfloat16": 0.001}, shift={"bfloat16": 0.02}), AUTO_CPU, PROMPTS,
+                    count(PROMPTS))
+    assert found.max_tv["bfloat16"] == pytest.approx(0.02) and found.max_tv["bfloat16"] > TV_LIMIT
+    assert found.choice == "float32"
+
+
+def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path, monkeypatch):
+    logged = []
+    score = scorer({"float32": 0.003, "bfloat16": 0.001})
+    settings, found = calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path, logged.append)
+    assert settings.dtype == "bfloat16" and not settings.calibrate and found.measured
+    assert "gemma (seniority): CPU precision bfloat16 (measured: float32" in logged[0]
+    cached = json.loads((tmp_path / CACHE_FILE).read_text())
+    assert len(cached) == 1 and next(iter(cached)).startswith(cpu_identity())
+    n_calls = len(score.calls)
+    again, found = calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path)
+    assert again.dtype == "bfloat16" and not found.measured and len(score.calls) == n_calls
+    # Another task, or oneDNN limited to another instruction set: measured anew.
+    calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "fit", tmp_path)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
+    calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path)
+    assert len(json.loads((tmp_path / CACHE_FILE).read_text())) == 3
+
+
+def test_a_damaged_cache_is_measured_over_not_trusted(tmp_path):
+    (tmp_path / CACHE_FILE).write_text("{not json")
+    settings, found = calibrated_settings(AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count,
+                                          "gemma", "seniority", tmp_path)
+    assert settings.dtype == "float32" and found.measured
+    key = next(iter(json.loads((tmp_path / CACHE_FILE).read_text())))
+    (tmp_path / CACHE_FILE).write_text(json.dumps({key: {"choice": "int4"}}))
+    assert calibrated_settings(AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma",
+                               "seniority", tmp_path)[1].measured
+
+
+def test_explicit_dtypes_and_tiny_runs_are_not_calibrated(tmp_path):
+    score = scorer({"float32": 0.001, "bfloat16": 0.001})
+    explicit = replace(AUTO_CPU, calibrate=False)
+    assert calibrated_settings(explicit, score, PROMPTS, count, "m", "t", tmp_path) == (explicit, None)
+    few = PROMPTS[: calibration.MIN_PROMPTS - 1]
+    assert calibrated_settings(AUTO_CPU, score, few, count, "m", "t", tmp_path) == (AUTO_CPU, None)
+    assert score.calls == [] and not (tmp_path / CACHE_FILE).exists()
+
+
+def test_cpu_identity_names_the_model_and_the_precision_flags(monkeypatch):
+    info = "processor : 0\nmodel name : Intel(R) Xeon(R) Platinum 8488C\nflags : fpu avx2 avx512f avx512_bf16 amx_bf16\n"
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    assert cpu_identity(info) == "Intel(R) Xeon(R) Platinum 8488C [avx2+avx512f+avx512_bf16+amx_bf16] isa=default"
+
+
+@pytest.mark.slow
+def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
+    from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+    from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
+    from resumebias_dagster.core.models.local_llm import DEFAULT_LOCAL_LLM, load_causal_lm, score_labels_with_mass
+    from resumebias_dagster.core.seniority.generation import generate_resumes
+
+    cache = Path(__file__).resolve().parents[3] / "data" / "test-cache"
+    settings = resolve_compute("cpu", "auto", batch_size=4)
+    model, tokenizer = load_causal_lm(DEFAULT_LOCAL_LLM, cache, settings)
+    template = load_prompt(SENIORITY_PROMPT)
+    prompts = [seniority_prompt(t, template) for t in generate_resumes(n_per_level=3, seed=0)["text"]]
+    labels = list(SENIORITY_LEVELS)
+
+    def score(st, ps):
+        return score_labels_with_mass(model, tokenizer, ps, labels, st)[0]
+
+    chosen, found = calibrated_settings(settings, score, prompts, lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])),
+                                        DEFAULT_LOCAL_LLM, "seniority", tmp_path)
+    assert found.measured and chosen.dtype == found.choice
+    assert found.max_tv[found.choice] <= TV_LIMIT and set(found.tokens_per_s) == {"float32", "bfloat16"}
+    # The chosen precision reproduces fp32's distributions within the limit on every prompt.
+    tv = 0.5 * np.abs(score(chosen, prompts) - score(replace(chosen, dtype="float32"), prompts)).sum(axis=1)
+    assert tv.max() <= TV_LIMIT
