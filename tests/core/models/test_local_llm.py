@@ -296,3 +296,37 @@ def test_safetensors_cache_is_written_and_reused_without_the_gguf(gemma, monkeyp
     assert time.perf_counter() - start < 15
     assert getattr(model, "hf_quantizer", None) is None
     assert not hasattr(model.config, "quantization_config")
+
+
+@pytest.mark.slow
+def test_transformers_cache_rename_notice_is_dropped_and_other_warnings_kept(gemma, caplog):
+    """transformers 5 logs that `past_key_values` is now `cache` (its own Gemma code uses the
+    old name): expected, so a loaded model's log never shows it; other warnings still show."""
+    import logging
+
+    log = logging.getLogger("transformers.utils.generic")
+    propagate, log.propagate = log.propagate, True  # transformers may stop records at its own root
+    try:
+        with caplog.at_level(logging.WARNING, logger="transformers.utils.generic"):
+            log.warning("`past_key_values`/`cache_params` are deprecated. Use `cache` instead.")
+            log.warning("a warning that matters")
+    finally:
+        log.propagate = propagate
+    assert "Use `cache` instead" not in caplog.text and "a warning that matters" in caplog.text
+
+
+@pytest.mark.slow
+def test_a_second_load_in_the_process_reuses_the_model_until_its_files_change(gemma):
+    """`resumebias run` loads the same model for every partition: kept, not read again; a
+    cache folder rebuilt under it (other file times) is read again."""
+    import os
+
+    again = load_causal_lm(GGUF_SOURCE, SHARED_CACHE, CPU_FP32)
+    assert again[0] is load_causal_lm(GGUF_SOURCE, SHARED_CACHE, CPU_BF16)[0]  # precision is autocast, not weights
+    config = cache_folder(GGUF_SOURCE, SHARED_CACHE) / "config.json"
+    before = config.stat()
+    try:
+        os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        assert load_causal_lm(GGUF_SOURCE, SHARED_CACHE, CPU_FP32)[0] is not again[0]
+    finally:
+        os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
