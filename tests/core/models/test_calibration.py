@@ -52,16 +52,25 @@ def test_auto_on_a_cpu_asks_for_calibration_and_explicit_settings_do_not():
 
 def test_the_faster_precision_wins_whichever_the_flags_suggest():
     # bf16 slower than fp32 (a Xeon with AVX512-BF16 and no AMX): fp32, though the flag guess was bf16.
-    slow_bf16 = measure(scorer({"float32": 0.002, "bfloat16": 0.004}), AUTO_CPU, PROMPTS, count(PROMPTS))
+    slow_bf16 = measure(scorer({"float32": 0.002, "bfloat16": 0.004}), AUTO_CPU, PROMPTS, count)
     assert slow_bf16.choice == "float32"
     assert slow_bf16.tokens_per_s["float32"] > slow_bf16.tokens_per_s["bfloat16"]
-    fast_bf16 = measure(scorer({"float32": 0.004, "bfloat16": 0.002}), AUTO_CPU, PROMPTS, count(PROMPTS))
+    fast_bf16 = measure(scorer({"float32": 0.004, "bfloat16": 0.002}), AUTO_CPU, PROMPTS, count)
     assert fast_bf16.choice == "bfloat16" and fast_bf16.max_tv == {"float32": 0.0, "bfloat16": 0.0}
 
 
+def test_a_candidate_far_slower_than_fp32_after_one_batch_is_not_measured_further():
+    # bf16 without native support: a quarter of fp32's rate. Warm-up plus one batch, not all three.
+    score = scorer({"float32": 0.002, "bfloat16": 0.008})
+    found = measure(score, AUTO_CPU, PROMPTS, count)
+    assert found.choice == "float32" and found.tokens_per_s["bfloat16"] < 0.5 * found.tokens_per_s["float32"]
+    assert score.calls.count("bfloat16") == 2 and score.calls.count("float32") == 1 + len(PROMPTS) // 4
+    # Its TV compares the rows it scored with fp32's same rows.
+    assert found.max_tv["bfloat16"] == 0.0
+
+
 def test_a_faster_precision_that_moves_the_distributions_too_far_is_refused():
-    found = measure(scorer({"float32": 0.004, "bfloat16": 0.001}, shift={"bfloat16": 0.02}), AUTO_CPU, PROMPTS,
-                    count(PROMPTS))
+    found = measure(scorer({"float32": 0.004, "bfloat16": 0.001}, shift={"bfloat16": 0.02}), AUTO_CPU, PROMPTS, count)
     assert found.max_tv["bfloat16"] == pytest.approx(0.02) and found.max_tv["bfloat16"] > TV_LIMIT
     assert found.choice == "float32"
 
