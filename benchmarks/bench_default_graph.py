@@ -27,8 +27,6 @@ REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 15 * 60
 
 
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="use (and keep) this data directory instead of a temporary one")

@@ -21,6 +21,7 @@ include that.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
@@ -40,6 +41,7 @@ from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.local_llm import (
     DEFAULT_LOCAL_LLM,
     cache_folder,
+    count_prompt_tokens,
     load_causal_lm,
     score_labels_with_mass,
 )
@@ -165,7 +167,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as fresh:
         start = time.perf_counter()
-        chosen, found = calibrated_settings(auto, score, prompts, lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])),
+        chosen, found = calibrated_settings(auto, score, prompts, functools.partial(count_prompt_tokens, tokenizer),
                                             args.source, "seniority", fresh)
         took = time.perf_counter() - start
     print(f"\nCPU: {cpu_identity()}")

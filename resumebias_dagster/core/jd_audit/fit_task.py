@@ -8,6 +8,7 @@ through a ``run`` callable (the transport of ``core.providers``).
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -141,7 +142,7 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
 
     from resumebias_dagster.core.jd_audit.local_fit import score_distribution
     from resumebias_dagster.core.models.calibration import calibrated_settings
-    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, tempered
+    from resumebias_dagster.core.models.local_llm import count_prompt_tokens, load_causal_lm, sample_labels, tempered
     from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
 
     source = spec.option("source")
@@ -149,7 +150,7 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
     prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
     settings, _ = calibrated_settings(
         settings, lambda st, ps: score_distribution(model, tokenizer, ps, st)[0], prompts,
-        lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])), source, "fit", cache_dir, log,
+        functools.partial(count_prompt_tokens, tokenizer), source, "fit", cache_dir, log,
     )
     started = time.perf_counter()
     probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)

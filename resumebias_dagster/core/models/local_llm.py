@@ -381,15 +381,9 @@ def next_token_probs(
         # Variants of one résumé share far more than the opening (a probe that edits the
         # education line shares everything above it): each such group computes its own
         # longer prefix once, on top of the opening.
-        loose = []
         for rows, extra in prefix_groups(tails, MIN_SHARED_PREFIX):
-            if not extra:
-                loose += rows
-                continue
-            cache = _prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings)
+            cache = _prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings) if extra else opening
             score(rows, [tails[i][extra:] for i in rows], cache, shared + extra)
-        if loose:
-            score(loose, [tails[i] for i in loose], opening, shared)
     return first, follow
 
 
@@ -406,17 +400,8 @@ def _logits_at(model, input_ids, attention_mask, position_ids, settings: Compute
     """
     import torch
 
-    with _autocast(settings), warnings.catch_warnings():
-        # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
-        # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
-        warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
-        out = model.get_decoder()(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            past_key_values=past_key_values,
-            use_cache=past_key_values is not None,
-        )
+    out = _decoder(model, settings, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                   past_key_values=past_key_values, use_cache=past_key_values is not None)
     steps = last[:, None] + torch.arange(count, device=last.device)[None, :]
     hidden = out.last_hidden_state[torch.arange(len(last), device=last.device)[:, None], steps]
     head = model.get_output_embeddings()
@@ -432,15 +417,27 @@ def _prefix_cache(model, tokens: list[int], past, offset: int, settings: Compute
     import torch
 
     device = torch.device(settings.device)
-    past = copy.deepcopy(past) if past is not None else None
+    return _decoder(
+        model, settings,
+        input_ids=torch.tensor([tokens], device=device),
+        attention_mask=torch.ones((1, offset + len(tokens)), dtype=torch.long, device=device),
+        position_ids=torch.arange(offset, offset + len(tokens), device=device)[None, :],
+        past_key_values=copy.deepcopy(past) if past is not None else None, use_cache=True,
+    ).past_key_values
+
+
+def _decoder(model, settings: ComputeSettings, **inputs):
+    """The decoder's forward pass (no vocabulary projection), under autocast when configured."""
     with _autocast(settings), warnings.catch_warnings():
+        # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
+        # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
         warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
-        return model.get_decoder()(
-            input_ids=torch.tensor([tokens], device=device),
-            attention_mask=torch.ones((1, offset + len(tokens)), dtype=torch.long, device=device),
-            position_ids=torch.arange(offset, offset + len(tokens), device=device)[None, :],
-            past_key_values=past, use_cache=True,
-        ).past_key_values
+        return model.get_decoder()(**inputs)
+
+
+def count_prompt_tokens(tokenizer, prompts: Sequence[str]) -> int:
+    """Tokens of ``prompts`` as the model reads them (what prompt tokens/s counts)."""
+    return sum(map(len, tokenizer(list(prompts))["input_ids"]))
 
 
 def _pad_id(tokenizer) -> int:

@@ -7,6 +7,7 @@ or a provider model through a ``run`` callable (the transport of ``core.provider
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -111,7 +112,13 @@ def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, te
 
     from resumebias_dagster.core.common.prompts import seniority_prompt
     from resumebias_dagster.core.models.calibration import calibrated_settings
-    from resumebias_dagster.core.models.local_llm import load_causal_lm, sample_labels, score_labels_with_mass, tempered
+    from resumebias_dagster.core.models.local_llm import (
+        count_prompt_tokens,
+        load_causal_lm,
+        sample_labels,
+        score_labels_with_mass,
+        tempered,
+    )
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
@@ -119,10 +126,10 @@ def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, te
     labels = list(SENIORITY_LEVELS)
     settings, _ = calibrated_settings(
         settings, lambda st, ps: score_labels_with_mass(model, tokenizer, ps, labels, st)[0], prompts,
-        lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])), source, "seniority", cache_dir, log,
+        functools.partial(count_prompt_tokens, tokenizer), source, "seniority", cache_dir, log,
     )
     started = time.perf_counter()
-    probs, mass = score_labels_with_mass(model, tokenizer, prompts, list(SENIORITY_LEVELS), settings, progress)
+    probs, mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress)
     per_variant = (time.perf_counter() - started) / max(1, len(prompts))
     # Samples and the stored distribution are both at the configured temperature, so the
     # expected-value metrics are the exact expectation of the sampled ones.
