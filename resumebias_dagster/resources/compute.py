@@ -13,7 +13,7 @@ class ComputeResource(dg.ConfigurableResource):
         description="auto (bf16 on CUDA and on CPUs with AVX512-BF16/AMX, else fp32) | float32 | bfloat16 | float16",
     )
     num_threads: int = Field(default=0, description="torch CPU threads; 0 = every core this process may use")
-    batch_size: int = Field(default=0, description="inference batch size; 0 = 8 on CPU, 64 on CUDA")
+    batch_size: int = Field(default=0, description="inference batch size; 0 = 2 on CPU, 64 on CUDA")
 
     def settings(self) -> ComputeSettings:
         settings = resolve_compute(self.device, self.dtype, self.num_threads, self.batch_size)

@@ -222,6 +222,8 @@ def _convert_gguf(origin: _GGUFOrigin, gguf_dir: Path, out: Path) -> None:
     folder, name = str(gguf_path.parent), gguf_path.name
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    # Checked before anything is written: a cache built with a bad tokenizer would look complete.
+    check_tokenizer(tokenizer, origin.spec)
     # The weights are already dequantised in memory; without these two the saved
     # config would claim GGUF quantisation and the reload would look for a .gguf file.
     model.hf_quantizer = None
@@ -236,10 +238,36 @@ def _load_folder(folder: str, settings: ComputeSettings):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    check_tokenizer(tokenizer, folder)
     # Weights stay fp32: bf16/fp16 run as autocast (see ComputeSettings.autocast).
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True)
     model.to(settings.device).eval()
     return model, tokenizer
+
+
+# Plain English that any LLM tokenizer reads in about one token per word.
+TOKENIZER_PROBE = "The candidate led a team of five engineers and shipped the payment service on time."
+MAX_TOKENS_PER_WORD = 2.5
+
+
+def check_tokenizer(tokenizer, source: str) -> None:
+    """Refuse a tokenizer that splits plain words into characters.
+
+    transformers 5.17 builds such a tokenizer from the Gemma 3 GGUF (" junior" became 7 tokens,
+    prompts 4.5x longer); 5.24 reads the same file correctly. Scoring would then fail on the
+    labels, or with other labels score text the model never saw in training, so we stop at load
+    and say why."""
+    import transformers
+
+    words = len(TOKENIZER_PROBE.split())
+    tokens = len(tokenizer.encode(TOKENIZER_PROBE, add_special_tokens=False))
+    if tokens > MAX_TOKENS_PER_WORD * words:
+        raise ModelSourceError(
+            f"{source}: its tokenizer splits plain English into {tokens} tokens for {words} words (almost one "
+            f"per character), so this transformers ({transformers.__version__}) misread the model's vocabulary. "
+            "Install a transformers that reads it (5.24 does for the Gemma 3 GGUF), or point the setting at a "
+            "folder with a working tokenizer.json"
+        )
 
 
 # --------------------------------------------------------------------------- scoring

@@ -15,7 +15,7 @@ def test_auto_on_old_gpu_uses_fp16():
 
 def test_auto_cpu_uses_bf16_only_with_hardware_support():
     s = resolve_compute("auto", "auto", cuda_available=False, cuda_bf16=False, cpu_bf16=True)
-    assert (s.device, s.dtype, s.batch_size) == ("cpu", "bfloat16", 8)
+    assert (s.device, s.dtype, s.batch_size) == ("cpu", "bfloat16", 2)
     s = resolve_compute("auto", "auto", cuda_available=False, cuda_bf16=False, cpu_bf16=False)
     assert s.dtype == "float32"
     assert s.num_threads >= 1

@@ -8,7 +8,7 @@ import pytest
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
 from resumebias_dagster.core.models import local_llm
-from resumebias_dagster.core.models.compute import ComputeSettings
+from resumebias_dagster.core.models.compute import ComputeSettings, resolve_compute
 from resumebias_dagster.core.models.local_llm import (
     CACHE_MARKER,
     cache_folder,
@@ -106,6 +106,45 @@ class _WordTokenizer:
 def test_label_token_ids_refuses_multi_token_label_by_name():
     with pytest.raises(ValueError, match="label 'mid-level'"):
         label_token_ids(_WordTokenizer(), ["junior", "mid-level", "senior"])
+
+
+def _character_tokenizer():
+    """A real fast tokenizer that reads text one character at a time, as transformers 5.17 built
+    the Gemma 3 GGUF's."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = sorted(set(local_llm.TOKENIZER_PROBE + " abcdefghijklmnopqrstuvwxyz"))
+    tokenizer = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=[]))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+
+
+def test_a_tokenizer_that_splits_words_into_characters_is_refused_naming_the_source():
+    tokenizer = _character_tokenizer()
+    assert len(tokenizer.encode(" junior", add_special_tokens=False)) == 7
+    with pytest.raises(local_llm.ModelSourceError, match=r"model\.gguf: its tokenizer splits plain English into "
+                       r"\d+ tokens for 15 words .*transformers \(\d"):
+        local_llm.check_tokenizer(tokenizer, "model.gguf")
+
+
+def test_a_conversion_with_a_character_tokenizer_leaves_no_cache(tmp_path, monkeypatch):
+    import transformers
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    class Weights:
+        config = object()
+
+        def save_pretrained(self, out):
+            Path(out).mkdir(parents=True)
+            (Path(out) / "model.safetensors").write_bytes(b"weights")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Weights())
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: _character_tokenizer())
+    with pytest.raises(local_llm.ModelSourceError, match="splits plain English"):
+        load_causal_lm(str(gguf), tmp_path / "cache", resolve_compute("cpu", "float32"))
+    assert not any((tmp_path / "cache").iterdir())
 
 
 # --------------------------------------------------------------------------- sources and cache
@@ -270,6 +309,7 @@ def test_gemma_label_words_are_single_tokens_and_multi_token_labels_fail(gemma):
     _, tokenizer = gemma
     ids = label_token_ids(tokenizer, LABELS)
     assert len(set(ids)) == 3
+    local_llm.check_tokenizer(tokenizer, "gemma")  # passes: about one token per word
     with pytest.raises(ValueError, match="label 'mid-level'"):
         label_token_ids(tokenizer, ["junior", "mid-level", "senior"])
 
