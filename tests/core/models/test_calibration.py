@@ -1,6 +1,7 @@
 """The CPU precision is measured, not read off a flag: fastest within TV 0.01 of fp32, cached
 per machine, model and task; the real Gemma scorer at the end."""
 
+import functools
 import json
 import time
 from dataclasses import replace
@@ -141,7 +142,12 @@ def test_cpu_identity_names_the_model_and_the_precision_flags(monkeypatch):
 def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
     from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
     from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-    from resumebias_dagster.core.models.local_llm import DEFAULT_LOCAL_LLM, load_causal_lm, score_labels_with_mass
+    from resumebias_dagster.core.models.local_llm import (
+        DEFAULT_LOCAL_LLM,
+        count_prompt_tokens,
+        load_causal_lm,
+        score_labels_with_mass,
+    )
     from resumebias_dagster.core.seniority.generation import generate_resumes
 
     cache = Path(__file__).resolve().parents[3] / "data" / "test-cache"
@@ -154,7 +160,7 @@ def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
     def score(st, ps):
         return score_labels_with_mass(model, tokenizer, ps, labels, st)[0]
 
-    chosen, found = calibrated_settings(settings, score, prompts, lambda ps: sum(map(len, tokenizer(list(ps))["input_ids"])),
+    chosen, found = calibrated_settings(settings, score, prompts, functools.partial(count_prompt_tokens, tokenizer),
                                         DEFAULT_LOCAL_LLM, "seniority", tmp_path)
     assert found.measured and chosen.dtype == found.choice
     assert found.max_tv[found.choice] <= TV_LIMIT and set(found.tokens_per_s) == {"float32", "bfloat16"}
