@@ -35,7 +35,7 @@ from _machine import machine_busy_seconds, own_cpu_seconds
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-from resumebias_dagster.core.models import local_llm
+from resumebias_dagster.core.models import band_attention, local_llm
 from resumebias_dagster.core.models.calibration import calibrated_settings, cpu_identity
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.local_llm import (
@@ -80,7 +80,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=None, help="default: resolve_compute()'s")
     parser.add_argument("--threads", type=int, default=0, help="0: resolve_compute()'s")
-    parser.add_argument("--attn", nargs="*", default=["sdpa"], choices=["sdpa", "eager"])
+    parser.add_argument("--attn", nargs="*", default=["band"], choices=["band", "sdpa", "eager"],
+                        help="band: the scorer's own CPU attention (core.models.band_attention); sdpa/eager: "
+                             "transformers' masked attention instead")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the fastest counts")
     parser.add_argument("--compile", action="store_true", help="also try torch.compile on the decoder")
     parser.add_argument("--isa", help="limit oneDNN to this instruction set (ONEDNN_MAX_CPU_ISA), e.g. AVX512_CORE_BF16: "
@@ -123,6 +125,7 @@ def main() -> None:
     print(f"texts: {len(prompts)} from generate_resumes + rewrite_style (neutral/overstated/understated)")
     print(f"prompt tokens: total {n_tokens}, min {min(lengths)}, median {int(np.median(lengths))}, max {max(lengths)}")
 
+    band_types = band_attention.MODEL_TYPES
     variants = [(attn, False) for attn in args.attn] + ([("sdpa", True)] if args.compile else [])
     batch_sizes = args.batch_sizes or [settings.batch_size]
     print(
@@ -131,7 +134,8 @@ def main() -> None:
     )
     for attn, compiled in variants:
         model, tokenizer = load_causal_lm(args.source, cache_dir, settings, compile=compiled)
-        model.set_attn_implementation(attn)
+        model.set_attn_implementation("sdpa" if attn == "band" else attn)
+        band_attention.MODEL_TYPES = band_types if attn == "band" else frozenset()
         for batch_size in batch_sizes:
             bf16 = replace(settings, dtype="bfloat16", batch_size=batch_size)
             fp32 = replace(settings, dtype="float32", batch_size=batch_size)
@@ -152,6 +156,7 @@ def main() -> None:
                 f"{rate_bf16 / rate_fp32:>7.2f}{tv.max():>9.4f}{mass.min():>10.3f}{others:>8.2f}  {verdict}",
                 flush=True,
             )
+    band_attention.MODEL_TYPES = band_types
     print(
         f"\ntarget: bf16 >= {BF16_TARGET_TOK_S:.0f} prompt tok/s with max TV <= {TV_TARGET}; "
         "'others': cores other processes used while the row was timed"

@@ -296,6 +296,24 @@ def test_matches_the_models_own_forward_pass(gemma, prompts):
 
 
 @pytest.mark.slow
+def test_a_prompt_longer_than_the_sliding_window_matches_the_models_own_forward_pass(gemma):
+    """Past 512 tokens Gemma's local layers stop seeing the opening: the scorer's banded attention
+    (core.models.band_attention) must drop the same keys as the model's own masked attention."""
+    import torch
+
+    model, tokenizer = gemma
+    prompt = "Classify this resume's seniority level.\n\nResume:\n" + RESUMES[2] * 10 + "\nSeniority level:"
+    enc = tokenizer(prompt, return_tensors="pt")
+    assert enc["input_ids"].shape[1] > model.config.sliding_window + 100
+    ids = label_token_ids(tokenizer, LABELS)
+    with torch.inference_mode():
+        logits = model(**enc, logits_to_keep=1).logits[0, -1].float()
+    expected = torch.softmax(logits[ids], dim=-1).numpy()
+    got = score_labels(model, tokenizer, [prompt], LABELS, CPU_FP32)[0]
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.slow
 def test_bf16_autocast_stays_close_to_fp32(gemma, prompts):
     model, tokenizer = gemma
     fp32 = score_labels(model, tokenizer, prompts, LABELS, CPU_FP32)
