@@ -9,6 +9,7 @@ dequantise, only when the cache is cold or ``--fresh-cache``) and a cached reloa
     python benchmarks/bench_local_llm.py                  # defaults
     python benchmarks/bench_local_llm.py --isa AVX512_CORE_BF16   # as on a Xeon with AVX512-BF16 and no AMX
     python benchmarks/bench_local_llm.py --fresh-cache --batch-sizes 4 8 16 --compile
+    python benchmarks/bench_local_llm.py --attn band sdpa   # the scorer's CPU attention vs transformers'
 
 It ends with the calibrated choice (core.models.calibration): every candidate precision's
 prompt tokens/s and TV from fp32 on the calibration sample, the one picked, and the picked
@@ -50,7 +51,7 @@ from resumebias_dagster.core.seniority.style import rewrite_style
 from resumebias_dagster.settings import data_dir
 
 TV_TARGET = 0.01
-BF16_TARGET_TOK_S = 1000.0
+TARGET_TOK_S = 1000.0
 
 
 def resume_texts(n: int, seed: int) -> list[str]:
@@ -150,7 +151,9 @@ def main() -> None:
                 others = max(0.0, machine_busy_seconds() - busy - (own_cpu_seconds() - own)) / elapsed
             tv = 0.5 * np.abs(p_bf16 - p_fp32).sum(axis=1)
             rate_bf16, rate_fp32 = n_tokens / t_bf16, n_tokens / t_fp32
-            verdict = "meets" if rate_bf16 >= BF16_TARGET_TOK_S and tv.max() <= TV_TARGET else "MISSES"
+            # The faster precision within the TV limit (fp32 always is) is the one that counts.
+            best = max(rate_fp32, rate_bf16 if tv.max() <= TV_TARGET else 0.0)
+            verdict = "meets" if best >= TARGET_TOK_S else "MISSES"
             print(
                 f"{attn:<6}{str(compiled):<9}{batch_size:>6}{warmup:>10.1f}{rate_bf16:>12.0f}{rate_fp32:>12.0f}"
                 f"{rate_bf16 / rate_fp32:>7.2f}{tv.max():>9.4f}{mass.min():>10.3f}{others:>8.2f}  {verdict}",
@@ -158,7 +161,7 @@ def main() -> None:
             )
     band_attention.MODEL_TYPES = band_types
     print(
-        f"\ntarget: bf16 >= {BF16_TARGET_TOK_S:.0f} prompt tok/s with max TV <= {TV_TARGET}; "
+        f"\ntarget: >= {TARGET_TOK_S:.0f} prompt tok/s in fp32, or in bf16 with max TV <= {TV_TARGET}; "
         "'others': cores other processes used while the row was timed"
     )
 
@@ -183,9 +186,9 @@ def main() -> None:
     p_chosen, _mass, t_chosen = timed_score(model, tokenizer, prompts, chosen, args.repeats)
     p_ref, _mass, _t = timed_score(model, tokenizer, prompts, replace(chosen, dtype="float32"), 1)
     rate, tv = n_tokens / t_chosen, float((0.5 * np.abs(p_chosen - p_ref).sum(axis=1)).max())
-    verdict = "meets" if rate >= BF16_TARGET_TOK_S and tv <= TV_TARGET else "MISSES"
+    verdict = "meets" if rate >= TARGET_TOK_S and tv <= TV_TARGET else "MISSES"
     print(f"chosen {chosen.dtype} over all {len(prompts)} prompts: {rate:.0f} prompt tok/s, max TV {tv:.4f}  {verdict} "
-          f"(target >= {BF16_TARGET_TOK_S:.0f} tok/s at TV <= {TV_TARGET})")
+          f"(target >= {TARGET_TOK_S:.0f} tok/s at TV <= {TV_TARGET})")
 
 if __name__ == "__main__":
     main()

@@ -13,8 +13,10 @@ different machine or setting measures again.
 
 Candidates not kept, after measuring them here: int8 dynamic quantisation of the linear layers
 (1.3-1.4x fp32's speed, but TV 0.23-0.90 from fp32 whichever layers were quantised: Gemma's
-activation outliers) and ``torch.compile`` (+17% on fp32, but 75-95 s compiling on the first
-batch of a process, more than it saves on a study's few thousand prompts).
+activation outliers), ``torch.compile`` (+17% on fp32, but 75-95 s compiling on the first
+batch of a process, more than it saves on a study's few thousand prompts) and llama.cpp
+(llama-cpp-python 0.3.36 built here, on the same Q4_K_M GGUF or requantised to Q8_0: 522-552
+prompt tokens/s on a 2-core Xeon where torch fp32 scored ~900).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ SAMPLE_PROMPTS = 16
 GIVE_UP_BELOW = 0.5  # of fp32's rate: a candidate this slow after a batch cannot win
 MIN_PROMPTS = 8  # fewer prompts than this: the flag-based guess (measuring would cost more than it saves)
 CACHE_FILE = "calibration.json"
+# Bumped when the scorer changes speed in a way that can reorder the candidates (2: the CPU band
+# attention, which speeds up the fp32 attention both candidates share), so old choices are measured again.
+SCORER_REVISION = 2
 # CPU flags that change which kernels a precision runs on.
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
 
@@ -85,7 +90,8 @@ def cache_key(settings: ComputeSettings, model: str, task: str) -> str:
 
     # The rule is part of the key: a choice made under a looser rule is measured again.
     return " | ".join([cpu_identity(), f"torch {torch.__version__}", f"threads {settings.num_threads}",
-                       f"batch {settings.batch_size}", model, task, f"TV <= {TV_ALLOWED_ON_SAMPLE} on the sample"])
+                       f"batch {settings.batch_size}", model, task, f"TV <= {TV_ALLOWED_ON_SAMPLE} on the sample",
+                       f"scorer {SCORER_REVISION}"])
 
 
 def _read_cache(path: Path) -> dict:

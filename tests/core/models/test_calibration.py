@@ -94,6 +94,12 @@ def test_a_choice_cached_under_another_rule_is_measured_again(monkeypatch):
     assert calibration.cache_key(AUTO_CPU, "m", "seniority") != key
 
 
+def test_a_choice_cached_for_an_older_scorer_is_measured_again(monkeypatch):
+    key = calibration.cache_key(AUTO_CPU, "m", "seniority")
+    monkeypatch.setattr(calibration, "SCORER_REVISION", calibration.SCORER_REVISION - 1)
+    assert calibration.cache_key(AUTO_CPU, "m", "seniority") != key
+
+
 def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path, monkeypatch):
     logged = []
     score = scorer({"float32": 0.003, "bfloat16": 0.001})
