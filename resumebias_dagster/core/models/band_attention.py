@@ -86,8 +86,10 @@ def installed(model, device: str):
         return
     try:
         from transformers import AttentionInterface
-    except ImportError:  # a transformers without pluggable attention keeps its own
-        yield
+    except ImportError:
+        AttentionInterface = None
+    if AttentionInterface is None or not hasattr(model, "set_attn_implementation"):
+        yield  # a transformers without pluggable attention (before 4.48, or 4.5x) keeps its own
         return
     AttentionInterface.register(NAME, causal_band_attention)
     before = model.config._attn_implementation

@@ -152,3 +152,14 @@ def test_scores_equal_the_models_own_forward_pass_of_each_prompt_alone(tiny_gemm
         probs = torch.softmax(logits, dim=-1)[:, ids].double().numpy()
         np.testing.assert_allclose(got[i], probs[0], rtol=1e-5, atol=1e-8)
         np.testing.assert_allclose(got_follow[i], probs[1], rtol=1e-5, atol=1e-8)
+
+
+def test_a_transformers_that_cannot_switch_attention_keeps_its_own():
+    class Older:
+        class config:
+            model_type = "gemma3_text"
+            _attn_implementation = "sdpa"
+
+    model = Older()
+    with band_attention.installed(model, "cpu"):
+        assert model.config._attn_implementation == "sdpa"
