@@ -15,7 +15,7 @@ It ends with the calibrated choice (core.models.calibration): every candidate pr
 prompt tokens/s and TV from fp32 on the calibration sample, the one picked, and the picked
 one's rate over all the prompts against the target.
 
-The attention blocks run in fp32 under bf16 autocast (see core.models.local_llm); the figures
+The attention blocks run in fp32 under bf16 autocast (see core.models.decoder_hooks); the figures
 include that.
 """
 

@@ -12,7 +12,6 @@ and kept as plain safetensors under ``cache_dir/<slug>/``; later loads read thos
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import importlib
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import band_attention
+from . import band_attention, decoder_hooks
 from .compute import ComputeSettings
 from .model_sources import ModelSourceError, resolve_model_source
 from .prefixes import common_prefix, prefix_groups
@@ -422,7 +421,7 @@ def next_token_probs(
     batch_size = max(1, settings.batch_size)
     head_rows = max(batch_size, HEAD_ROWS)
     pending: list[tuple[list[int], object]] = []
-    with torch.inference_mode(), _attention_outside_autocast(model, settings), band_attention.installed(
+    with torch.inference_mode(), decoder_hooks.attention_outside_autocast(model, settings), band_attention.installed(
         model, settings.device
     ):
         opening = _prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
@@ -445,7 +444,7 @@ def _hidden_at(model, input_ids, attention_mask, position_ids, settings: Compute
 
     steps = last[:, None] + torch.arange(count, device=last.device)[None, :]
     rows = torch.arange(len(last), device=last.device)[:, None]
-    with _last_layer_only_at(model, (rows * input_ids.shape[1] + steps).reshape(-1)):
+    with decoder_hooks.last_layer_only_at(model, (rows * input_ids.shape[1] + steps).reshape(-1)):
         out = _decoder(model, settings, input_ids=input_ids, attention_mask=attention_mask,
                        position_ids=position_ids, past_key_values=past_key_values,
                        use_cache=past_key_values is not None)
@@ -476,7 +475,7 @@ def _prefix_cache(model, tokens: list[int], past, offset: int, settings: Compute
 
     device = torch.device(settings.device)
     # Only keys and values are kept: the last layer's output is needed at no position.
-    with _last_layer_only_at(model, torch.zeros(0, dtype=torch.long, device=device)):
+    with decoder_hooks.last_layer_only_at(model, torch.zeros(0, dtype=torch.long, device=device)):
         return _decoder(
             model, settings,
             input_ids=torch.tensor([tokens], device=device),
@@ -486,42 +485,9 @@ def _prefix_cache(model, tokens: list[int], past, offset: int, settings: Compute
         ).past_key_values
 
 
-@contextlib.contextmanager
-def _last_layer_only_at(model, positions):
-    """The last decoder layer's MLP and attention output projection computed only at ``positions``
-    (flat: row x length + position), zeros elsewhere.
-
-    Every layer but the last must run at every position, since the next one attends to them all;
-    after the last one only the scored positions are read. Both blocks work on each position
-    alone, so the kept positions get the same values; the rest of the layer is cheap or, like the
-    keys and values, needed everywhere. Saves ~4% of a pass on Gemma 3 (1 of 18 layers' MLP)."""
-    layers = getattr(model.get_decoder(), "layers", None)
-    last = layers[-1] if layers is not None and len(layers) else None
-    blocks = [getattr(last, "mlp", None), getattr(getattr(last, "self_attn", None), "o_proj", None)]
-    blocks = [b for b in blocks if b is not None]
-    shapes: list = []
-
-    def keep(_module, args):
-        shapes.append(args[0].shape)
-        return (args[0].reshape(-1, args[0].shape[-1]).index_select(0, positions),)
-
-    def spread(_module, _args, output):
-        shape = shapes.pop()
-        full = output.new_zeros(shape[:-1].numel(), output.shape[-1])
-        full.index_copy_(0, positions, output)
-        return full.view(*shape[:-1], output.shape[-1])
-
-    handles = [h for b in blocks for h in (b.register_forward_pre_hook(keep), b.register_forward_hook(spread))]
-    try:
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
 def _decoder(model, settings: ComputeSettings, **inputs):
     """The decoder's forward pass (no vocabulary projection), under autocast when configured."""
-    with _autocast(settings), warnings.catch_warnings():
+    with decoder_hooks.autocast(settings), warnings.catch_warnings():
         # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
         # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
         warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
@@ -551,67 +517,6 @@ def _right_pad(sequences: list[list[int]], pad_id: int):
             input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
             attention_mask[row, : len(seq)] = 1
     return input_ids, attention_mask
-
-
-def _autocast(settings: ComputeSettings):
-    import torch
-
-    if not settings.autocast:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=_device_type(settings), dtype=settings.torch_dtype)
-
-
-def _device_type(settings: ComputeSettings) -> str:
-    return settings.device.split(":", 1)[0]
-
-
-# Attention blocks of Llama-family decoders (Gemma, Llama, Qwen, Mistral) are named so.
-ATTENTION_MODULE_SUFFIX = "self_attn"
-
-
-@contextlib.contextmanager
-def _attention_outside_autocast(model, settings: ComputeSettings):
-    """Run the attention blocks in fp32 while the MLPs stay under autocast.
-
-    Measured on Gemma 3 270M with generated résumés (64 and 96 prompts, median ~580
-    tokens, 2-core CPU), total variation from fp32: plain autocast max 0.023 / 0.018,
-    mean 0.005, ~8% of prompts over 0.01; with fp32 attention max 0.0094 / 0.0099,
-    mean 0.003, none over 0.01. Cost: bf16 ~2,000 -> ~1,460 tok/s (fp32 ~1,000).
-    Putting only some projections or only the attention kernel in fp32 was not
-    consistently better than plain autocast.
-    """
-    import torch
-
-    if not settings.autocast:
-        yield
-        return
-    device_type = _device_type(settings)
-
-    # Hooks are registered once per scoring call, not per batch: a compiled decoder
-    # would otherwise see new hooks, fail its guards and recompile every batch.
-    def to_fp32(value):
-        return value.float() if torch.is_tensor(value) and value.is_floating_point() else value
-
-    def enter(_module, args, kwargs):
-        torch.set_autocast_enabled(device_type, False)
-        # Inputs are fp32 already in these models; the cast guards a 16-bit one.
-        return tuple(to_fp32(a) for a in args), {k: to_fp32(v) for k, v in kwargs.items()}
-
-    def leave(_module, _args, _output):
-        torch.set_autocast_enabled(device_type, True)
-
-    handles = []
-    for name, module in model.named_modules():
-        if name.endswith(ATTENTION_MODULE_SUFFIX):
-            handles.append(module.register_forward_pre_hook(enter, with_kwargs=True))
-            handles.append(module.register_forward_hook(leave))
-    try:
-        yield
-    finally:
-        # Each batch's torch.autocast restores its own state on exit, even when an
-        # attention block raised between the two hooks.
-        for handle in handles:
-            handle.remove()
 
 
 # --------------------------------------------------------------------------- sampling
