@@ -36,6 +36,21 @@ class ComputeSettings:
         distributions within a few thousandths of fp32 while the matmuls run in 16 bit."""
         return self.dtype != "float32"
 
+    @property
+    def device_type(self) -> str:
+        """The device without its index ("cuda:1" -> "cuda"), as torch.autocast names it."""
+        return self.device.split(":", 1)[0]
+
+    def autocast_context(self):
+        """``torch.autocast`` in ``dtype`` on this device, or a no-op context for fp32."""
+        import contextlib
+
+        import torch
+
+        if not self.autocast:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device_type, dtype=self.torch_dtype)
+
     def apply(self) -> None:
         import torch
 

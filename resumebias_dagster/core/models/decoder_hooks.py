@@ -10,19 +10,6 @@ import contextlib
 from .compute import ComputeSettings
 
 
-def autocast(settings: ComputeSettings):
-    """The decoder's autocast for ``settings`` (bf16/fp16 over fp32 weights), or nothing for fp32."""
-    import torch
-
-    if not settings.autocast:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device_type(settings), dtype=settings.torch_dtype)
-
-
-def device_type(settings: ComputeSettings) -> str:
-    return settings.device.split(":", 1)[0]
-
-
 # Attention blocks of Llama-family decoders (Gemma, Llama, Qwen, Mistral) are named so.
 ATTENTION_MODULE_SUFFIX = "self_attn"
 
@@ -43,7 +30,7 @@ def attention_outside_autocast(model, settings: ComputeSettings):
     if not settings.autocast:
         yield
         return
-    kind = device_type(settings)
+    kind = settings.device_type
 
     # Hooks are registered once per scoring call, not per batch: a compiled decoder
     # would otherwise see new hooks, fail its guards and recompile every batch.
@@ -70,8 +57,6 @@ def attention_outside_autocast(model, settings: ComputeSettings):
         # attention block raised between the two hooks.
         for handle in handles:
             handle.remove()
-
-
 
 
 @contextlib.contextmanager

@@ -23,15 +23,12 @@ def embed_texts(
     ``max_length`` 256 is the sequence length the sentence-transformers checkpoint was
     trained with; longer texts are truncated exactly as that library does.
     """
-    import contextlib
 
     import torch
     from transformers import AutoModel, AutoTokenizer
 
     device = settings.device
-    autocast = (
-        torch.autocast(device.split(":")[0], dtype=settings.torch_dtype) if settings.autocast else contextlib.nullcontext()
-    )
+    autocast = settings.autocast_context()
 
     tokenizer = AutoTokenizer.from_pretrained(model_source)
     model = AutoModel.from_pretrained(model_source).to(device).eval()

@@ -87,15 +87,6 @@ def heldout_split(train: pd.DataFrame, fraction: float, seed: int) -> tuple[np.n
     return np.flatnonzero(~held_mask), np.flatnonzero(held_mask)
 
 
-def _autocast(settings: ComputeSettings):
-
-    import torch
-
-    if not settings.autocast:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=settings.device.split(":")[0], dtype=settings.torch_dtype)
-
-
 def _batches(encodings: dict, order: np.ndarray, batch_size: int, device: str):
     import torch
 
@@ -124,7 +115,7 @@ def classify(model, tokenizer, texts: Sequence[str], settings: ComputeSettings, 
     order = np.argsort(enc["attention_mask"].sum(axis=1), kind="stable")
     out = np.zeros((len(texts), model.config.num_labels), dtype=np.float64)
     model.eval()
-    with torch.inference_mode(), _autocast(settings):
+    with torch.inference_mode(), settings.autocast_context():
         for idx, batch in _batches(enc, order, settings.batch_size, settings.device):
             logits = model(**batch).logits.float()
             out[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
@@ -186,7 +177,7 @@ def train_classifier(
         order = rng.permutation(len(fit_idx))
         for idx, batch in _batches(fit_enc, order, config.batch_size, settings.device):
             labels = torch.as_tensor(fit_y[idx], device=settings.device)
-            with _autocast(settings):
+            with settings.autocast_context():
                 logits = model(**batch).logits
             loss = torch.nn.functional.cross_entropy(logits.float(), labels)
             loss.backward()

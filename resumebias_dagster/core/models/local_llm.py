@@ -487,7 +487,7 @@ def _prefix_cache(model, tokens: list[int], past, offset: int, settings: Compute
 
 def _decoder(model, settings: ComputeSettings, **inputs):
     """The decoder's forward pass (no vocabulary projection), under autocast when configured."""
-    with decoder_hooks.autocast(settings), warnings.catch_warnings():
+    with settings.autocast_context(), warnings.catch_warnings():
         # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
         # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
         warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
