@@ -37,17 +37,17 @@ from resumebias_dagster.core.seniority.generation import generate_resumes
 REPO = Path(__file__).resolve().parents[1]
 
 
+MODES = {
+    "grouped": {},
+    "opening only": {"prefix_groups": lambda tails, minimum: [(list(range(len(tails))), 0)]},
+    "nothing shared": {"sharing_plan": lambda sequences, minimum: (0, [(list(range(len(sequences))), 0)])},
+}
+
+
 def computed_tokens(encoded: list[list[int]], mode: str) -> int:
-    if mode == "nothing shared":
-        return sum(map(len, encoded))
-    shared = min(prefixes.common_prefix(encoded), min(map(len, encoded)) - 1)
-    tails = [t[shared:] for t in encoded]
-    if mode == "opening only":
-        return shared + sum(map(len, tails))
-    total = shared
-    for rows, extra in prefixes.prefix_groups(tails, local_llm.MIN_SHARED_PREFIX):
-        total += extra + sum(len(tails[i]) - extra for i in rows)
-    return total
+    """Tokens the scorer computes in ``mode`` (the same plan it follows, patched the same way)."""
+    with mock.patch.multiple(prefixes, **MODES[mode]) if MODES[mode] else contextlib.nullcontext():
+        return sum(stop - start for start, stop in prefixes.computed_spans(encoded, local_llm.MIN_SHARED_PREFIX))
 
 
 def main() -> None:
@@ -67,15 +67,10 @@ def main() -> None:
     print(f"JD {jd['jd']}: {len(prompts)} prompts, {n_tokens:,} tokens; {settings.dtype}, batch {settings.batch_size}, "
           f"{settings.num_threads} threads")
     score_distribution(model, tokenizer, prompts[: settings.batch_size], settings)  # warm-up
-    modes = {
-        "grouped": {},
-        "opening only": {"prefix_groups": lambda tails, minimum: [(list(range(len(tails))), 0)]},
-        "nothing shared": {"MIN_SHARED_PREFIX": 10**9},
-    }
     results = {}
     print(f"{'mode':<16}{'seconds':>9}{'tok/s':>9}{'computed':>10}{'max TV':>9}{'others':>8}")
     for mode in ("nothing shared", "opening only", "grouped"):
-        with mock.patch.multiple(local_llm, **modes[mode]) if modes[mode] else contextlib.nullcontext():
+        with mock.patch.multiple(prefixes, **MODES[mode]) if MODES[mode] else contextlib.nullcontext():
             busy, own, start = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()
             results[mode], _ = score_distribution(model, tokenizer, prompts, replace(settings))
             took = time.perf_counter() - start

@@ -10,7 +10,7 @@ class ComputeResource(dg.ConfigurableResource):
     device: str = Field(default="auto", description="auto (cuda if available, else cpu) | cpu | cuda | cuda:N | mps")
     dtype: str = Field(
         default="auto",
-        description="auto (CUDA: bf16 where the card has it, else fp16; CPU: the embedded LLM measures fp32 and bf16 at first load, core/models/calibration.py) | float32 | bfloat16 | float16",
+        description="auto (CUDA: bf16 where the card has it, else fp16; CPU: the embedded LLM measures fp32 and bf16 at first load, the encoders time one matrix product in each, core/models/calibration.py) | float32 | bfloat16 | float16",
     )
     num_threads: int = Field(default=0, description="torch CPU threads; 0 = every core this process may use")
     batch_size: int = Field(default=0, description="inference batch size; 0 = 2 on CPU, 64 on CUDA")

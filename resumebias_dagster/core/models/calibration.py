@@ -17,6 +17,10 @@ activation outliers), ``torch.compile`` (+17% on fp32, but 75-95 s compiling on 
 batch of a process, more than it saves on a study's few thousand prompts) and llama.cpp
 (llama-cpp-python 0.3.36 built here, on the same Q4_K_M GGUF or requantised to Q8_0: 522-552
 prompt tokens/s on a 2-core Xeon where torch fp32 scored ~900).
+
+The encoders (fine-tuning, classification, embeddings) are almost all matrix products and have
+no label distribution of their own to compare, so ``encoder_settings`` decides for them from one
+timed matrix product per precision instead (``matmul_rates``).
 """
 
 from __future__ import annotations
@@ -48,6 +52,13 @@ CACHE_FILE = "calibration.json"
 SCORER_REVISION = 2
 # CPU flags that change which kernels a precision runs on.
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
+
+# One MiniLM batch (16 x 256 tokens) through its feed-forward layer: (rows, inputs, outputs).
+ENCODER_MATMUL = (4096, 384, 1536)
+# bf16 autocast is kept for an encoder only when its matrix product is measured this much faster
+# than fp32's: far from every CPU measured (AMX ~3-5x, AVX512-BF16 without AMX 0.57x, AVX2 far
+# below), so timing noise cannot flip the choice, and with it a trained classifier, run to run.
+ENCODER_BF16_GAIN = 1.25
 
 # (settings, prompts) -> one distribution row per prompt
 Scorer = Callable[[ComputeSettings, Sequence[str]], np.ndarray]
@@ -168,3 +179,47 @@ def calibrated_settings(
     if log is not None:
         log(f"{model} ({task}): CPU precision {found.summary()}")
     return replace(settings, dtype=found.choice, calibrate=False), found
+
+
+_matmul_rates: dict[tuple, dict[str, float]] = {}
+
+
+def matmul_rates(settings: ComputeSettings, shape: tuple[int, int, int] = ENCODER_MATMUL,
+                 candidates: Sequence[str] = CANDIDATES) -> dict[str, float]:
+    """GFLOP/s of one ``shape`` matrix product in each candidate precision, run as the encoders
+    run it (fp32 weights, autocast for the 16-bit candidates); the best of 3 after a warm-up.
+    Measured once per process, device, thread count and shape (~0.3 s on a 2-core CPU)."""
+    import torch
+
+    key = (settings.device, settings.num_threads, shape, tuple(candidates))
+    if key not in _matmul_rates:
+        settings.apply()
+        rows, inputs, outputs = shape
+        x = torch.randn(rows, inputs, device=settings.device)
+        weight = torch.nn.Parameter(torch.randn(outputs, inputs, device=settings.device) / inputs**0.5)
+        rates = {}
+        with torch.no_grad():
+            for dtype in candidates:
+                with replace(settings, dtype=dtype).autocast_context():
+                    torch.nn.functional.linear(x, weight)
+                    best = float("inf")
+                    for _ in range(3):
+                        start = time.perf_counter()
+                        torch.nn.functional.linear(x, weight)
+                        best = min(best, time.perf_counter() - start)
+                rates[dtype] = 2 * rows * inputs * outputs / max(best, 1e-9) / 1e9
+        _matmul_rates[key] = rates
+    return _matmul_rates[key]
+
+
+def encoder_settings(settings: ComputeSettings, rates: dict[str, float] | None = None) -> ComputeSettings:
+    """``settings`` for an encoder (fine-tuning, classification, embeddings). Where the resource
+    left the CPU precision to measurement (``settings.calibrate``), bf16 autocast only when its
+    matrix product is at least ``ENCODER_BF16_GAIN`` x fp32's on this machine, else fp32: on a
+    Xeon with AVX512-BF16 but no AMX, bf16 ran at 170 GFLOP/s against fp32's 300, and a
+    fine-tuning step took 2.96 s against 2.63. Explicit dtypes and GPUs keep theirs."""
+    if not settings.calibrate:
+        return settings
+    rates = rates if rates is not None else matmul_rates(settings)
+    faster = rates.get("bfloat16", 0.0) >= ENCODER_BF16_GAIN * rates["float32"]
+    return replace(settings, dtype="bfloat16" if faster else "float32", calibrate=False)

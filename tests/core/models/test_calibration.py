@@ -144,6 +144,50 @@ def test_cpu_identity_names_the_model_and_the_precision_flags(monkeypatch):
     assert cpu_identity(info) == "Intel(R) Xeon(R) Platinum 8488C [avx2+avx512f+avx512_bf16+amx_bf16] isa=default"
 
 
+def test_an_encoder_keeps_bf16_only_where_its_matrix_product_is_clearly_faster():
+    encoder = calibration.encoder_settings
+    # A Xeon with AVX512-BF16 but no AMX: bf16 autocast at 170 GFLOP/s against fp32's 300.
+    assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 170.0}) == replace(AUTO_CPU, dtype="float32",
+                                                                             calibrate=False)
+    assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 1200.0}).dtype == "bfloat16"  # AMX
+    assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 360.0}).dtype == "float32"  # within the margin
+    # An explicit dtype (or a GPU, which never calibrates) is the user's, measured or not.
+    explicit = replace(AUTO_CPU, calibrate=False)
+    assert encoder(explicit, {"float32": 300.0, "bfloat16": 170.0}) is explicit
+
+
+def test_matrix_product_rates_are_measured_once_per_process(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(calibration, "_matmul_rates", {})
+    settings = replace(AUTO_CPU, num_threads=1)
+    rates = calibration.matmul_rates(settings, shape=(64, 32, 48))
+    assert set(rates) == {"float32", "bfloat16"} and min(rates.values()) > 0
+
+    def no_more(*args, **kwargs):
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(torch.nn.functional, "linear", no_more)
+    assert calibration.matmul_rates(settings, shape=(64, 32, 48)) is rates
+    with pytest.raises(AssertionError, match="measured again"):
+        calibration.matmul_rates(settings, shape=(64, 32, 16))
+
+
+def test_embeddings_use_the_measured_encoder_precision(monkeypatch):
+    from resumebias_dagster.core.models.embedding import DEFAULT_EMBEDDING_MODEL, embed_texts
+    from resumebias_dagster.core.models.model_sources import resolve_model_source
+
+    source = resolve_model_source(DEFAULT_EMBEDDING_MODEL)
+    texts = ["Senior engineer who led a platform team of twelve.", "Junior analyst, one year of SQL reports."]
+    fp32 = embed_texts(texts, source, replace(AUTO_CPU, dtype="float32", calibrate=False))
+    bf16 = embed_texts(texts, source, replace(AUTO_CPU, calibrate=False))
+    assert not np.array_equal(fp32, bf16)
+    monkeypatch.setattr(calibration, "matmul_rates", lambda settings: {"float32": 300.0, "bfloat16": 170.0})
+    np.testing.assert_array_equal(embed_texts(texts, source, AUTO_CPU), fp32)
+    monkeypatch.setattr(calibration, "matmul_rates", lambda settings: {"float32": 300.0, "bfloat16": 1200.0})
+    np.testing.assert_array_equal(embed_texts(texts, source, AUTO_CPU), bf16)
+
+
 @pytest.mark.slow
 def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
     from resumebias_dagster.core.common.labels import SENIORITY_LEVELS

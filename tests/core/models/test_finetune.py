@@ -89,3 +89,46 @@ def test_transformers_warnings_are_off_while_the_head_is_made_and_restored_after
     with _transformers_quiet():
         assert transformers_logging.get_verbosity() == transformers_logging.ERROR
     assert transformers_logging.get_verbosity() == before
+
+
+@pytest.mark.parametrize(("bf16_rate", "trained_in"), [(170.0, "float32"), (1200.0, "bfloat16")])
+def test_training_precision_is_measured_not_read_off_a_flag(tmp_path, monkeypatch, bf16_rate, trained_in):
+    from resumebias_dagster.core.models import calibration
+    from resumebias_dagster.core.models.embedding import DEFAULT_EMBEDDING_MODEL
+    from resumebias_dagster.core.models.finetune import train_classifier
+
+    # dtype auto on a CPU with AVX512-BF16: the flag's guess is bf16, the measurement decides.
+    auto = resolve_compute("cpu", "auto", 1, 2, cuda_available=False, cpu_bf16=True)
+    assert auto.dtype == "bfloat16" and auto.calibrate
+    monkeypatch.setattr(calibration, "matmul_rates", lambda settings: {"float32": 300.0, "bfloat16": bf16_rate})
+    train = pd.DataFrame({"resume_id": [f"r{i}" for i in range(6)], "seniority": ["junior", "mid", "senior"] * 2,
+                          "text": [f"Engineer with {i} years of work." for i in range(6)]})
+    logged = []
+    metrics = train_classifier(train, FineTuneConfig(base_model=DEFAULT_EMBEDDING_MODEL, epochs=1, batch_size=2,
+                                                     max_length=16, heldout_fraction=0.34), auto,
+                               tmp_path / "clf", log=logged.append)
+    assert metrics["dtype"] == trained_in
+    assert any(f"training in {trained_in} on cpu" in line for line in logged)
+
+
+def test_classification_uses_the_measured_encoder_precision(monkeypatch):
+    import numpy as np
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from resumebias_dagster.core.models import calibration
+    from resumebias_dagster.core.models.embedding import DEFAULT_EMBEDDING_MODEL
+    from resumebias_dagster.core.models.finetune import classify, encoder_settings
+    from resumebias_dagster.core.models.model_sources import resolve_model_source
+
+    source = resolve_model_source(DEFAULT_EMBEDDING_MODEL)
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=3)
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    texts = ["Led a team of twelve engineers.", "Intern, wrote unit tests.", "Five years of SQL reporting."]
+    auto = resolve_compute("cpu", "auto", 1, 2, cuda_available=False, cpu_bf16=True)
+    fp32 = classify(model, tokenizer, texts, encoder_settings(auto, {"float32": 1.0, "bfloat16": 0.5}), 32)
+    bf16 = classify(model, tokenizer, texts, encoder_settings(auto, {"float32": 1.0, "bfloat16": 2.0}), 32)
+    assert not np.array_equal(fp32, bf16)
+    monkeypatch.setattr(calibration, "matmul_rates", lambda settings: {"float32": 300.0, "bfloat16": 170.0})
+    np.testing.assert_array_equal(classify(model, tokenizer, texts, auto, 32), fp32)

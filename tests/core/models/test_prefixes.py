@@ -25,3 +25,26 @@ def test_a_group_stops_growing_when_it_would_save_less():
     # Two prompts share 99 tokens; a third shares 10 with them: 2 x 10 < 1 x 99, so it stays out.
     groups = prefixes.prefix_groups([long, long[:99] + [0], long[:10] + [-1] * 90], minimum=5)
     assert [(sorted(m), p) for m, p in groups] == [([0, 1], 99), ([2], 0)]
+
+
+def test_the_sharing_plan_takes_an_opening_long_enough_and_groups_what_follows():
+    opening = list(range(100, 110))
+    a, b, c = opening + [1, 2, 3, 4, 5], opening + [1, 2, 3, 4, 6], opening + [7, 8]
+    shared, groups = prefixes.sharing_plan([a, b, c], minimum=4)
+    assert shared == 10 and [(sorted(m), p) for m, p in groups] == [([0, 1], 4), ([2], 0)]
+    # An opening under the minimum is computed with each prompt; so is a single prompt's.
+    assert prefixes.sharing_plan([a, b, c], minimum=11)[0] == 0
+    assert prefixes.sharing_plan([a], minimum=1) == (0, [([0], 0)])
+    # Identical prompts keep their last token to score.
+    assert prefixes.sharing_plan([a, list(a)], minimum=4)[0] == len(a) - 1
+
+
+def test_computed_spans_count_each_shared_prefix_once():
+    opening = list(range(100, 110))
+    a, b, c = opening + [1, 2, 3, 4, 5], opening + [1, 2, 3, 4, 6], opening + [7, 8]
+    spans = prefixes.computed_spans([a, b, c], minimum=4)
+    # The opening once, the group's 4 shared tokens once, then each prompt's own rest.
+    assert sorted(spans) == [(0, 10), (10, 12), (10, 14), (14, 15), (14, 15)]
+    assert sum(stop - start for start, stop in spans) == 10 + 4 + 1 + 1 + 2
+    assert prefixes.computed_spans([a, b, c], minimum=100) == [(0, 15), (0, 15), (0, 12)]
+    assert prefixes.computed_spans([], minimum=4) == []
