@@ -13,8 +13,9 @@ different machine or setting measures again.
 
 Candidates not kept, after measuring them here: int8 dynamic quantisation of the linear layers
 (1.3-1.4x fp32's speed, but TV 0.23-0.90 from fp32 whichever layers were quantised: Gemma's
-activation outliers), ``torch.compile`` (+17% on fp32, but 75-95 s compiling on the first
-batch of a process, more than it saves on a study's few thousand prompts) and llama.cpp
+activation outliers), ``torch.compile`` (+17% on fp32 before the band attention; since, the
+compiled decoder scored 1,063 prompt tokens/s against the band attention's 1,039 uncompiled, after
+132 s compiling, and compiling only the MLPs and norms was slower) and llama.cpp
 (llama-cpp-python 0.3.36 built here, on the same Q4_K_M GGUF or requantised to Q8_0: 522-552
 prompt tokens/s on a 2-core Xeon where torch fp32 scored ~900).
 

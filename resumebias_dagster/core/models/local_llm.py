@@ -78,9 +78,9 @@ def load_causal_lm(
     ``resolve_model_source`` accepts (local folder, hub id already in the local cache).
     ``setting`` names the configuration entry in error messages.
 
-    ``compile`` wraps the decoder in ``torch.compile``: on a 2-core CPU it scored ~20-25%
-    more tokens per second but spent ~30 s compiling on the first batch, so it pays off
-    from a few hundred prompts per process on. It needs a C++ compiler on CPU.
+    ``compile`` wraps the decoder in ``torch.compile`` (for benchmarks; it needs a C++ compiler on
+    a CPU). On a 2-core CPU it once scored ~20-25% more tokens per second; against the CPU band
+    attention it gains ~2% after 132 s compiling (calibration.py), so runs do not use it.
     """
     settings.apply()
     _quiet_cache_rename()
