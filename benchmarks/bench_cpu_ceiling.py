@@ -27,7 +27,7 @@ import numpy as np
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, fit_prompts
+from resumebias_dagster.core.jd_audit.fit_task import local_fit_prompts
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
 from resumebias_dagster.core.jd_audit.probes.variants import probe_variants, select_probe_resumes
 from resumebias_dagster.core.models import local_llm, prefixes
@@ -105,7 +105,7 @@ def main() -> None:
     tasks = {"seniority": [seniority]}
     probes = probe_variants(select_probe_resumes(base))
     fit_template = load_fit_template()
-    tasks["fit"] = [tokenizer([p + LOCAL_SCORE_CUE for p in fit_prompts(probes, jd, fit_template)])["input_ids"]
+    tasks["fit"] = [tokenizer(local_fit_prompts(probes, jd, fit_template))["input_ids"]
                     for jd in load_job_descriptions()["text"]]
 
     print(f"\n{'task':<10}{'prompts':>8}{'tokens':>10}{'computed':>10}{'TFLOP':>8}{'floor s':>9}")

@@ -47,7 +47,7 @@ def export(folder: Path) -> None:
     from bench_local_llm import resume_texts
 
     from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-    from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, fit_prompts
+    from resumebias_dagster.core.jd_audit.fit_task import local_fit_prompts
     from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
     from resumebias_dagster.core.jd_audit.probes.variants import probe_variants, select_probe_resumes
     from resumebias_dagster.core.seniority.generation import generate_resumes
@@ -57,7 +57,7 @@ def export(folder: Path) -> None:
     resumes = generate_resumes(n_per_level=40, seed=0)
     jd = load_job_descriptions().iloc[0]
     variants = probe_variants(select_probe_resumes(resumes))
-    fit = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd["text"], load_fit_template())]
+    fit = local_fit_prompts(variants, jd["text"], load_fit_template())
     train = resumes[["resume_id", "seniority", "text"]].to_dict(orient="list")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "inputs.json").write_text(json.dumps({"seniority": seniority, "fit": fit, "train": train}))

@@ -25,7 +25,7 @@ from unittest import mock
 import numpy as np
 from _machine import machine_busy_seconds, own_cpu_seconds
 
-from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, fit_prompts
+from resumebias_dagster.core.jd_audit.fit_task import local_fit_prompts
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
 from resumebias_dagster.core.jd_audit.local_fit import score_distribution
 from resumebias_dagster.core.jd_audit.probes.variants import probe_variants, select_probe_resumes
@@ -61,7 +61,7 @@ def main() -> None:
     jds = load_job_descriptions()
     jd = jds[jds["jd"] == args.jd].iloc[0] if args.jd else jds.iloc[0]
     variants = probe_variants(select_probe_resumes(generate_resumes(n_per_level=40, seed=0)))
-    prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd["text"], load_fit_template())]
+    prompts = local_fit_prompts(variants, jd["text"], load_fit_template())
     encoded = tokenizer(prompts)["input_ids"]
     n_tokens = sum(map(len, encoded))
     print(f"JD {jd['jd']}: {len(prompts)} prompts, {n_tokens:,} tokens; {settings.dtype}, batch {settings.batch_size}, "

@@ -75,6 +75,11 @@ def fit_prompts(variants: pd.DataFrame, job_description: str, template: str) -> 
     return [fit_prompt(template, job_description, text) for text in variants["text"]]
 
 
+def local_fit_prompts(variants: pd.DataFrame, job_description: str, template: str) -> list[str]:
+    """The fit prompts an embedded LLM scores: each ends with ``LOCAL_SCORE_CUE``."""
+    return [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, job_description, template)]
+
+
 def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dict[str, np.ndarray]) -> pd.DataFrame:
     """Rows (variant-major, ``runs`` per variant) from per-row field arrays of length n*runs."""
     n = len(variants)
@@ -147,7 +152,7 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
-    prompts = [p + LOCAL_SCORE_CUE for p in fit_prompts(variants, jd_text, template)]
+    prompts = local_fit_prompts(variants, jd_text, template)
     settings, _ = calibrated_settings(
         settings, lambda st, ps: score_distribution(model, tokenizer, ps, st)[0], prompts,
         functools.partial(count_prompt_tokens, tokenizer), source, "fit", cache_dir, log,

@@ -24,7 +24,6 @@ def embed_texts(
     ``max_length`` 256 is the sequence length the sentence-transformers checkpoint was
     trained with; longer texts are truncated exactly as that library does.
     """
-
     import torch
     from transformers import AutoModel, AutoTokenizer
 

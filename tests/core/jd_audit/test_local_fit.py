@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE
+from resumebias_dagster.core.jd_audit.fit_task import LOCAL_SCORE_CUE, fit_prompts, local_fit_prompts
 from resumebias_dagster.core.jd_audit.local_fit import digit_token_ids, score_distribution
 from resumebias_dagster.core.models.compute import ComputeSettings
 from resumebias_dagster.core.models.local_llm import load_causal_lm, next_token_probs
@@ -85,3 +85,13 @@ def test_variants_of_one_resume_share_their_longer_prefix_with_the_same_result(g
     alone = [next_token_probs(model, tokenizer, [p], digits, FP32, follow_token=digits[1]) for p in prompts]
     np.testing.assert_allclose(grouped[0], np.vstack([a[0] for a in alone]), atol=2e-4)
     np.testing.assert_allclose(grouped[1], np.vstack([a[1] for a in alone]), atol=2e-4)
+
+
+def test_local_fit_prompts_are_the_fit_prompts_ending_with_the_score_cue():
+    import pandas as pd
+
+    variants = pd.DataFrame({"text": ["Engineer, 3 years.", "Manager, 9 years."]})
+    template = "Job: {job_description}\nResume: {resume_text}\nJSON:"
+    local = local_fit_prompts(variants, "Head of Development", template)
+    assert local == [p + ' {"score": ' for p in fit_prompts(variants, "Head of Development", template)]
+    assert local[1] == 'Job: Head of Development\nResume: Manager, 9 years.\nJSON: {"score": '
