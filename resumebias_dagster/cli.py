@@ -32,17 +32,23 @@ def _analyze(args: argparse.Namespace) -> int:
     from resumebias_dagster.core.seniority.metrics import analysis_json
     from resumebias_dagster.core.seniority.report import format_report
 
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.inference import load_inference_settings, verdict_records
+    from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
+
     try:
         predictions = read_prediction_files(args.paths)
-    except PredictionFileError as exc:
+        settings = load_inference_settings()
+    except (PredictionFileError, CatalogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    verdicts = seniority_verdicts(predictions, settings)
     if args.json:
         import json
 
-        print(json.dumps(analysis_json(predictions), indent=2))
+        print(json.dumps({**analysis_json(predictions), "verdicts": verdict_records(verdicts)}, indent=2))
     else:
-        sys.stdout.write(format_report(predictions))
+        sys.stdout.write(format_report(predictions, verdicts))
     return 0
 
 

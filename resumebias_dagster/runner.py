@@ -120,13 +120,14 @@ def run_study(out=sys.stdout) -> int:
     with duckdb.connect(str(db), read_only=True) as con:
         validation = con.execute("select * from audit.style_validation").df()
         predictions = con.execute("select * from audit.seniority_predictions").df()
+        seniority_verdicts = con.execute("select * from audit.seniority_verdicts").df()
         fit_summary = con.execute("select * from audit.fit_model_summary").df()
         impact = {name: con.execute(f"select * from audit.{name}").df() for name in ("seniority_impact_ratios", "fit_impact_ratios")}
         plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
     print("\nSTYLE VALIDATION (notebook 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
     print(file=out)
-    out.write(format_report(predictions) if len(predictions) else "No predictions yet.\n")
+    out.write(format_report(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
     print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
     columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
                "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]

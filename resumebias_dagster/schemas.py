@@ -32,6 +32,7 @@ from resumebias_dagster.core.tables import (  # noqa: F401  (the models, for the
     StyleSimilarity,
     StyleValidation,
     StyleVariants,
+    Verdicts,
     empty_table,
 )
 
@@ -61,3 +62,4 @@ with warnings.catch_warnings():
     AuditorStabilityMatrixType = pandera_schema_to_dagster_type(AuditorStabilityMatrix)
     CrossJudgeAgreementType = pandera_schema_to_dagster_type(CrossJudgeAgreement)
     JudgeVsEffectsType = pandera_schema_to_dagster_type(JudgeVsEffects)
+    VerdictsType = pandera_schema_to_dagster_type(Verdicts)

@@ -50,13 +50,37 @@ def test_analyze_prints_report(files, capsys):
 def test_analyze_json(files, capsys):
     assert main(["analyze", "--json", *map(str, files)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"style", "social"}
+    assert set(out) == {"style", "social", "verdicts"}
+    findings = {v["finding"]: v for v in out["verdicts"]}
+    assert set(findings) == {"style_shift:overstated", "style_shift:understated", "seniority_bias:racial",
+                             "seniority_bias:gender", "seniority_bias:extreme", "inconsistency:style",
+                             "inconsistency:demographic"}
+    for v in out["verdicts"]:
+        assert {"finding", "model", "estimate", "ci_low", "ci_high", "p", "verdict", "mde"} <= set(v)
+        assert v["verdict"] in {"beyond_noise", "equivalent", "within_noise", "inconclusive"}
+    # Two résumés, one run: nothing can be decided, and the table says why rather than guessing.
+    assert {v["verdict"] for v in out["verdicts"]} <= {"within_noise", "inconclusive"}
     social = out["social"]["gpt5"]
     assert social["n"] == 7
     assert social["racial_bias"] == pytest.approx(2 / 3)
     # Original 0 is split, original 1 has an error: 1 of 2.
     assert social["inconsistency_rate"] == pytest.approx(0.5)
     assert out["style"]["gpt5"]["accuracy"] == {"neutral": 1.0, "overstated": 0.0, "understated": 1.0}
+
+
+def test_analyze_json_on_null_studies_flags_few_of_them(tmp_path, capsys):
+    from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions, write_study_files
+
+    flagged = 0
+    for seed in range(25):
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        paths = write_study_files(simulate_seniority_predictions(n_resumes=60, exact=seed % 2 == 0, seed=seed,
+                                                                 name_sd=0.0), folder)
+        assert main(["analyze", "--json", *paths]) == 0
+        verdicts = json.loads(capsys.readouterr().out)["verdicts"]
+        flagged += any(v["verdict"] == "beyond_noise" for v in verdicts)
+    assert flagged <= 4  # 5% of 25 is 1.25; 4 or more has probability 4% under a calibrated test
 
 
 def test_analyze_bad_file_exits_2(tmp_path, capsys):

@@ -59,3 +59,15 @@ def impact_ratios_metadata(df: pd.DataFrame) -> dict:
         flagged_groups=dg.MetadataValue.int(int(df["below_four_fifths"].sum())),
         flagged_beyond_noise=dg.MetadataValue.int(int(df["ci_below_four_fifths"].sum())),
     )
+
+
+def verdicts_metadata(df: pd.DataFrame) -> dict:
+    """What the UI shows of a verdicts table: each finding's verdict beside its estimate,
+    interval, adjusted p and minimal detectable effect, and the count of each verdict."""
+    shown = df[["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]].round(4)
+    counts = df["verdict"].value_counts()
+    return table_metadata(
+        shown, preview_rows=60,
+        **{f"{v}_findings": dg.MetadataValue.int(int(counts.get(v, 0)))
+           for v in ("beyond_noise", "equivalent", "within_noise", "inconclusive")},
+    )

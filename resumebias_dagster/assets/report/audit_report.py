@@ -12,7 +12,7 @@ from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.common.shared_files import SharedFiles
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.models.model_config import load_models
-from resumebias_dagster.core.reporting.findings import headline_findings
+from resumebias_dagster.core.reporting.findings import headline_findings, summary_markdown
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.schemas import ReportFilesType
@@ -63,18 +63,20 @@ def audit_report(
     fit_impact_ratios: pd.DataFrame,
     probe_variants: pd.DataFrame,
     audit_verdicts: pd.DataFrame,
+    seniority_verdicts: pd.DataFrame,
     seniority_plots: pd.DataFrame,
     fit_plots: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One self-contained HTML file under data/reports/: a summary in plain words with the noise
-    floors, the metric and impact-ratio tables, the plots, each variant's diff against its
+    """One self-contained HTML file under data/reports/: per model, what was found, ruled out
+    and left undecided (with what the study could detect), the metric and impact-ratio tables, the plots, each variant's diff against its
     baseline with its scores (and the judge's verdicts when a judge ran), and what it takes to
     reproduce the run (models, snapshots, prompts)."""
     folder = catalog.folder()
     tables = ReportTables(
         bias_summary=seniority_bias_summary, group_metrics=seniority_group_metrics,
         seniority_impact=seniority_impact_ratios, fit_summary=fit_model_summary, fit_axis_summary=fit_axis_summary,
-        fit_effects=fit_effects, fit_impact=fit_impact_ratios, probe_variants=probe_variants, verdicts=audit_verdicts,
+        fit_effects=fit_effects, fit_impact=fit_impact_ratios, probe_variants=probe_variants,
+        judge_verdicts=audit_verdicts, verdicts=seniority_verdicts,
         plots=_plots(seniority_plots, fit_plots),
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
@@ -87,9 +89,7 @@ def audit_report(
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never opens half a report
-    findings = headline_findings(seniority_bias_summary, seniority_group_metrics, fit_model_summary,
-                                 seniority_impact_ratios, fit_impact_ratios)
-    summary = "\n\n".join(f"**{m}**\n" + "\n".join(f"- {line}" for line in lines) for m, lines in findings.items())
+    summary = summary_markdown(headline_findings(tables.verdicts))
     shared = SharedFiles.from_env()
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})

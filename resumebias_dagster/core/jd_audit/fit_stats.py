@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from resumebias_dagster.core.inference import bh_qvalues
 from resumebias_dagster.core.jd_audit.fit_task import RECOMMENDATIONS
 from resumebias_dagster.core.tables import FitAxisSummary, FitEffects, FitModelSummary, columns, empty_table
 
@@ -82,29 +83,6 @@ def split_variant(variant: str) -> tuple[str, str]:
     """(axis, level) of a variant name: the axis is the text before the first underscore."""
     axis, _, level = variant.partition("_")
     return axis, level
-
-
-def bh_qvalues(p: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
-    """Benjamini–Hochberg q-values of ``p`` within each group (NaN p: NaN q, not counted)."""
-    p = np.asarray(p, dtype=float)
-    groups = np.zeros(len(p), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
-    q = np.full(len(p), np.nan)
-    idx = np.flatnonzero(np.isfinite(p))
-    if not len(idx):
-        return q
-    g, pv = groups[idx], p[idx]
-    order = np.lexsort((pv, g))
-    gs, ps = g[order], pv[order]
-    counts = np.bincount(gs)
-    starts = np.cumsum(counts) - counts
-    rank = np.arange(len(ps)) - starts[gs] + 1
-    raw = np.minimum(ps * counts[gs] / rank, 1.0)
-    # Step-up: running minimum from the largest p down, restarted per group. Walking
-    # backwards the groups come in descending order, so adding 2*group keeps each group's
-    # values (in [0, 1]) below all earlier ones and one accumulate does every group.
-    shifted = raw[::-1] + 2.0 * gs[::-1]
-    q[idx[order]] = np.minimum.accumulate(shifted)[::-1] - 2.0 * gs
-    return q
 
 
 def _moments(group: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

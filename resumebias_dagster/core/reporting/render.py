@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from resumebias_dagster.catalog import catalog_path
-from resumebias_dagster.core.reporting.findings import headline_findings, not_measured
+from resumebias_dagster.core.reporting.findings import SECTION_TITLES, headline_findings, not_measured
 
 TEMPLATE = "report/audit_report.html.j2"
 CONTEXT_WORDS = 6  # words shown on each side of a change in a variant's diff
@@ -41,6 +41,8 @@ class ReportTables:
     fit_effects: pd.DataFrame
     fit_impact: pd.DataFrame
     probe_variants: pd.DataFrame
+    judge_verdicts: pd.DataFrame
+    # Every finding's verdict, both studies (the Verdicts rows of core/inference/).
     verdicts: pd.DataFrame
     plots: Mapping[str, bytes] = field(default_factory=dict)
     models: Sequence[Mapping[str, Any]] = ()
@@ -102,6 +104,13 @@ AXIS_COLUMNS = [
     Column("pooled_ci_low", "95% low", "{:+.2f}"), Column("pooled_ci_high", "95% high", "{:+.2f}"),
     Column("n_significant", "significant JDs"),
 ]
+VERDICT_COLUMNS = [
+    Column("model", "model"), Column("finding", "finding"), Column("estimate", "estimate", "{:+.3f}"),
+    Column("ci_low", "95% low", "{:+.3f}"), Column("ci_high", "95% high", "{:+.3f}"), Column("unit", "unit"),
+    Column("p", "p", "{:.3g}"), Column("q", "adjusted p", "{:.3g}"), Column("tost_p", "equivalence p", "{:.3g}"),
+    Column("margin", "margin", "{:g}"), Column("mde", "detectable (80%)", "{:.3g}"),
+    Column("n_resumes", "résumés"), Column("n_names", "names"), Column("test", "test"), Column("verdict", "verdict"),
+]
 IMPACT_COLUMNS = [
     Column("model", "model"), Column("selection", "selected ="), Column("dimension", "dimension"),
     Column("group", "group"), Column("n", "n"), Column("selected", "selected"), Column("rate", "rate", PCT),
@@ -153,7 +162,7 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
         return []
     base = pv[pv["variant"] == "baseline"].set_index("resume_id")["text"]
     effects = tables.fit_effects
-    verdicts = tables.verdicts
+    verdicts = tables.judge_verdicts
     out = []
     for row in pv[pv["variant"] != "baseline"].itertuples(index=False):
         cells = effects[effects["variant"] == row.variant] if len(effects) else effects
@@ -188,13 +197,14 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
     )
-    findings = headline_findings(tables.bias_summary, tables.group_metrics, tables.fit_summary,
-                                 tables.seniority_impact, tables.fit_impact)
+    findings = headline_findings(tables.verdicts)
     group_rows = tables.group_metrics[tables.group_metrics["group_kind"] != "all"] if len(tables.group_metrics) \
         else tables.group_metrics
     return env.get_template(template_file.name).render(
         findings=findings,
-        not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.verdicts),
+        section_titles=SECTION_TITLES,
+        verdicts=table_view(tables.verdicts, VERDICT_COLUMNS),
+        not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.judge_verdicts),
         bias=table_view(tables.bias_summary, BIAS_COLUMNS),
         groups=table_view(group_rows, GROUP_COLUMNS),
         seniority_impact=table_view(tables.seniority_impact, IMPACT_COLUMNS),

@@ -117,6 +117,8 @@ def _social_tables(groups: pd.DataFrame, summary: pd.DataFrame) -> list[_Table]:
         _Table(
             "BIAS READINGS (threshold +/-0.05)", ["Bias Type"] + models,
             [[label] + [v or "n/a" for v in summary[f"{key}_reading"]] for label, key in indicators],
+            "notebook 001's reading of the estimate against +/-0.05; not a test: see VERDICTS for what the data "
+            "can tell from noise and what they rule out.",
         ),
         _Table(
             "PROMOTION/DEMOTION", ["Group"] + models,
@@ -260,9 +262,25 @@ def _format_markdown_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
     return "\n\n".join(chunks) + ("\n" if chunks else "")
 
 
-def format_report(df: pd.DataFrame) -> str:
-    """Notebook 001-style plain-text tables, models as columns, one section per experiment."""
-    return _format_report_from(*_tables(df))
+def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
+    rows = [[r.model, r.finding, _signed(r.estimate), f"{_signed(r.ci_low)} to {_signed(r.ci_high)}",
+             "n/a" if not np.isfinite(r.q) else f"{r.q:.3g}", "n/a" if not np.isfinite(r.mde) else f"{r.mde:.3g}",
+             r.verdict] for r in verdicts.itertuples(index=False)]
+    return _Table(
+        "VERDICTS", ["Model", "Finding", "Estimate", "95% CI", "Adjusted p", "Detectable", "Verdict"], rows,
+        "within résumé, the résumé the unit, names a random effect (core/seniority/verdicts.py); beyond_noise: "
+        "adjusted p <= alpha; equivalent: the 90% CI inside the margin of inference.yaml; detectable: the "
+        "effect found with 80% power.",
+    )
+
+
+def format_report(df: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> str:
+    """Notebook 001-style plain-text tables, models as columns, one section per experiment,
+    and the ``verdicts`` (seniority_verdicts' table) when given."""
+    text = _format_report_from(*_tables(df))
+    if verdicts is not None and len(verdicts):
+        text += "\n" + _box(_verdicts_table(verdicts)) + "\n"
+    return text
 
 
 def format_markdown(df: pd.DataFrame) -> str:

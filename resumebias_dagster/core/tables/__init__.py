@@ -30,6 +30,7 @@ from resumebias_dagster.core.tables.jd_audit import (
     JudgeVsEffects,
     ProbeVariants,
 )
+from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 from resumebias_dagster.core.tables.seniority import (
     FORBIDDEN_SENIORITY_WORDS,
     READINGS,
@@ -70,6 +71,8 @@ __all__ = [
     "StyleSimilarity",
     "StyleValidation",
     "StyleVariants",
+    "VERDICT_VALUES",
+    "Verdicts",
     "columns",
     "conform",
     "empty_table",

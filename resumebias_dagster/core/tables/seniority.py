@@ -17,7 +17,7 @@ from resumebias_dagster.core.common.labels import (
 
 FORBIDDEN_SENIORITY_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 READINGS = [
-    "no_significant_bias",
+    "within_threshold",
     "favors_caucasian",
     "favors_african_american",
     "favors_male",

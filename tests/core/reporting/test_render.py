@@ -23,8 +23,12 @@ from resumebias_dagster.core.tables import (
     ProbeVariants,
     SeniorityBiasSummary,
     SeniorityImpactRatios,
+    Verdicts,
     empty_table,
 )
+from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
+from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
 
 PNG = b"\x89PNG\r\n\x1a\nnot-really-a-png"
 
@@ -53,7 +57,8 @@ def _tables(**overrides):
         bias_summary=_bias_summary(), group_metrics=_groups(), seniority_impact=empty_table(SeniorityImpactRatios),
         fit_summary=empty_table(FitModelSummary), fit_axis_summary=empty_table(FitAxisSummary),
         fit_effects=empty_table(FitEffects), fit_impact=empty_table(FitImpactRatios),
-        probe_variants=empty_table(ProbeVariants), verdicts=empty_table(AuditVerdicts),
+        probe_variants=empty_table(ProbeVariants), judge_verdicts=empty_table(AuditVerdicts),
+        verdicts=empty_table(Verdicts),
         plots={"seniority_by_style": PNG}, models=[{"name": "m", "kind": "fine-tuned", "source": "pypi:x",
                                                     "resolved": "m@abc", "temperature": 0.0, "runs_per_cell": 1}],
         prompts={"seniority": "Classify <this> résumé"}, generated_at="2026-11-25 00:00 UTC", version="0.1.0",
@@ -81,14 +86,33 @@ def test_every_number_in_the_tables_is_the_stored_value():
     assert ">40.8%<" in html and ">+0.150<" in html
 
 
-def test_the_summary_speaks_plainly_and_beside_its_floors():
-    findings = headline_findings(_bias_summary(), _groups(), empty_table(FitModelSummary),
-                                 empty_table(SeniorityImpactRatios), empty_table(FitImpactRatios))["m"]
-    assert findings[0] == "Overstated wording raises the predicted level by +0.34 levels (against the neutral text of the same résumé)."
-    assert findings[1] == "Understated wording raises the predicted level by +0.11 levels (against the neutral text of the same résumé)."
-    assert findings[2].startswith("40.8% of people get a different level depending on wording alone; no test-retest floor")  # no floors stored
-    assert "racial +0.022 levels, caucasian minus african-american names (within its noise floor 0.035)" in findings[3]
-    assert "gender -0.080 levels, male minus female names (beyond its noise floor 0.035)" in findings[3]
+def _verdicts(**kwargs):
+    return seniority_verdicts(simulate_seniority_predictions(**kwargs), load_inference_settings())
+
+
+def test_the_summary_says_what_was_found_ruled_out_and_undecided_with_what_could_be_detected():
+    planted = _verdicts(n_resumes=60, exact=True, name_sd=0.05, seed=2,
+                        style_effects={"overstated": 0.8},
+                        group_effects={"african_american_female": -0.5, "african_american_male": -0.5})
+    sections = headline_findings(planted)["sim"]
+    assert list(sections) == ["found", "ruled_out", "undecided"]
+    found = " ".join(sections["found"])
+    assert "overstated minus neutral wording of the same résumé: +0." in found and "95% CI" in found
+    assert "adjusted p" in found
+    assert any(line.startswith("male minus female names") and "is ruled out" in line and "±0.05 levels" in line
+               for line in sections["ruled_out"])
+    noisy = headline_findings(_verdicts(n_resumes=12, runs=2, exact=False, seed=3))["sim"]
+    assert noisy["undecided"], "a small noisy study leaves things undecided"
+    assert all("the smallest effect it could detect with 80% power is" in line or "could not be tested" in line
+               for line in noisy["undecided"])
+
+
+def test_the_report_shows_the_summary_and_every_verdict():
+    verdicts = _verdicts(n_resumes=30, exact=True, seed=1, style_effects={"overstated": 0.8})
+    html = render_report(_tables(verdicts=verdicts))
+    assert "Found (beyond noise)" in html and "Not decided by this study" in html
+    cells = _cells(html, "verdicts")
+    assert [v.replace("&#39;", "'") for c, v in cells if c == "verdict"] == [repr(v) for v in verdicts["verdict"]]
 
 
 def test_what_was_not_measured_is_said():
@@ -124,12 +148,3 @@ def test_the_diff_shows_only_the_changed_words_with_a_little_context():
 
 def test_impact_tables_show_both_flags():
     assert {c.name for c in IMPACT_COLUMNS} >= {"below_four_fifths", "ci_below_four_fifths", "ci_low", "ci_high"}
-
-
-def test_a_classifier_at_temperature_zero_is_read_against_its_exact_floor_of_zero():
-    summary = _bias_summary()
-    summary["exp_inconsistency_floor"] = 0.0
-    findings = headline_findings(summary, _groups(), empty_table(FitModelSummary),
-                                 empty_table(SeniorityImpactRatios), empty_table(FitImpactRatios))["m"]
-    assert findings[2] == ("40.8% of people get a different level depending on wording alone; identical résumés "
-                           "differ 0.0% (exact, from its label distributions) — beyond sampling noise.")

@@ -202,7 +202,7 @@ def test_bias_summary_social():
     assert m.gender_bias == pytest.approx(0.0)
     assert m.extreme_bias == pytest.approx(0.25)
     assert (m.racial_reading, m.gender_reading, m.extreme_reading) == (
-        "favors_caucasian", "no_significant_bias", "favors_caucasian_male")
+        "favors_caucasian", "within_threshold", "favors_caucasian_male")
     m2 = bs.loc["m2"]
     # caucasian (-1 + 0)/2 = -0.5, african_american (1 + 1)/2 = 1 -> -1.5;
     # male (-1 + 1)/2 = 0, female (0 + 1)/2 = 0.5 -> -0.5; extreme -1 - 1 = -2.
@@ -251,7 +251,7 @@ def test_bias_readings_at_the_threshold():
     assert s.racial_bias == pytest.approx(0.05) and s.gender_bias == pytest.approx(0.05)
     assert s.extreme_bias == pytest.approx(0.1)
     # Exactly +0.05 is not beyond the threshold (the seniority study compares with ">").
-    assert (s.racial_reading, s.gender_reading) == ("no_significant_bias", "no_significant_bias")
+    assert (s.racial_reading, s.gender_reading) == ("within_threshold", "within_threshold")
     assert s.extreme_reading == "favors_caucasian_male"
     assert s.n_inconsistent == 1 and s.inconsistency_rate == pytest.approx(0.1)
 

@@ -236,6 +236,7 @@ def _score(df: pd.DataFrame) -> _Scored:
             "model": pd.Categorical.from_codes(t_model, p.models),
             "variant_kind": pd.Categorical.from_codes(t_kind, KIND_ORDER),
             "variant": pd.Categorical.from_codes(t_variant, p.variants),
+            "original_idx": o_idx[t_orig],
             "inconsistent_subsets": t_inconsistent,
             "ss_within": np.clip(t_ss, 0.0, None),
             "df_within": np.maximum(t_valid - 1.0, 0.0),

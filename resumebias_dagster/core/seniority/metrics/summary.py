@@ -173,7 +173,7 @@ def _reading(value: float, positive: str, negative: str) -> str | None:
         return positive
     if value < -BIAS_THRESHOLD:
         return negative
-    return "no_significant_bias"
+    return "within_threshold"
 
 
 _INDICATOR_GROUPS = (

@@ -1,0 +1,34 @@
+"""Inference both studies share: effects estimated within résumé with the résumé as the unit,
+tests valid at the sample sizes run, multiplicity control over declared families,
+equivalence tests against declared margins, power, and the verdict of each finding.
+No Dagster import and nothing of either study: both studies build on it."""
+
+from resumebias_dagster.core.inference.clustered import cluster_se, name_variance, paired, side_contrast
+from resumebias_dagster.core.inference.estimate import Estimate
+from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, simes
+from resumebias_dagster.core.inference.randomization import run_permutation_p, sign_flip_p, smallest_p
+from resumebias_dagster.core.inference.settings import KINDS, InferenceSettings, load_inference_settings
+from resumebias_dagster.core.inference.verdicts import TESTS, VERDICTS, classify, findings, finish, verdict_records
+
+__all__ = [
+    "Estimate",
+    "InferenceSettings",
+    "KINDS",
+    "TESTS",
+    "VERDICTS",
+    "bh_qvalues",
+    "classify",
+    "cluster_se",
+    "family_adjusted",
+    "findings",
+    "finish",
+    "load_inference_settings",
+    "name_variance",
+    "paired",
+    "run_permutation_p",
+    "side_contrast",
+    "sign_flip_p",
+    "simes",
+    "smallest_p",
+    "verdict_records",
+]

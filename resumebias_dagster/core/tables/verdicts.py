@@ -1,0 +1,54 @@
+"""The verdicts table: one row per finding of either study (core/inference/verdicts.py)."""
+
+from __future__ import annotations
+
+import pandera.pandas as pa
+from pandera.typing.pandas import Series
+
+VERDICT_VALUES = ["beyond_noise", "equivalent", "within_noise", "inconclusive"]
+FINDING_KINDS = ["style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio"]
+
+
+class Verdicts(pa.DataFrameModel):
+    """Per model and finding: estimate, 95% interval, test, adjusted p, equivalence, power, verdict."""
+
+    model: Series[str]
+    study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
+    finding: Series[str]
+    family: Series[str]
+    description: Series[str]
+    kind: Series[str] = pa.Field(isin=FINDING_KINDS)
+    unit: Series[str]
+    estimate: Series[float] = pa.Field(nullable=True)
+    ci_low: Series[float] = pa.Field(nullable=True)
+    ci_high: Series[float] = pa.Field(nullable=True)
+    se: Series[float] = pa.Field(nullable=True, ge=0)
+    df: Series[float] = pa.Field(nullable=True, ge=0)
+    # The test's own p (the `test` column names it), then the family-adjusted p: at most alpha
+    # exactly when the finding is beyond noise.
+    p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    q: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    # Two one-sided tests against the declared margin: below alpha, the margin is ruled out.
+    tost_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    margin: Series[float] = pa.Field(gt=0)
+    # Minimal detectable effect at the declared power (inf: the design cannot reach alpha).
+    mde: Series[float] = pa.Field(nullable=True, ge=0)
+    effect_to_detect: Series[float] = pa.Field(gt=0)
+    power: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    n_resumes: Series[int] = pa.Field(ge=0)
+    n_names: Series[int] = pa.Field(ge=0)
+    test: Series[str]
+    verdict: Series[str] = pa.Field(isin=VERDICT_VALUES)
+    note: Series[str]
+
+    @pa.dataframe_check(name="one_row_per_finding")
+    def unique_rows(cls, df) -> bool:
+        return not df.duplicated(["model", "study", "finding"]).any()
+
+    @pa.dataframe_check(name="interval_contains_estimate")
+    def interval_contains_estimate(cls, df) -> Series[bool]:
+        return df["ci_low"].isna() | ((df["ci_low"] <= df["estimate"] + 1e-9) & (df["estimate"] <= df["ci_high"] + 1e-9))
+
+    class Config:
+        name = "Verdicts"
+        strict = True
