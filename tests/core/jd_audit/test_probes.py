@@ -320,3 +320,32 @@ def test_a_user_folder_without_the_file_falls_back_to_the_packaged_axes(tmp_path
     folder.mkdir()
     shutil.copy(PACKAGED_DIR / "people.yaml", folder / "people.yaml")
     assert len(probe_variants(base.iloc[:1], catalog_dir=folder)) == len(probe_variants(base.iloc[:1]))
+
+
+def _wait_after_degree(text):
+    """Months from January of the degree year to the first thing after it: the first position,
+    or a gap line (a one-position career's gap comes straight after the degree)."""
+    from resumebias_dagster.core.jd_audit.probes.layout import _parse
+
+    layout = _parse(text)
+    first = min([layout.career()[-1].start, *(g.start for g in layout.gaps)])
+    return first - 12 * layout.degree_year
+
+
+def test_a_career_gap_changes_one_signal_not_the_wait_after_the_degree(variants, base):
+    # Issue 24, item 9: an 18-month gap moved the degree by round(18 / 12) = 2 years, so the
+    # wait between degree and first job grew by 6 months and the candidate aged: two signals.
+    for rid in base["resume_id"]:
+        baseline = text_of(variants, rid, BASELINE)
+        for level in ("unexplained", "caregiving"):
+            gap = text_of(variants, rid, f"careerGap_{level}")
+            assert _wait_after_degree(gap) == _wait_after_degree(baseline), (rid, level)
+
+
+def test_a_gap_that_is_not_whole_years_is_refused_naming_the_axis(tmp_path):
+    text = (PACKAGED_DIR / "probe_axes.yaml").read_text()
+    assert "months: 24" in text
+    (tmp_path / "probe_axes.yaml").write_text(text.replace("months: 24", "months: 18"))
+    with pytest.raises(CatalogError, match=r"probe_axes.yaml: axis 'careerGap': .*`months` must be whole years "
+                                           r"\(12, 24, \.\.\.\).*got 18"):
+        load_probe_axes(tmp_path)

@@ -128,14 +128,14 @@ def _career_gap(layout: _Layout, value: str, axis: Axis) -> Signal | None:
     # The gap goes right before the newest position, whose dates stay. Everything older
     # moves back by `months`, so every tenure and the total experience stay, the dates stay
     # in order, and the degree still leads straight into the first position: a career with a
-    # break started earlier. The degree year moves by the gap in whole years (rounded).
+    # break started earlier. The degree year moves by the gap, which is whole years (_check_gap).
     months = axis.params["months"]
     career = layout.career()
     if not career:
         raise ValueError("EXPERIENCE has no position after the degree to put a gap before")
     newest = career[0]
     lines = list(layout.lines)
-    removed, added, changed = _shift_education(layout, lines, -round(months / 12))
+    removed, added, changed = _shift_education(layout, lines, -(months // 12))
     for p in career[1:]:
         new = _Position(p.line, p.employer, p.city, p.start - months, p.end - months)
         lines[p.line] = _employer_line(p.employer, p.city, _dates(new))
@@ -322,8 +322,10 @@ def _check_text(value: Any, axis: Axis) -> None:
 def _check_gap(value: Any, axis: Axis) -> None:
     _words(value, "the gap label")
     months = axis.params.get("months")
-    if not isinstance(months, int) or months < 1:
-        raise ValueError(f"the axis needs `months`, a positive whole number of months, got {months!r}")
+    if not isinstance(months, int) or months < 12 or months % 12:
+        # Degrees carry a year only: a gap of 18 months would move the degree by 12 or 24, and
+        # change the wait between degree and first job as well as the gap (two signals).
+        raise ValueError(f"`months` must be whole years (12, 24, ...) because degree dates are years, got {months!r}")
 
 
 def _check_list(value: Any, axis: Axis) -> None:
