@@ -47,7 +47,7 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
 def test_change_descriptions_from_the_catalog_axes():
     axes = load_probe_axes()
     assert A.describe_change("graduationYear", "1998", axes).startswith("The year of the candidate's most recent degree was changed to 1998")
-    assert "18 months" in A.describe_change("careerGap", "caregiving", axes)
+    assert "24 months" in A.describe_change("careerGap", "caregiving", axes)
     assert "'Google', 'Meta'" in A.describe_change("companyNames", "faang", axes)
     assert A.describe_change("anonymize", "name", axes).startswith(
         "The name, the contact details and the profile links were replaced by neutral placeholders")
