@@ -1,7 +1,7 @@
 """How fast the default graph's embedded-LLM work could possibly run on this CPU.
 
 The LLM's work is fixed by the study: every seniority variant and every fit prompt of every job
-description, less what the scorer shares between prompts (``prefixes.computed_spans``, the plan
+description of the design (catalog/fit_design.yaml), less what the scorer shares between prompts (``prefixes.computed_spans``, the plan
 it follows). This script counts that work in FLOPs (the decoder's linear layers at every computed
 position, its attention over the keys each position sees; the vocabulary projection, at one
 position per prompt, apart), times the decoder's matrix products in each precision here, and
@@ -27,6 +27,7 @@ import numpy as np
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
+from resumebias_dagster.core.jd_audit.design import load_fit_design
 from resumebias_dagster.core.jd_audit.fit_task import local_fit_prompts
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
 from resumebias_dagster.core.jd_audit.probes.variants import probe_variants, select_probe_resumes
@@ -103,10 +104,13 @@ def main() -> None:
     variants = variant_table(style_variants(base, seed=SEED), name_variants(base, seed=SEED))
     seniority = tokenizer([seniority_prompt(t, template) for t in variants["text"]])["input_ids"]
     tasks = {"seniority": [seniority]}
-    probes = probe_variants(select_probe_resumes(base))
+    # The fit audit's design (catalog/fit_design.yaml): its arm against its job descriptions.
+    design = load_fit_design()
+    probes = probe_variants(select_probe_resumes(base, **design.arm()))
     fit_template = load_fit_template()
+    jds = load_job_descriptions()
     tasks["fit"] = [tokenizer(local_fit_prompts(probes, jd, fit_template))["input_ids"]
-                    for jd in load_job_descriptions()["text"]]
+                    for jd in jds.loc[jds["jd"].isin(design.job_descriptions), "text"]]
 
     print(f"\n{'task':<10}{'prompts':>8}{'tokens':>10}{'computed':>10}{'TFLOP':>8}{'floor s':>9}")
     total_floor = 0.0

@@ -121,6 +121,7 @@ def run_study(out=sys.stdout) -> int:
         validation = con.execute("select * from audit.style_validation").df()
         predictions = con.execute("select * from audit.seniority_predictions").df()
         seniority_verdicts = con.execute("select * from audit.seniority_verdicts").df()
+        fit_verdicts = con.execute("select * from audit.fit_verdicts").df()
         fit_summary = con.execute("select * from audit.fit_model_summary").df()
         impact = {name: con.execute(f"select * from audit.{name}").df() for name in ("seniority_impact_ratios", "fit_impact_ratios")}
         plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
@@ -129,9 +130,12 @@ def run_study(out=sys.stdout) -> int:
     print(file=out)
     out.write(format_report(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
     print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
-    columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
+    columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "placebo_index", "largest_penalty",
                "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
+    print("\nJOB-DESCRIPTION AUDIT: VERDICTS (the résumé the unit; inference.yaml's margins)", file=out)
+    shown = ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]
+    print(fit_verdicts[shown].round(3).to_string(index=False) if len(fit_verdicts) else "(no fit scores)", file=out)
     for name, title in (("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"), ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)")):
         print(f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
               "flag = ratio under 0.8 (four-fifths rule); ci_below_four_fifths = its whole 95% interval under 0.8 "

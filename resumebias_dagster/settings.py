@@ -42,8 +42,10 @@ class ConfigPathError(ValueError):
 
 def allowed_roots() -> list[Path]:
     roots = [data_dir()]
-    if os.environ.get(CATALOG_DIR_ENV):
-        roots.append(Path(os.environ[CATALOG_DIR_ENV]).expanduser().absolute())
+    catalog = os.environ.get(CATALOG_DIR_ENV, "")
+    # ``preset:NAME`` names a packaged folder, no folder of the operator's.
+    if catalog and not catalog.strip().startswith("preset:"):
+        roots.append(Path(catalog).expanduser().absolute())
     for entry in os.environ.get(ALLOWED_ROOTS_ENV, "").split(os.pathsep):
         if entry.strip():
             roots.append(Path(entry.strip()).expanduser().absolute())

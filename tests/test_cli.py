@@ -190,3 +190,60 @@ def test_pull_tables_refusals(argv, env, message, capsys, monkeypatch, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "hunter2" not in err
+
+
+def test_plan_prints_a_design_and_its_cost(tmp_path, capsys):
+    assert main(["plan", "--kind", "seniority_bias", "--sd", "0.3", "--run-share", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    designs = out["designs"]
+    assert out["effect"] == 0.05 and out["power"] == 0.8
+    # No run noise: more runs do not help, every design needs the same résumés.
+    assert len({d["resumes"] for d in designs}) == 1
+    from scipy import stats
+
+    g = designs[0]["resumes"]
+    # The power of a t test with g résumés at se 0.3 / sqrt(g) reaches 80%, with g - 1 it does not.
+    def power(n):
+        ncp = 0.05 / (0.3 / n ** 0.5)
+        crit = stats.t.ppf(0.975, n - 1)
+        return stats.nct.sf(crit, n - 1, ncp) + stats.nct.cdf(-crit, n - 1, ncp)
+
+    assert power(g) >= 0.8 > power(g - 1)
+    assert designs[0]["calls"] == g * 7 * designs[0]["runs"]
+    pilot = tmp_path / "pilot.json"
+    pilot.write_text(json.dumps({"verdicts": [{"kind": "fit_delta", "se": 0.2, "n_resumes": 12}]}))
+    assert main(["plan", "--pilot", str(pilot)]) == 0
+    text = capsys.readouterr().out
+    assert "from pilot" in text and "one résumé's difference has SD 0.693" in text and "| runs" in text
+
+
+def test_plan_refuses_bad_settings_naming_them(tmp_path, capsys):
+    assert main(["plan", "--kind", "impact_ratio", "--effect", "1.2"]) == 2
+    assert "--effect of an impact ratio must lie in (0, 1), got 1.2" in capsys.readouterr().err
+    assert main(["plan", "--run-share", "2"]) == 2
+    assert "--run-share must lie in [0, 1], got 2.0" in capsys.readouterr().err
+    empty = tmp_path / "pilot.json"
+    empty.write_text(json.dumps({"verdicts": []}))
+    assert main(["plan", "--pilot", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "not a verdicts JSON" in err or "the pilot has no fit_delta finding" in err
+    assert main(["plan", "--model", "no-such-model", "--sd", "1"]) == 2
+    assert "--model: no provider model named 'no-such-model'" in capsys.readouterr().err
+
+
+def test_analyze_fit_json_on_null_studies_flags_few_of_them(tmp_path, capsys):
+    from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
+
+    variants = ["baseline", "placebo_blank_line", "placebo_trailing_space", "addressCountry_nigeria",
+                "addressCountry_india", "school_mit", "school_iit_bombay", "promptInjection_explicit"]
+    flagged = 0
+    for seed in range(20):
+        path = tmp_path / f"null-{seed}.csv"
+        scores = simulate_fit_scores(["m"], ["j1", "j2"], variants, 3, resumes=10, sd=1.5, effect_sd=0.2,
+                                     integer=True, seed=seed)
+        scores.to_csv(path, index=False)
+        assert main(["analyze-fit", "--json", str(path)]) == 0
+        verdicts = json.loads(capsys.readouterr().out)["verdicts"]
+        assert {v["n_resumes"] for v in verdicts} == {10}
+        flagged += any(v["verdict"] == "beyond_noise" for v in verdicts)
+    assert flagged <= 3  # 5% of 20 is 1; 3 or more has probability 8% under a calibrated test

@@ -2,8 +2,9 @@
 at the end the path of the report, a file that exists and holds the study's results.
 
 The study is made small by the catalog folder alone (what a user can do too): one provider
-model answering from 127.0.0.1 and two job descriptions; every asset of the default graph runs
-(the style validation loads the real MiniLM encoder)."""
+model answering from 127.0.0.1, two job descriptions and a fit design probing one résumé
+against both; every asset of the default graph runs (the style validation loads the real
+MiniLM encoder)."""
 
 import json
 import os
@@ -40,6 +41,9 @@ def test_resumebias_run_on_a_fresh_data_dir_ends_with_the_reports_path(tmp_path)
     (catalog / "job_descriptions").mkdir(parents=True)
     for jd in JDS:
         shutil.copyfile(PACKAGED_DIR / "job_descriptions" / f"{jd}.md", catalog / "job_descriptions" / f"{jd}.md")
+    # Its own job descriptions need its own design (the packaged one names its job descriptions).
+    (catalog / "fit_design.yaml").write_text(
+        "resumes: {occupation: software_engineer, levels: [mid], per_level: 1}\njob_descriptions: all\n")
     data = tmp_path / "data"
     with FakeProviderServer("openai", answer=_answer) as server:
         entry = {"name": "fake-screener", "kind": "provider", "provider": "openai", "model": "fake/screener",

@@ -3,6 +3,10 @@
 Every file can be overridden by a file of the same relative name in a user-supplied
 folder (``RESUMEBIAS_CATALOG_DIR`` or a resource/asset setting); the packaged copy is the
 default.
+
+A packaged overlay folder, a *preset*, is named ``preset:NAME`` wherever a catalog folder is:
+``presets/NAME/`` holds the files that differ from the packaged catalog (``preset:study003``:
+study 003's design), and every other file falls back to the packaged one.
 """
 
 from __future__ import annotations
@@ -16,17 +20,50 @@ import yaml
 
 PACKAGED_DIR = Path(__file__).parent
 CATALOG_DIR_ENV = "RESUMEBIAS_CATALOG_DIR"
+PRESET_PREFIX = "preset:"
+PRESETS_DIR = PACKAGED_DIR / "presets"
 
 
 class CatalogError(ValueError):
     """A catalog file is missing or malformed; the message names the file."""
 
 
+def presets() -> list[str]:
+    """The names of the packaged presets (``preset:NAME``)."""
+    return sorted(p.name for p in PRESETS_DIR.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def is_preset(value: str | os.PathLike | None) -> bool:
+    """Whether a catalog folder setting names a packaged preset rather than a folder."""
+    return isinstance(value, str) and value.strip().startswith(PRESET_PREFIX)
+
+
+def preset_dir(value: str) -> Path:
+    """The packaged folder of ``preset:NAME``; an unknown name is refused, listing the presets."""
+    name = value.strip()[len(PRESET_PREFIX):].strip()
+    known = presets()
+    if name not in known:
+        raise CatalogError(
+            f"catalog preset {name!r} (from {value.strip()!r}) does not exist; the presets are "
+            f"{', '.join(PRESET_PREFIX + p for p in known) or 'none'}"
+        )
+    return PRESETS_DIR / name
+
+
+def resolve_catalog_dir(catalog_dir: str | os.PathLike | None) -> Path | None:
+    """The folder a catalog setting names: ``preset:NAME`` resolved, a path as given, None for none."""
+    if not catalog_dir:
+        return None
+    if is_preset(catalog_dir):
+        return preset_dir(str(catalog_dir))
+    return Path(catalog_dir)
+
+
 def catalog_path(name: str, catalog_dir: str | os.PathLike | None = None) -> Path:
-    """Resolve ``name`` in the user folder first, then in the packaged catalog."""
+    """Resolve ``name`` in the user folder (or preset) first, then in the packaged catalog."""
     user_dir = catalog_dir if catalog_dir is not None else os.environ.get(CATALOG_DIR_ENV)
     if user_dir:
-        user_dir = Path(user_dir)
+        user_dir = resolve_catalog_dir(user_dir)
         if not user_dir.is_dir():
             raise CatalogError(f"catalog folder {user_dir} does not exist or is not a folder")
         candidate = user_dir / name

@@ -4,8 +4,9 @@ Every task the design calls a provider model for is counted, at the alias's curr
 epoch (after an alias moved, the old snapshot's answers are not "paid" any more):
 
 - ``seniority``: the study's variants x the model's runs per cell (every enabled model);
-- ``fit``: the probe variants of the default arm x the job descriptions x runs per cell
-  (every enabled model; the assets score every provider model on every JD);
+- ``fit``: the probe variants of the design's arm x its job descriptions (``fit_design.yaml``)
+  x runs per cell (every enabled model; the assets score every provider model on every JD
+  partition);
 - ``judge``: two evaluation pairs per audited cell (model x JD x résumé x variant) for each
   judge of the models config; its prompts hold the screener's answers, so their keys are
   not known before the fit scores exist: the count is an upper bound (a cell whose two
@@ -54,8 +55,8 @@ class Design:
     """The study as the assets would run it with their default settings."""
 
     variants: pd.DataFrame  # seniority variants (``design_variants``)
-    probe_variants: pd.DataFrame  # the default arm's probe variants
-    job_descriptions: pd.DataFrame  # jd, title, text
+    probe_variants: pd.DataFrame  # the design's arm's probe variants (fit_design.yaml)
+    job_descriptions: pd.DataFrame  # jd, title, text: the design's job descriptions
     base: pd.DataFrame  # the offline base résumés (for rewrite prompts)
     n_per_level: int
 
@@ -69,6 +70,7 @@ def design_variants(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.
 def study_design(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.PathLike | None = None) -> Design:
     """Every input of the provider tasks, made as the assets make them by default."""
     from resumebias_dagster.core.common.labels import STYLES
+    from resumebias_dagster.core.jd_audit.design import load_fit_design
     from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
     from resumebias_dagster.core.jd_audit.probes import probe_variants, select_probe_resumes
     from resumebias_dagster.core.seniority.generation import generate_resumes
@@ -88,9 +90,12 @@ def study_design(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.Pat
         columns=["resume_id", "original_idx", "seniority", "style", "text"],
     )
     variants = variant_table(style, name_variants(base, seed=seed, catalog_dir=catalog_dir))
-    arm = select_probe_resumes(base)
+    design = load_fit_design(catalog_dir)
+    arm = select_probe_resumes(base, **design.arm())
     probes = probe_variants(arm, catalog_dir=catalog_dir) if len(arm) else pd.DataFrame(columns=["variant", "text"])
-    return Design(variants, probes, load_job_descriptions(catalog_dir=catalog_dir), base, n_per_level)
+    jds = load_job_descriptions(catalog_dir=catalog_dir)
+    jds = jds[jds["jd"].isin(design.job_descriptions)].reset_index(drop=True)
+    return Design(variants, probes, jds, base, n_per_level)
 
 
 @dataclass

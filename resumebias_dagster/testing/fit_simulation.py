@@ -1,8 +1,10 @@
 """Simulated fit-score experiments with known planted effects (tests and benchmarks).
 
-``score = base + jd offset + effect[model, jd, variant] + noise``: every planted effect is
-known, so a test can ask whether ``fit_effects`` finds the planted cells and leaves the
-null ones alone.
+``score = base + jd offset + résumé offset + effect[model, jd, variant] + the résumé's own
+deviation from that effect + noise``: every planted effect is known, so a test can ask
+whether ``fit_effects`` finds the planted cells and leaves the null ones alone. The résumé's
+own deviation (sd ``effect_sd``) makes the effect vary across résumés, as real effects do:
+the estimand is the effect over the population of résumés, ``effects``.
 """
 
 from __future__ import annotations
@@ -24,16 +26,22 @@ def simulate_fit_scores(
     seed: int = 0,
     integer: bool = False,
     failure_rate: float = 0.0,
+    resumes: int = 1,
+    resume_sd: float = 1.0,
+    effect_sd: float = 0.0,
+    exact: bool = False,
 ) -> pd.DataFrame:
-    """Long rows ``model, jd, variant, run, score`` for every (model, jd, variant, run).
+    """Long rows ``model, jd, resume_id, variant, run, score`` for every (model, jd, résumé,
+    variant, run).
 
     ``variants`` should include ``"baseline"``. ``effects``: variant -> shift (the same for
     every model and JD) or an array of shape (models, jds, variants). ``integer`` rounds and
     clips scores to 1..10 as a model's answer would be; ``failure_rate`` makes that share of
-    scores NaN (failed runs).
+    scores NaN (failed runs). ``exact`` adds ``expected_score``: each text's mean score
+    without the run noise (clipped to 1..10), as an embedded LLM's distribution gives.
     """
     rng = np.random.default_rng(seed)
-    shape = (len(models), len(jds), len(variants), runs)
+    shape = (len(models), len(jds), len(variants), resumes, runs)
     if effects is None:
         shift = np.zeros(shape[:3])
     elif isinstance(effects, Mapping):
@@ -42,18 +50,26 @@ def simulate_fit_scores(
     else:
         shift = np.asarray(effects, dtype=float)
     jd_offset = rng.normal(0.0, 1.0, len(jds))
-    m, j, v, r = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in shape), indexing="ij"))
-    score = base_score + jd_offset[j] + shift[m, j, v] + rng.normal(0.0, sd, len(m))
+    resume_offset = rng.normal(0.0, resume_sd, resumes)
+    own = rng.normal(0.0, effect_sd, shape[:4])
+    own[:, :, [i for i, v in enumerate(variants) if v == "baseline"], :] = 0.0
+    m, j, v, r, k = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in shape), indexing="ij"))
+    mean = base_score + jd_offset[j] + resume_offset[r] + shift[m, j, v] + own[m, j, v, r]
+    score = mean + rng.normal(0.0, sd, len(m))
     if integer:
         score = np.clip(np.rint(score), 1, 10)
     if failure_rate:
         score[rng.random(len(score)) < failure_rate] = np.nan
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "model": np.asarray(models, dtype=object)[m],
             "jd": np.asarray(jds, dtype=object)[j],
+            "resume_id": np.array([f"r{x:03d}" for x in range(resumes)], dtype=object)[r],
             "variant": np.asarray(variants, dtype=object)[v],
-            "run": r,
+            "run": k,
             "score": score,
         }
     )
+    if exact:
+        out["expected_score"] = np.clip(mean, 1.0, 10.0)
+    return out

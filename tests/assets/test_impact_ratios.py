@@ -56,7 +56,7 @@ def stored_predictions(context: dg.AssetExecutionContext) -> pd.DataFrame:
 
 def _scores(jd: str) -> pd.DataFrame:
     """One base résumé, 3 runs per name and JD: Aisha Okonkwo gets "maybe" and 6, every other
-    name "yes" and 8; the baseline "yes" and 8 too."""
+    name "yes" and 8; the baseline "yes" and 8 too. Study 003's six names: the study003 preset."""
     rows = []
     for variant in ["baseline", "firstName_james_smith", "firstName_sarah_smith", "firstName_mohammed_al_said",
                     "firstName_aisha_okonkwo", "firstName_wei_chen", "firstName_maria_rodriguez"]:
@@ -66,6 +66,7 @@ def _scores(jd: str) -> pd.DataFrame:
             rows.append({
                 "model": "judge", "jd": jd, "resume_id": "r1", "variant": variant,
                 "arm": "baseline" if variant == "baseline" else "probe", "axis": axis, "level": level or "baseline",
+                "name": level.replace("_", " ").title().replace("Al Said", "Al-Said") if level else None,
                 "run": run, "score": 6.0 if low else 8.0, "recommend": "maybe" if low else "yes",
                 "justification": "ok", "strengths": "a", "concerns": "b", "resolved_model": "judge-v1",
                 "latency_s": 0.2, "error": None, "expected_score": np.nan, "score_distribution": None, "note": None,
@@ -85,7 +86,7 @@ def stored(tmp_path, monkeypatch):
     monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
     resources = {
         "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-        "catalog": CatalogResource(),
+        "catalog": CatalogResource(catalog_dir="preset:study003"),
     }
     for model in MODELS.get_partition_keys():
         assert dg.materialize([stored_predictions], partition_key=model, resources=resources).success
@@ -137,12 +138,13 @@ def test_both_impact_tables_materialise_into_duckdb(stored):
     assert set(seniority["selection"]) == {"predicted_senior", "at_or_above_true_level"}
     assert seniority["group_source"].str.contains("proxy for perceived group").all()
 
-    # Fit audit over both JDs: Aisha Okonkwo (black, female) is never recommended.
+    # Fit audit over both JDs: Aisha Okonkwo (black, female) is never recommended. The
+    # individuals are name variants (one résumé, two JDs); their three runs are averaged.
     black = _row(fit_table, "judge", "recommend_yes", "race_ethnicity", "black")
-    assert (black["n"], black["selected"], black["impact_ratio"], black["below_four_fifths"]) == (6, 0, 0.0, True)
-    assert black["ci_low"] == 0 and black["ci_high"] > 0
+    assert (black["n"], black["selected"], black["impact_ratio"], black["below_four_fifths"]) == (2, 0, 0.0, True)
+    assert black["ci_low"] == 0 or np.isnan(black["ci_low"])  # one résumé: no interval across résumés
     sex = _row(fit_table, "judge", "recommend_yes", "sex", "female")  # Sarah, Aisha, Maria
-    assert (sex["n"], sex["selected"]) == (18, 12)
+    assert (sex["n"], sex["selected"]) == (6, 4)
     assert sex["impact_ratio"] == pytest.approx(2 / 3)
     # score_cut 6 from the run config: Aisha's 6 counts as selected.
     assert set(fit_table["selection"]) == {"recommend_yes", "score_at_least_6"}
@@ -162,7 +164,7 @@ def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
     monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
     resources = {
         "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-        "catalog": CatalogResource(),
+        "catalog": CatalogResource(catalog_dir="preset:study003"),
     }
     derived = [seniority_impact_ratios, fit_impact_ratios, metrics.seniority_group_metrics,
                metrics.seniority_bias_summary, fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary]

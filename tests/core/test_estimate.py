@@ -12,6 +12,7 @@ import yaml
 from resumebias_dagster.cli import main
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.estimate import DEFAULT_OUTPUT_TOKENS, estimate_cost, study_design
+from resumebias_dagster.core.jd_audit.design import load_fit_design
 from resumebias_dagster.core.providers import ChatRequest, ResponseStore, run_requests
 from resumebias_dagster.core.seniority.task import predict_with_provider
 
@@ -30,7 +31,7 @@ def _variants(n: int) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def design():
-    return study_design(n_per_level=6)  # the smallest design with the default arm's mid software engineer
+    return study_design(n_per_level=6)  # small, with software engineers for the design's arm
 
 
 def test_every_task_of_the_design_is_counted(design, settings_for):
@@ -42,10 +43,13 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     assert set(rows) == {("fake-openai", "seniority"), ("fake-openai", "fit"), ("judge", "judge"),
                          ("writer", "generation")}
     n_jds, n_probes = len(design.job_descriptions), len(design.probe_variants)
-    assert n_jds == 17 and n_probes > 30
+    # The design's job descriptions and arm (catalog/fit_design.yaml), not every packaged JD.
+    assert design.job_descriptions["jd"].tolist() == list(load_fit_design().job_descriptions)
+    assert n_jds == 1 and n_probes > 30
     assert rows["fake-openai", "seniority"].calls == len(design.variants) * 5
     assert rows["fake-openai", "fit"].calls == n_jds * n_probes * 5
-    assert rows["judge", "judge"].calls == 2 * n_jds * (n_probes - 1)
+    n_resumes = design.probe_variants["resume_id"].nunique()  # several: one baseline each
+    assert rows["judge", "judge"].calls == 2 * n_jds * (n_probes - n_resumes)
     assert pd.isna(rows["judge", "judge"].in_store) and "upper bound" in rows["judge", "judge"].note
     # 18 résumés written (structured: their facts come with them), each rewritten twice.
     assert rows["writer", "generation"].calls == 18 + 2 * 18

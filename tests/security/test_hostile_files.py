@@ -277,7 +277,7 @@ def test_parquet_path_is_read_literally(tmp_path, capsys, name, decoy):
     write_parquet(tmp_path / decoy, FIT_FRAME.assign(model="decoy"))
     code, out, err = run(capsys, "analyze-fit", "--json", wanted)
     assert code == 0, err
-    assert {cell["model"] for cell in json.loads(out)} == {"wanted"}
+    assert {cell["model"] for cell in json.loads(out)["cells"]} == {"wanted"}
 
 
 def test_parquet_glob_name_that_does_not_exist(tmp_path, capsys):

@@ -17,8 +17,10 @@ from resumebias_dagster.core.jd_audit.job_descriptions import (
     load_fit_template,
     load_job_descriptions,
 )
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.probes import (
     DEFAULT_ARM,
+    axis_arms,
     check_probe_variants,
     select_probe_resumes,
 )
@@ -47,7 +49,7 @@ from resumebias_dagster.schemas import (
 
 @dg.asset(dagster_type=JobDescriptionsType, kinds={"python", "duckdb"})
 def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource) -> pd.DataFrame:
-    """The job descriptions of the audit: 17 packaged roles (study 003), or the `job_descriptions/`
+    """The job descriptions of the audit: the 17 packaged roles of study 003, or the `job_descriptions/`
     folder of the user's catalog folder."""
     df = load_job_descriptions(catalog_dir=catalog.folder())
     context.add_output_metadata(table_metadata(df.drop(columns=["text"]), preview_rows=20))
@@ -55,9 +57,12 @@ def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource
 
 
 class ProbeVariantsConfig(dg.Config):
-    occupation: str = Field(default=DEFAULT_ARM["occupation"], description="occupation of the base résumés probed (the JDs are software roles)")
-    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_ARM["levels"]), description="seniority levels of the base résumés probed")
-    per_level: int = Field(default=DEFAULT_ARM["per_level"], ge=1, description="base résumés per level")
+    """The base résumés of the arm; the defaults are fit_design.yaml's (of $RESUMEBIAS_CATALOG_DIR
+    or the packaged catalog, read when the definitions load)."""
+
+    occupation: str = Field(default=DEFAULT_ARM["occupation"], description="occupation of the base résumés probed (the JDs are software roles); default from fit_design.yaml")
+    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_ARM["levels"]), description="seniority levels of the base résumés probed; default from fit_design.yaml")
+    per_level: int = Field(default=DEFAULT_ARM["per_level"], ge=1, description="base résumés per level (the first ones of each level); default from fit_design.yaml")
 
 
 @dg.asset(dagster_type=ProbeVariantsType, kinds={"python", "duckdb"})
@@ -65,11 +70,19 @@ def probe_variants(
     context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
 ) -> pd.DataFrame:
     """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
-    each changing exactly one signal (probes, anonymisation, prompt injection, placebo)."""
+    each changing exactly one signal (probes, anonymisation, prompt injection, placebo). A name
+    level's pool gives each résumé its own name (the `name` column)."""
     chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
     if chosen.empty:
         raise dg.Failure(
             f"probe_variants: no base résumé of occupation {config.occupation!r} at levels {config.levels}"
+        )
+    per_level = chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)
+    short = {level: int(n) for level, n in per_level.items() if n < config.per_level}
+    if short:
+        context.log.warning(
+            f"probe_variants: fewer than {config.per_level} base résumés of {config.occupation!r} at {short}: "
+            "the levels are unbalanced (more base_resumes, or a smaller per_level, balances them)"
         )
     df = make_probe_variants(chosen, catalog_dir=catalog.folder())
     context.add_output_metadata(
@@ -77,6 +90,7 @@ def probe_variants(
             df.drop(columns=["text"]),
             preview_rows=50,
             resumes=dg.MetadataValue.json(chosen["resume_id"].tolist()),
+            resumes_per_level=dg.MetadataValue.json({k: int(v) for k, v in per_level.items()}),
             variants_per_resume=dg.MetadataValue.int(int(df.groupby("resume_id").size().max())),
         )
     )
@@ -159,17 +173,20 @@ fit_scores = build_fit_scores(model_jd_partitions)
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
-def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, JD, variant): baseline and variant means, delta, 95% Welch CI, Welch p,
-    Benjamini-Hochberg q per model, paired test on matching runs, and whether the delta
-    clears the model's placebo noise floor."""
+def fit_effects(context: dg.AssetExecutionContext, catalog: CatalogResource, fit_scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, JD, variant): the change against the baseline with the résumé as the unit
+    (exact expected scores where the model gives them), its 95% interval, the sign-flip test
+    over résumés (one résumé: its runs permuted), the adjusted p within its arm and axis,
+    equivalence, the minimal detectable effect, the placebo arm as an empirical null, and a
+    verdict."""
     scores = separate_snapshots(fit_scores, partition=("model", "jd"))
-    df = compute_fit_effects(scores, snapshots=snapshots_of(scores))
+    settings = load_inference_settings(catalog.folder())
+    df = compute_fit_effects(scores, axis_arms(catalog.folder()), settings, snapshots=snapshots_of(scores))
     context.add_output_metadata(
         table_metadata(
             df.sort_values("q_value").head(30),
             cells=dg.MetadataValue.int(len(df)),
-            significant_cells=dg.MetadataValue.int(int(df["significant"].sum())),
+            beyond_noise_cells=dg.MetadataValue.int(int(df["significant"].sum())),
         )
     )
     return df
@@ -181,8 +198,9 @@ def fit_effects(context: dg.AssetExecutionContext, fit_scores: pd.DataFrame) -> 
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
 def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
-    """Per model: bias index (mean |delta| of probe cells minus that of placebo cells), the
-    largest significant penalty, noise floor, significant cells, prompt-injection and anonymisation."""
+    """Per model: bias index (the probe arm's effects, root mean square, sampling noise taken
+    out), the largest penalty beyond noise, noise floor, cells beyond noise, prompt-injection
+    and anonymisation."""
     df = model_summary(fit_effects)
     context.add_output_metadata({"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")})
     return df
@@ -193,8 +211,12 @@ def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFra
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
-def fit_axis_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, axis, level) over the JDs: mean, range, significant JDs, pooled delta and CI."""
-    df = axis_summary(fit_effects)
+def fit_axis_summary(
+    context: dg.AssetExecutionContext, catalog: CatalogResource, fit_effects: pd.DataFrame, fit_scores: pd.DataFrame
+) -> pd.DataFrame:
+    """Per (model, axis, level) over the JDs: the cells' spread and how many are beyond noise,
+    and the change averaged over the JDs with the résumé as the unit, its interval and p."""
+    scores = separate_snapshots(fit_scores, partition=("model", "jd"))
+    df = axis_summary(fit_effects, scores, load_inference_settings(catalog.folder()), axis_arms(catalog.folder()))
     context.add_output_metadata(table_metadata(df, preview_rows=60))
     return df

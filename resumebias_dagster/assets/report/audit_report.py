@@ -64,6 +64,7 @@ def audit_report(
     probe_variants: pd.DataFrame,
     audit_verdicts: pd.DataFrame,
     seniority_verdicts: pd.DataFrame,
+    fit_verdicts: pd.DataFrame,
     seniority_plots: pd.DataFrame,
     fit_plots: pd.DataFrame,
 ) -> pd.DataFrame:
@@ -76,7 +77,9 @@ def audit_report(
         bias_summary=seniority_bias_summary, group_metrics=seniority_group_metrics,
         seniority_impact=seniority_impact_ratios, fit_summary=fit_model_summary, fit_axis_summary=fit_axis_summary,
         fit_effects=fit_effects, fit_impact=fit_impact_ratios, probe_variants=probe_variants,
-        judge_verdicts=audit_verdicts, verdicts=seniority_verdicts,
+        judge_verdicts=audit_verdicts,
+        verdicts=pd.concat([t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts],
+                           ignore_index=True),
         plots=_plots(seniority_plots, fit_plots),
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},

@@ -1,27 +1,34 @@
 """Selection rates and impact ratios by perceived group, as in New York City's Local Law 144
-bias audits of automated employment decision tools.
+bias audits of automated employment decision tools, with inference valid for the design.
 
 For each model, each definition of "selected" (``selection``) and each dimension (``sex``,
 ``race_ethnicity``, and their ``intersection``, labelled ``<race_ethnicity>_<sex>``):
 
-* ``rate = selected / n`` per group, over the group's rows where selection is defined;
-  the rest (an invalid prediction, a failed run, no recommendation) are ``n_excluded``.
-* ``impact_ratio = rate / reference_rate``, the reference being the group with the highest
-  rate in that (model, selection, dimension) (ties: the first in alphabetical order). The
-  four-fifths rule flags ``impact_ratio < 0.8`` (``below_four_fifths``);
-  ``ci_below_four_fifths`` says whether the whole 95% interval lies below 0.8, i.e. whether
-  the shortfall is more than sampling noise. A flag without it, on a few hundred rows, is
-  what a model answering at random produces now and then: report both.
-* 95% interval of the ratio of two proportions by the Katz log method:
-  ``exp(log(ratio) ± 1.96·sqrt(1/x - 1/n + 1/x_ref - 1/n_ref))``, x the selected counts.
-  Zero counts: a group that selected nobody has ratio 0, ``ci_low = 0`` and ``ci_high`` the
-  Katz upper limit with 0.5 added to every cell of the 2x2 table (``x + 0.5`` of ``n + 1``
-  on both sides), so the interval still says how large a ratio the data allow. When no group
-  selected anyone the ratio is undefined (NaN, not flagged). The reference group's own ratio
-  is 1 by definition and gets no interval.
-* The interval treats every row as an independent trial. The design is paired (each résumé
-  appears under every name), which makes it conservative; repeated runs of one prompt are
-  not independent, which makes it optimistic. Read it as approximate.
+* The individuals are the name variants (one per résumé and name, per job description in
+  the fit audit). Each has a selection value: the probability the model gives it (an
+  embedded LLM's or a classifier's distribution: exact, no sampling noise) or, without one,
+  the share of its valid runs that were selected (runs are repeated measures of one prompt,
+  not individuals). ``n`` counts the individuals with a value, ``selected`` sums the values
+  (an expected count where they are probabilities), ``n_excluded`` the individuals without
+  one: every run invalid or failed, no recommendation, and for ``at_or_above_true_level``
+  every junior résumé (a junior is at or above its level whatever the model says: counting
+  them diluted every ratio towards 1).
+* ``rate = selected / n``; ``impact_ratio = rate / reference_rate``, the reference being the
+  group with the highest rate (ties: the first alphabetically); ``below_four_fifths`` flags
+  a ratio under 0.8 (the EEOC's four-fifths rule of thumb, 29 CFR 1607.4(D)).
+* Interval. The ratio of two groups' rates has a cluster-robust standard error of its log
+  (delta method), clustered by résumé, and two-way by résumé and name where names recur on
+  several résumés (``core/inference/clustered.py``): the same résumé appears in every group,
+  and a name's quirk is not its group's. The reference is itself chosen as the highest of
+  noisy rates (the winner's curse: under no effect at all the smallest ratio averages
+  about 0.9), so the interval is the one of ``min over every other group h of rate / rate_h``:
+  from the lowest of the lower bounds to the lowest of the upper bounds (never above 1), the
+  upper bounds at the Bonferroni level over the other groups (being below the highest is
+  being below at least one of them).
+  ``ci_below_four_fifths``: the whole interval under 0.8.
+* ``p_value`` tests "the group's rate is as high as any other's": Bonferroni over the other
+  groups of the smallest p of its log ratios to them. ``core/inference`` turns these into
+  verdicts (``impact_findings``).
 
 Groups come from names, which are a proxy for the perceived group, never a person's identity;
 every table says so in ``group_source``. The seniority study's names come from the pools of
@@ -32,6 +39,7 @@ is left out of the sex and intersection rows).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -46,7 +54,7 @@ from resumebias_dagster.core.common.labels import (
     gender_of,
     race_of,
 )
-from resumebias_dagster.core.jd_audit.fit_stats import recommend_yes
+from resumebias_dagster.core.inference import Estimate, InferenceSettings, cluster_se, findings
 from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, columns, conform, empty_table
 
 CONFIDENCE = 0.95
@@ -63,121 +71,169 @@ FIT_GROUP_SOURCE = (
     "groups declared per name level in probe_axes.yaml; names are a proxy for perceived group, not identity"
 )
 NOTE_REFERENCE = "reference group (highest rate): ratio 1 by definition"
-NOTE_NO_ROWS = "no row where the selection is defined"
+NOTE_NO_ROWS = "no individual for whom the selection is defined"
 NOTE_NONE_SELECTED = "no group selected anyone: no ratio"
-NOTE_ZERO = "nobody selected: ci_high with 0.5 added to every cell"
+NOTE_ZERO = "nobody selected: the interval uses half a selection in its place"
 
 
-def katz_interval(
-    x: np.ndarray, n: np.ndarray, x_ref: np.ndarray, n_ref: np.ndarray, confidence: float = CONFIDENCE
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ratio of proportions ``(x/n) / (x_ref/n_ref)`` and its Katz log interval, elementwise,
-    with the zero-count rule of the module docstring. NaN where ``n``, ``n_ref`` or ``x_ref`` is 0."""
-    x, n, x_ref, n_ref = (np.asarray(a, dtype=float) for a in (x, n, x_ref, n_ref))
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    defined = (n > 0) & (n_ref > 0) & (x_ref > 0)
-    zero = defined & (x == 0)
-    # Haldane: 0.5 added to each of the four cells where the group selected nobody.
-    xa, na = np.where(zero, x + 0.5, x), np.where(zero, n + 1, n)
-    xr, nr = np.where(zero, x_ref + 0.5, x_ref), np.where(zero, n_ref + 1, n_ref)
+def _ratio_bounds(s, group, resume, name, rates, counts, k, g):
+    """(log ratio, se, df) of group ``g`` against each group (NaN for itself or an empty one)."""
+    lr, se, df = np.full(k, np.nan), np.full(k, np.nan), np.full(k, np.nan)
+    for h in range(k):
+        if h == g or counts[h] == 0 or rates[h] == 0 or counts[g] == 0:
+            continue
+        rate_g = rates[g] if rates[g] > 0 else 0.5 / counts[g]  # nobody selected: half a selection
+        rows = (group == g) | (group == h)
+        own = group[rows] == g
+        x = s[rows]
+        u = np.where(own, (x - rates[g]) / (counts[g] * rate_g), -(x - rates[h]) / (counts[h] * rates[h]))
+        se[h], df[h], _, _ = cluster_se(u, resume[rows], None if name is None else name[rows])
+        lr[h] = np.log(rate_g) - np.log(rates[h])
+    return lr, se, df
+
+
+def _dimension_table(d: pd.DataFrame, value: np.ndarray, confidence: float) -> pd.DataFrame:
+    """Rows of one (model, selection, dimension): counts, rates, ratio, interval, p."""
+    groups = sorted(d["group"].unique())
+    k = len(groups)
+    code = pd.Categorical(d["group"], categories=groups).codes
+    defined = ~np.isnan(value)
+    counts = np.bincount(code[defined], minlength=k).astype(float)
+    selected = np.bincount(code[defined], weights=value[defined], minlength=k)
+    total = np.bincount(code, minlength=k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        log_ratio = np.log((xa / na) / (xr / nr))
-        se = np.sqrt(1 / xa - 1 / na + 1 / xr - 1 / nr)
-        ratio = (x / n) / (x_ref / n_ref)
-    low = np.where(zero, 0.0, np.exp(log_ratio - z * se))
-    high = np.exp(log_ratio + z * se)
-    nan = np.full(len(x), np.nan)
-    return (np.where(defined, ratio, nan), np.where(defined, low, nan), np.where(defined, high, nan))
+        rates = np.where(counts > 0, selected / counts, np.nan)
+    out = pd.DataFrame({"group": groups, "n": counts.astype(np.int64), "selected": selected,
+                        "n_excluded": (total - counts).astype(np.int64), "rate": rates})
+    first = d.groupby("group", sort=True)[["sex", "race_ethnicity"]].first().reindex(groups)
+    out["sex"], out["race_ethnicity"] = first["sex"].to_numpy(), first["race_ethnicity"].to_numpy()
+    rated = np.flatnonzero(counts > 0)
+    ref = rated[np.argmax(rates[rated])] if len(rated) else -1
+    out["reference_group"] = groups[ref] if ref >= 0 else None
+    out["reference_rate"] = rates[ref] if ref >= 0 else np.nan
+    ratio, low, high, low90, p = (np.full(k, np.nan) for _ in range(5))
+    se_ref, df_ref = np.full(k, np.nan), np.full(k, np.nan)
+    n_resumes = np.zeros(k, dtype=np.int64)
+    if ref >= 0 and rates[ref] > 0:
+        s, group = value[defined], code[defined]
+        resume = pd.factorize(d["resume"].to_numpy()[defined])[0]
+        name = pd.factorize(d["name"].to_numpy()[defined])[0] if d["name"].notna().all() else None
+        ratio = rates / rates[ref]
+        for g in range(k):
+            if g == ref or counts[g] == 0:
+                continue
+            lr, se, df = _ratio_bounds(s, group, resume, name, rates, counts, k, g)
+            se_ref[g], df_ref[g] = se[ref], df[ref]
+            n_resumes[g] = len(np.unique(resume[(group == g) | (group == ref)]))
+            if not np.isfinite(se[ref]):
+                continue  # one résumé (or none) behind the comparison: no interval, no test
+            lr = np.where(np.isfinite(se), lr, np.nan)
+            for level, into in ((confidence, low), (2 * confidence - 1, low90)):  # 95% and 90%
+                q = stats.t.ppf(0.5 + level / 2, df)
+                into[g] = 0.0 if rates[g] == 0 else np.nanmin(np.append(np.exp(lr - q * se), 1.0))
+            # "Below some other group" is a union over the others: Bonferroni over them.
+            others = max(1, int(np.isfinite(lr).sum()))
+            q = stats.t.ppf(1 - (1 - confidence) / 2 / others, df)
+            high[g] = np.nanmin(np.append(np.exp(lr + q * se), 1.0))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                z = np.where(se > 0, np.abs(lr) / se, np.where(lr == 0, 0.0, np.inf))
+            below = np.where(lr < 0, 2 * stats.t.sf(z, df), np.nan)
+            p[g] = min(1.0, np.nanmin(np.append(below, 1.0)) * others)
+    out["impact_ratio"], out["ci_low"], out["ci_high"], out["p_value"] = ratio, low, high, p
+    out["_low90"], out["_se"], out["_df"], out["_n_resumes"] = low90, se_ref, df_ref, n_resumes
+    return out
 
 
-def impact_table(
-    rows: pd.DataFrame, selections: Sequence[str], group_source: str, table=SeniorityImpactRatios,
-    snapshots: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """The impact-ratio table (``table``, a model of core/tables/) of ``rows``: one per scored
-    item with ``model``, ``sex``, ``race_ethnicity`` (None: not in that dimension) and, per name
-    in ``selections``, a column of 1.0 (selected), 0.0 (not selected) or NaN (selection
-    undefined for that row). ``snapshots`` gives each model's ``resolved_models``."""
-    missing = [c for c in ("model", "sex", "race_ethnicity", *selections) if c not in rows.columns]
+def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """Every (model, selection, dimension, group) row with its statistics, sorted."""
+    missing = [c for c in ("model", "resume", "sex", "race_ethnicity", *selections) if c not in rows.columns]
     if missing:
         raise ValueError(f"impact ratios: missing columns {missing}")
+    rows = rows.assign(name=rows["name"] if "name" in rows.columns else None)
     frames = []
-    keys = ["model", "sex", "race_ethnicity"]
-    base = rows[keys].astype(object).where(rows[keys].notna(), "")
-    for name in selections:
-        value = pd.to_numeric(rows[name], errors="raise").to_numpy(dtype=float)
-        counts = (
-            pd.DataFrame({**{k: base[k].to_numpy() for k in keys}, "v": value, "d": ~np.isnan(value)})
-            .groupby(keys, sort=True)
-            .agg(n=("d", "sum"), total=("d", "size"), selected=("v", "sum"))
-            .reset_index()
-        )
-        for dimension in DIMENSIONS:
-            c = counts
-            if dimension == "sex":
-                c = c[c["sex"] != ""].assign(group=c["sex"], race_ethnicity="")
-            elif dimension == "race_ethnicity":
-                c = c[c["race_ethnicity"] != ""].assign(group=c["race_ethnicity"], sex="")
-            else:
-                c = c[(c["sex"] != "") & (c["race_ethnicity"] != "")]
-                c = c.assign(group=c["race_ethnicity"] + "_" + c["sex"])
-            g = c.groupby(["model", "group", "sex", "race_ethnicity"], sort=True)[["n", "total", "selected"]].sum()
-            frames.append(g.reset_index().assign(selection=name, dimension=dimension))
-    if not frames or not any(len(f) for f in frames):
-        return empty_table(table)
+    for dimension in DIMENSIONS:
+        if dimension == "sex":
+            d = rows[rows["sex"].notna()].assign(group=lambda x: x["sex"], race_ethnicity=None)
+        elif dimension == "race_ethnicity":
+            d = rows[rows["race_ethnicity"].notna()].assign(group=lambda x: x["race_ethnicity"], sex=None)
+        else:
+            d = rows[rows["sex"].notna() & rows["race_ethnicity"].notna()]
+            d = d.assign(group=d["race_ethnicity"].astype(str) + "_" + d["sex"].astype(str))
+        for model, m in d.groupby("model", sort=True):
+            for name in selections:
+                value = pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
+                frames.append(_dimension_table(m, value, confidence).assign(model=model, selection=name,
+                                                                               dimension=dimension))
+    if not frames:
+        return pd.DataFrame()
     t = pd.concat(frames, ignore_index=True)
-    t["n"] = t["n"].astype(np.int64)
-    t["selected"] = t["selected"].astype(np.int64)
-    t["n_excluded"] = t["total"].astype(np.int64) - t["n"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t["rate"] = np.where(t["n"] > 0, t["selected"] / t["n"].where(t["n"] > 0, 1), np.nan)
-    t["dimension_order"] = t["dimension"].map({d: i for i, d in enumerate(DIMENSIONS)})
-    t = t.sort_values(["model", "selection", "dimension_order", "group"], kind="stable").reset_index(drop=True)
+    t["dimension_order"] = t["dimension"].map({dim: i for i, dim in enumerate(DIMENSIONS)})
+    return t.sort_values(["model", "selection", "dimension_order", "group"], kind="stable").reset_index(drop=True)
 
-    unit = ["model", "selection", "dimension"]
-    # Reference: highest rate; idxmax keeps the first (alphabetical) of tied groups.
-    rated = t[t["rate"].notna()]
-    ref_index = rated.groupby(unit, sort=False)["rate"].idxmax()
-    ref = t.loc[ref_index, [*unit, "group", "selected", "n", "rate"]].rename(
-        columns={"group": "reference_group", "selected": "x_ref", "n": "n_ref", "rate": "reference_rate"}
-    )
-    t = t.merge(ref, on=unit, how="left")
-    ratio, low, high = katz_interval(
-        t["selected"], t["n"], t["x_ref"].fillna(0), t["n_ref"].fillna(0)
-    )
+
+def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: str, table=SeniorityImpactRatios,
+                 snapshots: Mapping[str, str] | None = None, confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """The impact-ratio table (``table``, a model of core/tables/) of ``rows``: one per
+    individual with ``model``, ``resume`` (its base résumé), ``name`` (None: names not known),
+    ``sex``, ``race_ethnicity`` (None: not in that dimension) and, per name in ``selections``,
+    a selection value in [0, 1] or NaN (undefined for that individual). ``snapshots`` gives
+    each model's ``resolved_models``."""
+    t = _impact_rows(rows, selections, confidence)
+    if not len(t):
+        return empty_table(table)
     is_ref = (t["group"] == t["reference_group"]).to_numpy()
-    t["impact_ratio"] = ratio
-    t["ci_low"] = np.where(is_ref, np.nan, low)
-    t["ci_high"] = np.where(is_ref, np.nan, high)
-    # ratio < 4/5 in whole numbers (x/n < 0.8 x_ref/n_ref): a ratio of exactly 0.8 is never
-    # flagged by a rounding error.
-    t["below_four_fifths"] = np.isfinite(ratio) & (
-        5 * t["selected"].to_numpy() * t["n_ref"].fillna(0).to_numpy() < 4 * t["n"].to_numpy() * t["x_ref"].fillna(0).to_numpy()
-    )
+    ratio = t["impact_ratio"].to_numpy(float)
+    t["below_four_fifths"] = np.isfinite(ratio) & (ratio < 0.8 - 1e-12)
     t["ci_below_four_fifths"] = (t["below_four_fifths"] & (t["ci_high"] < 0.8)).fillna(False).astype(bool)
     note = np.full(len(t), "", dtype=object)
     note[(t["selected"] == 0).to_numpy() & np.isfinite(ratio)] = NOTE_ZERO
-    note[(t["x_ref"] == 0).to_numpy()] = NOTE_NONE_SELECTED
+    note[(t["reference_rate"] == 0).to_numpy()] = NOTE_NONE_SELECTED
     note[is_ref & np.isfinite(ratio)] = NOTE_REFERENCE
     note[(t["n"] == 0).to_numpy()] = NOTE_NO_ROWS
     t["note"] = note
     t["group_source"] = group_source
-    for column in ("sex", "race_ethnicity"):
-        t[column] = t[column].where(t[column] != "", None).astype(object)
-    t["reference_group"] = t["reference_group"].astype(object)
+    for column in ("sex", "race_ethnicity", "reference_group"):
+        t[column] = t[column].astype(object).where(t[column].notna(), None)
     t["resolved_models"] = t["model"].map({} if snapshots is None else snapshots).astype(object)
     return conform(t[list(IMPACT_COLUMNS)], table)
+
+
+def impact_findings(rows: pd.DataFrame, selections: Sequence[str], study: str, settings: InferenceSettings,
+                    scope: str | None = None) -> list[pd.DataFrame]:
+    """The impact ratios of ``rows`` (as ``impact_table`` takes them) as findings of
+    ``core/inference``: one per group below its reference, family (selection, dimension)."""
+    t = _impact_rows(rows, selections, 1 - settings.alpha)
+    if not len(t):
+        return []
+    t = t[(t["group"] != t["reference_group"]) & (t["n"] > 0) & t["impact_ratio"].notna()]
+    if not len(t):
+        return []
+    log_ratio = np.log(t["impact_ratio"].clip(lower=1e-12)).to_numpy()
+    # mde and power from the log ratio to the reference; the interval and the equivalence test
+    # (lower 90% bound at or above the margin) are the table's, winner's curse included.
+    est = Estimate(log_ratio, t["_se"].to_numpy(float), t["_df"].to_numpy(float), t["_n_resumes"].to_numpy())
+    meta = {"model": t["model"].to_numpy(), "study": study,
+            "finding": ("impact_ratio:" + t["selection"] + ":" + t["dimension"] + ":" + t["group"]).to_numpy(),
+            "family": ("impact:" + t["selection"] + ":" + t["dimension"]).to_numpy(),
+            "description": (t["group"] + " against " + t["reference_group"] + ", "
+                            + t["selection"].str.replace("_", " ")).to_numpy(),
+            "note": t["note"].to_numpy() if "note" in t.columns else ""}
+    if scope is not None:
+        meta["scope"] = scope
+    margin = settings.margins["impact_ratio"]
+    tost = np.where(t["_low90"].to_numpy(float) >= margin, 0.0, 1.0)
+    return [findings(meta, est, t["p_value"].to_numpy(float), "impact_ratio", "log_ratio_t", settings, ratio=True,
+                     interval=(t["ci_low"].to_numpy(float), t["ci_high"].to_numpy(float)), tost=tost)]
 
 
 # --------------------------------------------------------------------------- seniority study
 
 
-def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Impact ratios of the name experiment (``variant_kind == "demographic"``): selected =
-    predicted senior (``predicted_senior``), or predicted at or above the résumé's true level
-    (``at_or_above_true_level``). ``unknown``/``error`` predictions are excluded and counted.
-    ``snapshots`` gives each model's ``resolved_models``."""
-    required = ("variant_kind", "variant", "model", "prediction", "true_seniority")
+def seniority_selection_rows(predictions: pd.DataFrame) -> pd.DataFrame:
+    """One row per name variant of the name experiment (model, résumé, demographic) with its
+    selection values: the label distribution's probabilities where the model gives one, else
+    the share of its valid runs; ``at_or_above_true_level`` undefined for junior résumés."""
+    required = ("variant_kind", "variant", "model", "prediction", "true_seniority", "original_idx")
     missing = [c for c in required if c not in predictions.columns]
     if missing:
         raise ValueError(f"seniority predictions: missing columns {missing}; expected {', '.join(required)}")
@@ -189,19 +245,47 @@ def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, s
                 f"seniority predictions: {column} {d.loc[bad, column].iloc[0]!r} of a demographic row "
                 f"(row {int(np.flatnonzero(bad.to_numpy())[0])} of those) is not one of {', '.join(allowed)}"
             )
-    valid = d["prediction"].isin(SENIORITY_LEVELS).to_numpy()
-    predicted = d["prediction"].map(SENIORITY_RANK).to_numpy(dtype=float)
     true = d["true_seniority"].map(SENIORITY_RANK).to_numpy(dtype=float)
-    rows = pd.DataFrame(
-        {
-            "model": d["model"].to_numpy(),
-            "sex": d["variant"].map(gender_of).to_numpy(),
-            "race_ethnicity": d["variant"].map(race_of).to_numpy(),
-            "predicted_senior": np.where(valid, predicted == SENIORITY_RANK["senior"], np.nan),
-            "at_or_above_true_level": np.where(valid, predicted >= true, np.nan),
-        }
-    )
-    return impact_table(rows, SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE, SeniorityImpactRatios, snapshots)
+    predicted = d["prediction"].map(SENIORITY_RANK).to_numpy(dtype=float)  # NaN: unknown or error
+    dist = None
+    if {"p_junior", "p_mid", "p_senior"} <= set(d.columns):
+        dist = d[["p_junior", "p_mid", "p_senior"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+        dist = dist / dist.sum(axis=1, keepdims=True)
+    exact_model = pd.Series(dist is not None and True, index=d.index)
+    if dist is not None:
+        exact_model = pd.Series(~np.isnan(dist[:, 0]), index=d.index).groupby(d["model"]).transform("all")
+    exact = exact_model.to_numpy(bool)
+    senior = np.where(exact, dist[:, 2] if dist is not None else np.nan, np.where(np.isnan(predicted), np.nan,
+                                                                                   predicted == 2))
+    at_or_above_exact = (np.take_along_axis(np.cumsum(dist[:, ::-1], axis=1)[:, ::-1], np.nan_to_num(true).astype(int)[:, None],
+                                            axis=1)[:, 0] if dist is not None else np.full(len(d), np.nan))
+    at_or_above = np.where(exact, at_or_above_exact, np.where(np.isnan(predicted), np.nan, predicted >= true))
+    at_or_above = np.where(true == SENIORITY_RANK["junior"], np.nan, at_or_above)
+    rows = pd.DataFrame({
+        "model": d["model"].to_numpy(), "resume": d["original_idx"].to_numpy(), "variant": d["variant"].to_numpy(),
+        "name": (d["name"].astype("string").str.split().str[0].to_numpy(object) if "name" in d.columns
+                 else np.full(len(d), None, dtype=object)),
+        "predicted_senior": senior.astype(float), "at_or_above_true_level": at_or_above.astype(float),
+    })
+    # Runs are repeated measures of one individual: averaged (NaN runs left out).
+    keys = ["model", "resume", "variant"]
+    out = rows.groupby(keys, sort=True, dropna=False).agg(
+        name=("name", "first"), predicted_senior=("predicted_senior", "mean"),
+        at_or_above_true_level=("at_or_above_true_level", "mean")).reset_index()
+    out["sex"] = out["variant"].map(gender_of)
+    out["race_ethnicity"] = out["variant"].map(race_of)
+    if out["name"].isna().any():
+        out["name"] = None
+    return out
+
+
+def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Impact ratios of the name experiment (``variant_kind == "demographic"``): selected =
+    predicted senior (``predicted_senior``), or predicted at or above the résumé's true level
+    (``at_or_above_true_level``, mid and senior résumés only). ``snapshots`` gives each
+    model's ``resolved_models``."""
+    return impact_table(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE,
+                        SeniorityImpactRatios, snapshots)
 
 
 # --------------------------------------------------------------------------- fit audit
@@ -226,27 +310,28 @@ def score_selection(score_cut: float) -> str:
     return f"score_at_least_{score_cut:g}"
 
 
-def fit_impact_ratios(
-    scores: pd.DataFrame,
-    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
-    score_cut: float = DEFAULT_SCORE_CUT,
-    snapshots: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """Impact ratios of the fit audit over the name variants (the levels of the axes in
-    ``groups``, default: ``name_groups()``): selected = ``recommend`` yes (``recommend_yes``;
-    "no" and "maybe" are not selected, a run without a recommendation is excluded), or a score
-    at or above ``score_cut`` (``score_at_least_<cut>``; a failed run is excluded). Pooled
-    over job descriptions, base résumés and runs per model. ``snapshots`` gives each model's
-    ``resolved_models``."""
+def _at_least(distribution: pd.Series, cut: float) -> np.ndarray:
+    """P(score >= cut) from each row's stored 1-10 distribution (a JSON list; NaN without)."""
+    codes, uniques = pd.factorize(distribution)
+    probs = np.array([sum(p for s, p in zip(range(1, 11), json.loads(u)) if s >= cut) for u in uniques] + [np.nan])
+    return probs[codes]
+
+
+def fit_selection_rows(scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]],
+                       score_cut: float = DEFAULT_SCORE_CUT) -> tuple[pd.DataFrame, tuple[str, str]]:
+    """One row per name variant of the fit audit (model, job description, résumé, level) with
+    its selection values, and the selections' names: recommend yes over the runs that
+    answered, and a score at or above ``score_cut`` (the probability from the model's score
+    distribution where it stores one, else the share of valid runs)."""
+    from resumebias_dagster.core.jd_audit.fit_stats import recommend_yes
+
     if not 1 <= score_cut <= 10:
         raise ValueError(f"score_cut must lie on the 1-10 score scale, got {score_cut!r}")
-    if not len(scores):
-        return empty_table(FitImpactRatios)
+    selection = score_selection(score_cut)
     required = ("model", "axis", "level", "score")
     missing = [c for c in required if c not in scores.columns]
     if missing:
         raise ValueError(f"fit scores: missing columns {missing}; expected {', '.join(required)}")
-    groups = name_groups() if groups is None else groups
     named = scores[scores["axis"].isin(list(groups))]
     lookup = {(axis, level): g for axis, levels in groups.items() for level, g in levels.items()}
     pairs = list(zip(named["axis"], named["level"].astype(str)))
@@ -258,14 +343,39 @@ def fit_impact_ratios(
             f"(`groups` of {axis}: {sorted(groups[axis])}); re-score with the current probes or declare it"
         )
     score = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
-    selection = score_selection(score_cut)
-    rows = pd.DataFrame(
-        {
-            "model": named["model"].to_numpy(),
-            "sex": [lookup[p]["sex"] for p in pairs],
-            "race_ethnicity": [lookup[p]["race_ethnicity"] for p in pairs],
-            "recommend_yes": recommend_yes(named),
-            selection: np.where(np.isnan(score), np.nan, score >= score_cut),
-        }
-    )
-    return impact_table(rows, ("recommend_yes", selection), FIT_GROUP_SOURCE, FitImpactRatios, snapshots)
+    sampled = np.where(np.isnan(score), np.nan, score >= score_cut)
+    if "score_distribution" in named.columns:
+        exact = _at_least(named["score_distribution"], score_cut)
+        has = pd.Series(~np.isnan(exact), index=named.index).groupby(named["model"]).transform("all").to_numpy(bool)
+        sampled = np.where(has, exact, sampled)
+    rows = pd.DataFrame({
+        "model": named["model"].to_numpy(), "jd": named["jd"].to_numpy() if "jd" in named.columns else "",
+        "resume": (named["resume_id"].astype(str).to_numpy() if "resume_id" in named.columns else "0"),
+        "level": named["level"].astype(str).to_numpy(), "axis": named["axis"].to_numpy(),
+        "name": named["name"].to_numpy(object) if "name" in named.columns else None,
+        "recommend_yes": recommend_yes(named), selection: sampled.astype(float),
+    })
+    out = rows.groupby(["model", "jd", "resume", "axis", "level"], sort=True, dropna=False).agg(
+        name=("name", "first"), recommend_yes=("recommend_yes", "mean"), **{selection: (selection, "mean")}).reset_index()
+    out["name"] = out["name"].where(out["name"].notna(), out["level"])  # one name per level: the level names it
+    out["sex"] = [lookup[(a, lv)]["sex"] for a, lv in zip(out["axis"], out["level"])]
+    out["race_ethnicity"] = [lookup[(a, lv)]["race_ethnicity"] for a, lv in zip(out["axis"], out["level"])]
+    return out, ("recommend_yes", selection)
+
+
+def fit_impact_ratios(
+    scores: pd.DataFrame,
+    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
+    score_cut: float = DEFAULT_SCORE_CUT,
+    snapshots: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Impact ratios of the fit audit over the name variants (the levels of the axes in
+    ``groups``, default: ``name_groups()``), pooled over job descriptions and résumés per
+    model: selected = ``recommend`` yes, or a score at or above ``score_cut``. ``snapshots``
+    gives each model's ``resolved_models``."""
+    if not 1 <= score_cut <= 10:
+        raise ValueError(f"score_cut must lie on the 1-10 score scale, got {score_cut!r}")
+    if not len(scores):
+        return empty_table(FitImpactRatios)
+    rows, selections = fit_selection_rows(scores, name_groups() if groups is None else groups, score_cut)
+    return impact_table(rows, selections, FIT_GROUP_SOURCE, FitImpactRatios, snapshots)

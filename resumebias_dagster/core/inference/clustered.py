@@ -37,7 +37,7 @@ def paired(d: np.ndarray) -> Estimate:
         ss = np.where(present, (d - mean[:, None]) ** 2, 0.0).sum(axis=1)
         se = np.sqrt(ss / (n - 1) / n)
     se = np.where(n >= 2, se, np.nan)
-    return Estimate(mean, se, n - 1, n)
+    return Estimate(mean, se, np.where(n >= 1, n - 1, np.nan), n)
 
 
 def _sum_sq(u: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
@@ -76,7 +76,9 @@ def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np
     group's mean, two rows of the same name covary more than two rows of different names of
     the same group. The difference of the two average cross-products, over (1 - 1/m)**2 (the
     share of a row's name effect its résumé's mean of m rows leaves), estimates the variance
-    without bias (ANOVA-style; truncated at 0). No name on two résumés: 0, no df."""
+    without bias (ANOVA-style; truncated at 0). No name on two résumés: 0, no df (a name's
+    effect is then part of its résumé's difference). One name per group on several résumés:
+    NaN, no df: a name's own effect cannot be told from its group's."""
     ok = ~np.isnan(y)
     y = y[ok]
     resume, name, group = (np.unique(x[ok], return_inverse=True)[1] for x in (resume, name, group))
@@ -88,8 +90,10 @@ def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np
     same_count = float((k * (k - 1)).sum())
     all_count = float((n_g * (n_g - 1)).sum())
     g_n, n_groups = len(k), len(n_g)
-    if same_count == 0 or all_count <= same_count or g_n <= n_groups:
-        return 0.0, 0
+    if same_count == 0:
+        return 0.0, 0  # names nested in résumés: their variance is already the résumés'
+    if all_count <= same_count or g_n <= n_groups:
+        return float("nan"), 0  # one name per group, on several résumés: not separable from the group
     same = float((np.bincount(name, weights=z) ** 2).sum() - (z ** 2).sum())
     every = -float((z ** 2).sum())  # all pairs within groups: (sum z)^2 - sum z^2 with sum z = 0
     difference = same / same_count - (every - same) / (all_count - same_count)
@@ -129,6 +133,8 @@ def side_contrast(y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.
     v_r = float(((d[both] - theta) ** 2).sum() / (g * (g - 1))) if g > 1 else np.nan
     if name is None or g < 2:
         return Estimate(theta, np.sqrt(v_r), g - 1, g, None if name is None else np.array([0.0]))
+    if np.isnan(sigma2):
+        return Estimate(theta, np.nan, np.nan, g, np.array([float(len(np.unique(name)))]))
     rows = both[resume]
     a, resume = a[rows], resume[rows]
     name = np.unique(name[rows], return_inverse=True)[1]

@@ -9,7 +9,10 @@ discovery rate within the selected families, and when nothing is there at all (t
 the calibration simulates) the chance of any finding is at most alpha, however many
 families the study has. One family's p-values never enter another family's ranking, so a
 family of near-certain findings (a hidden instruction in the résumé) does not loosen the
-threshold inside another; it only counts towards R.
+threshold inside another; it only counts towards R. Keeping whole groups of families apart
+(``scope``: the fit audit's arms) and a Simes gate over all of them keeps both promises: a
+study with nothing in it has at most an alpha chance of any finding, and prompt-injection
+families never enter the probe families' selection.
 """
 
 from __future__ import annotations
@@ -52,12 +55,16 @@ def simes(p: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def family_adjusted(p: np.ndarray, family: np.ndarray, scope: np.ndarray | None = None,
-                    alpha: float = 0.05) -> np.ndarray:
+                    alpha: float = 0.05, gate: np.ndarray | None = None) -> np.ndarray:
     """Adjusted p of every finding: at most ``alpha`` exactly when it is a discovery of the
-    Benjamini–Bogomolov procedure run over the families of each ``scope`` (e.g. a model).
+    Benjamini–Bogomolov procedure run over the families of each ``scope`` (e.g. an arm of a
+    model), behind the Simes test of everything in its ``gate`` (e.g. the model).
 
-    ``family`` and ``scope`` are codes per finding. The value is the larger of the family's
-    BH-adjusted Simes p and the within-family q times m / R, capped at 1; NaN where p is NaN.
+    ``family``, ``scope`` and ``gate`` are codes per finding. The value is the largest of the
+    gate's Simes p, the family's BH-adjusted Simes p and the within-family q times m / R,
+    capped at 1; NaN where p is NaN. The gate keeps the chance of any finding in a study with
+    nothing in it at alpha however many scopes it has; once it is passed (a hidden
+    instruction that works passes it), each scope is judged on its own families only.
     """
     p = np.asarray(p, dtype=float)
     family = np.asarray(family, dtype=np.int64)
@@ -78,4 +85,7 @@ def family_adjusted(p: np.ndarray, family: np.ndarray, scope: np.ndarray | None 
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = q_within * m[fs] / np.maximum(r[fs], 1.0)
     out = np.minimum(1.0, np.fmax(family_q[family], scaled))
+    if gate is not None:
+        gate = np.asarray(gate, dtype=np.int64)
+        out = np.minimum(1.0, np.fmax(out, simes(p, gate)[gate]))
     return np.where(np.isfinite(p), out, np.nan)

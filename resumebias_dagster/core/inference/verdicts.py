@@ -28,6 +28,7 @@ TESTS = {
     "t_resume": "t over résumés (paired, résumé-level means)",
     "t_resume_name": "cluster-robust t, two-way by résumé and name (Cameron-Gelbach-Miller)",
     "sign_flip": "studentised sign-flip randomisation over résumés",
+    "sign_flip_jd": "studentised sign-flip randomisation over job descriptions, conditional on one résumé",
     "run_permutation": "exact permutation of runs, conditional on one résumé",
     "log_ratio_t": "cluster-robust t of the log ratio of rates, by résumé and name",
 }
@@ -46,16 +47,21 @@ def classify(adjusted_p, tost_p, estimate, margin, alpha: float, ratio: bool = F
 
 
 def findings(
-    meta: Mapping[str, object], est: Estimate, p: np.ndarray, kind: str, test: str, settings: InferenceSettings,
-    *, ratio: bool = False,
+    meta: Mapping[str, object], est: Estimate, p: np.ndarray, kind: str, test, settings: InferenceSettings,
+    *, ratio: bool = False, interval: tuple[np.ndarray, np.ndarray] | None = None, tost: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Rows of findings of one kind: ``meta`` gives the model, study, finding, family,
     description and note columns (scalars or arrays); ``est`` the estimates; ``p`` their
-    tests' p-values. For ``ratio`` findings the estimate is on the log scale and is shown as
-    a ratio (equivalence: the lower 90% bound at or above the margin)."""
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; one of {sorted(TESTS)}")
+    tests' p-values; ``test`` a ``TESTS`` key (one, or one per row). For ``ratio`` findings
+    the estimate is on the log scale and is shown as a ratio (equivalence: the lower 90% bound at or above the margin). ``interval`` (95%, on
+    the estimate's shown scale) and ``tost`` replace the t-based ones where a study computes
+    them its own way (impact ratios: against a reference chosen from the data)."""
+    tests = np.broadcast_to(np.asarray(test, dtype=object), (len(est),))
+    unknown = sorted(set(tests) - set(TESTS))
+    if unknown:
+        raise ValueError(f"unknown test {unknown[0]!r}; one of {sorted(TESTS)}")
     margin = settings.margins[kind]
+    given_interval, given_tost = interval, tost
     low, high = est.interval(0.95)
     if ratio:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -70,10 +76,16 @@ def findings(
         value = est.estimate
         mde = est.mde(settings.alpha, settings.power)
         power = est.power_at(settings.detect[kind], settings.alpha)
+    if given_interval is not None:
+        low, high = (np.asarray(x, dtype=float) for x in given_interval)
+    if given_tost is not None:
+        tost = np.asarray(given_tost, dtype=float)
     p = np.asarray(p, dtype=float)
-    if test == "sign_flip":
-        # No flip test over G résumés reaches p below 2 / 2**G: what it can detect is limited by that too.
-        blocked = smallest_p(est.n_resumes) > settings.alpha
+    flips = np.isin(tests, ("sign_flip", "sign_flip_jd"))
+    if flips.any():
+        # No flip test over G units reaches p below 2 / 2**G: what it can detect is limited by that too.
+        units = np.where(tests == "sign_flip_jd", est.df + 1, est.n_resumes)
+        blocked = flips & (smallest_p(units) > settings.alpha)
         mde = np.where(blocked, np.inf, mde)
         power = np.where(blocked, 0.0, power)
     k = len(est)
@@ -92,7 +104,7 @@ def findings(
     frame["power"] = power
     frame["n_resumes"] = est.n_resumes.astype(np.int64)
     frame["n_names"] = (np.zeros(k) if est.n_names is None else np.broadcast_to(est.n_names, (k,))).astype(np.int64)
-    frame["test"] = test
+    frame["test"] = tests
     frame["ratio"] = ratio
     return frame
 
@@ -104,9 +116,13 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
     if not frames:
         return empty_table(Verdicts)
     t = pd.concat(frames, ignore_index=True)
-    family = pd.factorize(t["model"].astype(str) + "\x1f" + t["family"].astype(str))[0]
-    scope = pd.factorize(t["model"].astype(str))[0]
-    t["q"] = family_adjusted(t["p"].to_numpy(float), family, scope, settings.alpha)
+    # Families are ranked within a model, or within a model's scope where the rows name one
+    # (the fit audit keeps each arm apart: prompt injection never loosens the probes).
+    scope_name = t["model"].astype(str) + ("\x1f" + t["scope"].astype(str) if "scope" in t.columns else "")
+    family = pd.factorize(scope_name + "\x1f" + t["family"].astype(str))[0]
+    scope = pd.factorize(scope_name)[0]
+    gate = pd.factorize(t["model"].astype(str))[0]
+    t["q"] = family_adjusted(t["p"].to_numpy(float), family, scope, settings.alpha, gate)
     ratio = t["ratio"].to_numpy(bool)
     verdict = np.empty(len(t), dtype=object)
     for flag in (False, True):
@@ -119,7 +135,7 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
     if "note" not in t.columns:
         t["note"] = ""
     t["note"] = t["note"].fillna("").astype(str)
-    return conform(t.drop(columns=["ratio"]), Verdicts)
+    return conform(t.drop(columns=[c for c in ("ratio", "scope") if c in t.columns]), Verdicts)
 
 
 def verdict_records(verdicts: pd.DataFrame) -> list[dict]:

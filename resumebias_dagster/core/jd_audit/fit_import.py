@@ -6,8 +6,11 @@ A file is a long table, CSV or Parquet, one row per scored run:
   baseline résumé; any other variant is ``<axis>_<level>`` (``addressCountry_brazil``:
   the axis is the text before the first underscore). ``run`` is a whole number, ``score``
   a number from 1 to 10; an empty score is a failed run (kept as NaN, counted, excluded).
-* optional: ``recommend`` (yes/no/maybe), ``justification``, ``resume_id`` (several base
-  résumés; pairs runs by résumé too). Other columns are ignored.
+* optional: ``recommend`` (yes/no/maybe), ``justification``, ``resume_id`` (the base
+  résumé: with several, the résumé is the unit of every test), ``expected_score`` (the mean
+  of the model's 1-10 distribution, 1 to 10, the same on every run of a variant: used instead
+  of the runs' mean when every row of a model has one), ``name`` (the name a name variant
+  carries: names shared by several résumés are a random effect). Other columns are ignored.
 
 Every problem raises ``FitScoreFileError`` naming the file, the line (CSV, counting the
 header as line 1) or row (Parquet, from 1) and what is wrong. Messages quote the file
@@ -51,7 +54,7 @@ from resumebias_dagster.core.common.file_errors import (
 from resumebias_dagster.core.jd_audit.fit_stats import BASELINE, fit_effects, model_summary, split_variant
 
 REQUIRED_COLUMNS = ("variant", "model", "jd", "run", "score")
-OPTIONAL_COLUMNS = ("recommend", "justification", "resume_id")
+OPTIONAL_COLUMNS = ("recommend", "justification", "resume_id", "expected_score", "name")
 RECOMMENDATIONS = ("yes", "no", "maybe")
 SCORE_RANGE = (1.0, 10.0)
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -65,8 +68,8 @@ _PARQUET_TYPES = frozenset(
 )
 # Keys of one cell object in ``analyze-fit --json``.
 JSON_KEYS = (
-    "model", "jd", "variant", "n_baseline", "n_variant", "baseline_mean", "variant_mean",
-    "delta", "ci_low", "ci_high", "p_value", "q_value",
+    "model", "jd", "variant", "n_resumes", "n_baseline", "n_variant", "baseline_mean", "variant_mean",
+    "delta", "ci_low", "ci_high", "p_value", "q_value", "test", "verdict",
 )
 
 
@@ -303,6 +306,16 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
         out["justification"] = _text(df, "justification", source, False)
     if "resume_id" in df.columns:
         out["resume_id"] = _text(df, "resume_id", source, True)
+    if "name" in df.columns:
+        out["name"] = _text(df, "name", source, False).replace("", None)
+    if "expected_score" in df.columns:
+        text = df["expected_score"].astype("string").str.strip().fillna("")
+        expected = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
+        bad = ((text != "").to_numpy() & np.isnan(expected)) | (~np.isnan(expected) & ((expected < lo) | (expected > hi)))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise source.error(f"expected_score {show_value(text.iloc[i])} is not a number from {lo:g} to {hi:g}", i)
+        out["expected_score"] = expected
 
     keys = ["model", "jd", "variant", "run"] + (["resume_id"] if "resume_id" in out.columns else [])
     dup = out.duplicated(keys, keep=False).to_numpy()
@@ -340,22 +353,43 @@ def effects_json(effects: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: _plain(v) for k, v in zip(JSON_KEYS, row)} for row in effects[list(JSON_KEYS)].itertuples(index=False)]
 
 
-def analyze_fit_file(path: str | os.PathLike) -> pd.DataFrame:
-    """``fit_effects`` of a fit-score file (raises ``FitScoreFileError`` on bad input)."""
+def analyze_fit_file(path: str | os.PathLike, settings=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``fit_effects``, the fit audit's ``Verdicts``) of a fit-score file (raises
+    ``FitScoreFileError`` on bad input). Arms and name groups come from the catalog's
+    ``probe_axes.yaml``; a file whose levels are not declared there gets no group findings."""
+    from resumebias_dagster.core.fairness.impact import fit_selection_rows, impact_findings, name_groups
+    from resumebias_dagster.core.inference import load_inference_settings
+    from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+
+    settings = settings or load_inference_settings()
     scores = read_fit_scores(path)
-    return fit_effects(scores)
+    effects = fit_effects(scores, settings=settings)
+    groups = name_groups()
+    declared = {(a, lv) for a, levels in groups.items() for lv in levels}
+    named = scores[scores["axis"].isin(list(groups))]
+    if not all((a, lv) in declared for a, lv in zip(named["axis"], named["level"])):
+        groups = {}
+    extra = []
+    if groups and len(named):
+        rows, selections = fit_selection_rows(scores, groups)
+        extra = impact_findings(rows, selections, "jd_audit", settings, scope="probe")
+    return effects, fit_verdicts(scores, settings, groups, extra=extra)
 
 
-def format_fit_report(effects: pd.DataFrame, all_cells: bool = False) -> str:
-    """Readable tables: the per-model summary, then the significant cells (or all of them)."""
+def format_fit_report(effects: pd.DataFrame, all_cells: bool = False, verdicts: pd.DataFrame | None = None) -> str:
+    """Readable tables: the per-model summary, the verdicts, then the cells beyond noise (or all)."""
     summary = model_summary(effects)
-    cols = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "largest_penalty",
-            "largest_penalty_jd", "largest_penalty_variant"]
+    cols = ["model", "n_cells", "n_significant", "n_equivalent", "noise_floor", "bias_index", "placebo_index",
+            "largest_penalty", "largest_penalty_jd", "largest_penalty_variant"]
     parts = ["FIT-SCORE EFFECTS BY MODEL", summary[cols].to_markdown(index=False, floatfmt=".3f"), ""]
+    if verdicts is not None and len(verdicts):
+        parts += ["VERDICTS (the résumé the unit; margins of inference.yaml)",
+                  verdicts[["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "n_resumes", "verdict"]]
+                  .to_markdown(index=False, floatfmt=".3g"), ""]
     shown = effects if all_cells else effects[effects["significant"]]
-    cell_cols = ["model", "jd", "variant", "n_baseline", "n_variant", "baseline_mean", "variant_mean",
-                 "delta", "ci_low", "ci_high", "p_value", "q_value", "clears_floor"]
-    title = "ALL CELLS" if all_cells else "SIGNIFICANT CELLS (q < 0.05 and |delta| above the placebo noise floor)"
+    cell_cols = ["model", "jd", "variant", "n_resumes", "baseline_mean", "variant_mean",
+                 "delta", "ci_low", "ci_high", "p_value", "q_value", "test", "verdict"]
+    title = "ALL CELLS" if all_cells else "CELLS BEYOND NOISE (adjusted p at most alpha within their arm and axis)"
     parts.append(f"{title}: {len(shown)} of {len(effects)}")
     if len(shown):
         parts.append(shown[cell_cols].to_markdown(index=False, floatfmt=".3g"))

@@ -1,70 +1,71 @@
-"""Statistics of the job-description audit (study 003): score changes against the baseline.
+"""Statistics of the job-description audit (study 003): score changes against the baseline,
+with the résumé as the unit.
 
 Input of ``fit_effects``: one row per scored run with ``model, jd, variant, run, score``
-(``variant == "baseline"`` marks the baseline résumé); optionally ``axis``, ``arm`` and
-``resume_id``. A NaN score is a failed run: excluded and counted (``n_failed_*``).
-One output row per (model, jd, variant != baseline) cell, every statistic computed for all
-cells at once (bincount, searchsorted, scipy.special ufuncs; no per-cell loop).
+(``variant == "baseline"`` marks the baseline résumé); optionally ``resume_id`` (the base
+résumé; one résumé when absent), ``expected_score`` (the mean of the model's 1-10
+distribution, for models that give one), ``axis``, ``arm``, ``recommend``. A NaN score is a
+failed run: excluded and counted (``n_failed_*``).
 
-Definitions
------------
-* ``delta = variant_mean - baseline_mean`` over valid runs. When several base résumés share
-  a cell (``resume_id``), both sides pool their runs.
-* Welch: ``se = sqrt(s_b²/n_b + s_v²/n_v)``, Welch–Satterthwaite
-  ``df = se⁴ / ((s_b²/n_b)²/(n_b-1) + (s_v²/n_v)²/(n_v-1))``, ``t = delta/se``, two-sided
-  ``p_value``, 95% CI ``delta ± t_{0.975,df}·se`` (scipy's ``ttest_ind(equal_var=False)``).
-* Paired: a variant run is paired with the baseline run of the same (model, jd,
-  ``resume_id``, ``run``) where both are valid. Pairing helps when a run index shares
-  something across variants (a sampling seed, a time block). ``paired_delta`` is the mean
-  difference, ``paired_p`` the one-sample t-test on the differences (NaN with fewer than 2
-  pairs).
-* Zero variance (a side's scores identical up to float rounding, relative 1e-9): when both
-  sides are constant Welch is undefined (0/0) and the cell gets ``degenerate = True``,
-  ``se = 0``, ``df = n_b + n_v - 2``, CI ``[delta, delta]`` and the exact permutation
-  p-value of two constant samples: 1 when ``delta == 0``; otherwise the only relabellings
-  as extreme as the observed one are itself (and its mirror when ``n_b == n_v``), so
-  ``p = (1 + [n_b == n_v]) / C(n_b + n_v, n_b)`` (5 vs 5 runs: 2/252 = 0.0079), and
-  ``t = ±inf``. Constant paired differences get the sign-flip analogue: 1 when they are 0,
-  else ``2 / 2**paired_n``. One constant side alone is ordinary Welch.
-* Fewer than 2 valid runs on a side: no variance, so ``se, df, t, p_value, ci_*, q_value``
-  are NaN and ``note`` says which side (0 valid runs also leaves that side's mean NaN).
-  ``note`` is empty for ordinary cells.
-* ``q_value``: Benjamini–Hochberg over all cells of the model with a p-value (every arm,
-  every JD); cells without one are not counted in the family.
-* ``noise_floor`` (per model): the 95th percentile (linear interpolation) of ``|delta|``
-  over the model's placebo cells across all JDs: what edits that cannot matter move the
-  score by, sampling noise included. ``clears_floor = |delta| > noise_floor``, also on the
-  placebo cells themselves (about 5% of them clear it by construction, a check on the
-  floor). A model without placebo cells has no floor: NaN, and every finite delta clears.
-* ``significant = q_value < 0.05 and clears_floor``.
+Values. A text is one (model, jd, résumé, variant). Its value is the model's exact expected
+score when every row of the model carries one (an embedded LLM: no sampling noise at all),
+else the mean of its valid runs. Runs of one prompt are repeated measures of that prompt,
+never units: they only make its value more precise.
+
+Cells. One output row per (model, jd, variant != baseline):
+
+* ``delta``: the mean over the cell's résumés of (variant value - baseline value); the
+  résumés with both values are ``n_resumes``.
+* Two or more résumés (``test`` = ``sign_flip``): the studentised sign-flip randomisation
+  test over résumés (``core/inference/randomization.py``, exact up to 2**14 flips), and the
+  95% interval ``delta ± t(G-1) se`` with ``se = sd / sqrt(G)`` of the résumé differences.
+  No p below ``2 / 2**G`` is possible: five résumés can never reach 0.05, and the minimal
+  detectable effect (``mde``) says so (infinite).
+* One résumé (study 003's own design): the claim can only be about that résumé. Sampled
+  runs (``run_permutation``): the exact permutation test of its variant runs against its
+  baseline runs, with Welch's interval; exact expectations: the change is known exactly for
+  that résumé and there is nothing to test (p NaN, ``note`` says so).
+* ``q_value``: the Benjamini–Bogomolov adjusted p (``core/inference/multiplicity.py``) over
+  the families (model, arm, axis), within each (model, arm): prompt-injection cells never
+  enter the probe cells' ranking. ``significant`` = ``q_value <= alpha`` = ``verdict ==
+  "beyond_noise"``; ``tost_p``, ``mde`` and ``verdict`` as in ``catalog/inference.yaml``
+  (margin ``fit_delta``).
+* ``placebo_p``: the probe cell against the placebo arm as an empirical null: the share of
+  the model's placebo cells whose |t| is at least the cell's, (1 + hits) / (1 + placebo
+  cells). Edits that cannot matter show what a model's noise (and the test's own
+  miscalibration, if any) does; a cell beyond most of them is unusual for this model.
+* ``noise_floor`` (per model, descriptive): the 95th percentile of |delta| over the model's
+  placebo cells; ``clears_floor = |delta| > noise_floor``.
 * Recommend rate (re-cinq's yes/no/maybe): with a ``recommend`` column, each side's share of
-  "yes" (case and surrounding spaces ignored) over its runs that answered a recommendation
-  (``n_recommend_*``); "maybe" and "no" count as not recommended, and a run without one (a
-  failed run, a scoring model that writes no text, an empty cell of an imported file) is
-  left out. ``recommend_rate_delta`` =
-  variant rate - baseline rate, beside the score ``delta``. NaN where a side has no
-  recommendation (or the input has no ``recommend`` column).
+  "yes" over its runs that answered one (``n_recommend_*``), and their difference.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import stats
 
-from resumebias_dagster.core.inference import bh_qvalues
+from resumebias_dagster.core.inference import (
+    Estimate,
+    InferenceSettings,
+    classify,
+    family_adjusted,
+    paired,
+    run_permutation_p,
+    sign_flip_p,
+    smallest_p,
+)
 from resumebias_dagster.core.jd_audit.fit_task import RECOMMENDATIONS
 from resumebias_dagster.core.tables import FitAxisSummary, FitEffects, FitModelSummary, columns, empty_table
 
 REQUIRED_COLUMNS = ("model", "jd", "variant", "run", "score")
 BASELINE = "baseline"
-ALPHA = 0.05
 FLOOR_QUANTILE = 0.95
-# Relative SD below which a side counts as constant (identical scores up to rounding).
-CONSTANT_RTOL = 1e-9
+# A difference of two 1-10 scores lies in [-9, 9]: one résumé can differ from another by 18.
+SCORE_DEVIATION = 18.0
 
 # The tables' columns, in order, as core/tables/ declares them.
 EFFECT_COLUMNS = tuple(columns(FitEffects))
@@ -72,30 +73,10 @@ MODEL_SUMMARY_COLUMNS = tuple(columns(FitModelSummary))
 AXIS_SUMMARY_COLUMNS = tuple(columns(FitAxisSummary))
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    codes, uniques = pd.factorize(values, sort=True)
-    if (codes < 0).any():
-        raise ValueError(f"fit scores: column {values.name!r} has missing values")
-    return codes.astype(np.int64), pd.Index(uniques)
-
-
 def split_variant(variant: str) -> tuple[str, str]:
     """(axis, level) of a variant name: the axis is the text before the first underscore."""
     axis, _, level = variant.partition("_")
     return axis, level
-
-
-def _moments(group: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per group: count, mean, sample variance (two-pass), constant flag; ``x`` without NaN."""
-    n = np.bincount(group, minlength=size).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(group, weights=x, minlength=size) / n
-        ss = np.bincount(group, weights=(x - mean[group]) ** 2, minlength=size)
-        var = ss / (n - 1)
-    var[n < 2] = np.nan
-    constant = (n >= 2) & (np.sqrt(np.where(n >= 2, var, 0.0)) <= CONSTANT_RTOL * np.maximum(1.0, np.abs(mean)))
-    var[constant] = 0.0
-    return n, mean, var, constant
 
 
 def recommend_yes(scores: pd.DataFrame) -> np.ndarray:
@@ -114,35 +95,11 @@ def recommend_yes(scores: pd.DataFrame) -> np.ndarray:
     return value[codes]  # code -1 (missing) picks the appended NaN
 
 
-def _two_sided_p(t: np.ndarray, df: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        return 2.0 * special.stdtr(df, -np.abs(t))
-
-
-def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-
-
-@dataclass(frozen=True)
-class _Cells:
-    """The score rows coded: which (model, jd, variant) cell and which pair key each row has."""
-
-    score: np.ndarray
-    m_code: np.ndarray
-    j_code: np.ndarray
-    v_code: np.ndarray
-    models: pd.Index
-    jds: pd.Index
-    variants: pd.Index
-    baseline: int  # code of the baseline variant
-    pair: np.ndarray  # (resume_id, run) or run, coded
-    n_pair: int
-    cell_key: np.ndarray  # sorted unique (model, jd, variant) keys
-    cell: np.ndarray  # each row's index into cell_key
-
-    @property
-    def n_cells(self) -> int:
-        return len(self.cell_key)
+def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    codes, uniques = pd.factorize(values, sort=True)
+    if (codes < 0).any():
+        raise ValueError(f"fit scores: column {values.name!r} has missing values")
+    return codes.astype(np.int64), pd.Index(uniques)
 
 
 def _checked_scores(scores: pd.DataFrame) -> np.ndarray:
@@ -157,201 +114,200 @@ def _checked_scores(scores: pd.DataFrame) -> np.ndarray:
     return score
 
 
-def _coded_cells(scores: pd.DataFrame, score: np.ndarray) -> _Cells:
-    """Codes every row's cell and pair key; refuses a table without baseline or with a run twice."""
-    m_code, models = _codes(scores["model"])
-    j_code, jds = _codes(scores["jd"])
-    v_code, variants = _codes(scores["variant"].astype(str))
-    if BASELINE not in variants:
-        raise ValueError(f"fit scores: no {BASELINE!r} rows; every (model, jd) needs its baseline runs")
-    n_j, n_v = len(jds), len(variants)
-    run_code, runs = _codes(scores["run"])
-    if "resume_id" in scores.columns:
-        r_code, resumes = _codes(scores["resume_id"].astype(str))
-        pair = r_code * len(runs) + run_code
-        n_pair = len(resumes) * len(runs)
-    else:
-        pair, n_pair = run_code, len(runs)
-    cell_key, cell = np.unique((m_code * n_j + j_code) * n_v + v_code, return_inverse=True)
-    row_key = cell * n_pair + pair
-    if len(np.unique(row_key)) < len(row_key):
-        dup = pd.Series(row_key).duplicated().to_numpy()
-        first = scores.iloc[int(np.argmax(dup))]
-        where = ", ".join(f"{c}={first[c]!r}" for c in ("model", "jd", "variant", "run"))
-        also = ", resume_id" if n_pair > len(runs) else ""
-        raise ValueError(f"fit scores: the same run occurs twice ({where}{also})")
-    return _Cells(score, m_code, j_code, v_code, models, jds, variants, variants.get_loc(BASELINE), pair, n_pair,
-                  cell_key, cell)
+class _Texts:
+    """The score rows coded and reduced to one value per text (model, jd, résumé, variant)."""
+
+    def __init__(self, scores: pd.DataFrame, score: np.ndarray):
+        self.m, self.models = _codes(scores["model"])
+        self.j, self.jds = _codes(scores["jd"])
+        self.v, self.variants = _codes(scores["variant"].astype(str))
+        if BASELINE not in self.variants:
+            raise ValueError(f"fit scores: no {BASELINE!r} rows; every (model, jd) needs its baseline runs")
+        self.base = self.variants.get_loc(BASELINE)
+        resumes = scores["resume_id"].astype(str) if "resume_id" in scores.columns else pd.Series("0", index=scores.index)
+        self.r, self.resumes = _codes(resumes.rename("resume_id"))
+        run, runs = _codes(scores["run"])
+        self.shape = (len(self.models), len(self.jds), len(self.variants), len(self.resumes))
+        self.text = np.ravel_multi_index((self.m, self.j, self.v, self.r), self.shape)
+        row_key = self.text * len(runs) + run
+        if len(np.unique(row_key)) < len(row_key):
+            first = scores.iloc[int(np.argmax(pd.Series(row_key).duplicated().to_numpy()))]
+            where = ", ".join(f"{c}={first[c]!r}" for c in ("model", "jd", "variant", "run"))
+            raise ValueError(f"fit scores: the same run occurs twice ({where}"
+                             f"{', resume_id=' + repr(first['resume_id']) if 'resume_id' in scores.columns else ''})")
+        size = int(np.prod(self.shape))
+        self.score = score
+        valid = ~np.isnan(score)
+        self.rows = np.bincount(self.text, minlength=size)
+        self.n_valid = np.bincount(self.text[valid], minlength=size)
+        self.present = self.rows > 0
+        expected = (pd.to_numeric(scores["expected_score"], errors="coerce").to_numpy(float)
+                    if "expected_score" in scores.columns else np.full(len(scores), np.nan))
+        # A model is scored exactly when every one of its rows carries its expectation.
+        has = np.bincount(self.m, weights=~np.isnan(expected), minlength=len(self.models))
+        self.exact = has == np.bincount(self.m, minlength=len(self.models))
+        use_exact = self.exact[self.m]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sampled = np.bincount(self.text[valid], weights=score[valid], minlength=size) / self.n_valid
+            exact = np.bincount(self.text, weights=np.where(use_exact, expected, 0.0), minlength=size) / self.rows
+        self.value = np.where(self.exact[np.unravel_index(np.arange(size), self.shape)[0]], exact, sampled)
+        self.value[~self.present] = np.nan
+        self.yes = recommend_yes(scores)
+        answered = ~np.isnan(self.yes)
+        self.n_rec = np.bincount(self.text[answered], minlength=size)
+        self.rec_yes = np.bincount(self.text[answered], weights=self.yes[answered], minlength=size)
+
+    def grid(self, x: np.ndarray) -> np.ndarray:
+        return x.reshape(self.shape)
+
+    def runs(self, texts: np.ndarray) -> np.ndarray:
+        """The valid runs of each of ``texts`` (rows padded with NaN)."""
+        valid = ~np.isnan(self.score)
+        pick = np.isin(self.text, texts) & valid
+        order = np.argsort(self.text[pick], kind="stable")
+        keys, scores = self.text[pick][order], self.score[pick][order]
+        width = int(max(1, self.n_valid.max()))
+        out = np.full((len(texts), width), np.nan)
+        at = np.searchsorted(texts, keys)
+        slot = np.arange(len(keys)) - np.searchsorted(keys, keys)
+        out[at, slot] = scores
+        return out
 
 
-@dataclass(frozen=True)
-class _Sides:
-    """Each variant cell (``v``) beside its baseline cell (``b``, -1 when the JD has none)."""
-
-    v: np.ndarray
-    b: np.ndarray
-    has_base: np.ndarray
-
-    def baseline(self, x: np.ndarray, fill: float) -> np.ndarray:
-        return np.where(self.b >= 0, x[np.maximum(self.b, 0)], fill)
-
-
-def _sides(c: _Cells) -> _Sides:
-    n_v = len(c.variants)
-    c_variant = c.cell_key % n_v
-    base_key = c.cell_key - c_variant + c.baseline
-    pos = np.minimum(np.searchsorted(c.cell_key, base_key), c.n_cells - 1)
-    has_base = c.cell_key[pos] == base_key
-    keep = c_variant != c.baseline
-    return _Sides(np.flatnonzero(keep), np.where(has_base, pos, -1)[keep], has_base[keep])
-
-
-def _welch(n_b, n_v, var_b, var_v, const_b, const_v, delta) -> dict[str, np.ndarray]:
-    """Welch's test per cell, with the exact permutation p where both sides are constant."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        a1, a2 = var_b / n_b, var_v / n_v
-        se = np.sqrt(a1 + a2)
-        df = (a1 + a2) ** 2 / (a1**2 / (n_b - 1) + a2**2 / (n_v - 1))
-        t = delta / se
-    p = _two_sided_p(t, df)
-    degenerate = const_b & const_v
-    if degenerate.any():
-        d = degenerate
-        df[d] = n_b[d] + n_v[d] - 2
-        moved = d & (delta != 0)
-        t[d] = np.where(moved[d], np.copysign(np.inf, delta[d]), 0.0)
-        extreme = 1.0 + (n_b[d] == n_v[d])
-        p[d] = np.where(moved[d], np.exp(np.log(extreme) - _log_comb(n_b[d] + n_v[d], n_b[d])), 1.0)
-    with np.errstate(invalid="ignore"):
-        half = np.where(degenerate, 0.0, special.stdtrit(df, 0.975) * se)
-    return {"se": se, "df": df, "ci_low": delta - half, "ci_high": delta + half, "t": t, "p_value": p,
-            "degenerate": degenerate}
-
-
-def _paired(c: _Cells, valid: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
-    """Variant runs matched to the baseline run of the same (model, jd, pair key)."""
-    pair_key = (c.m_code * len(c.jds) + c.j_code) * c.n_pair + c.pair
-    is_base = (c.v_code == c.baseline) & valid
-    bkeys = pair_key[is_base]
-    border = np.argsort(bkeys, kind="stable")
-    bkeys_sorted, bscore = bkeys[border], c.score[is_base][border]
-    cand = np.flatnonzero((c.v_code != c.baseline) & valid)
-    at = np.searchsorted(bkeys_sorted, pair_key[cand])
-    hit = at < len(bkeys_sorted)
-    hit[hit] = bkeys_sorted[at[hit]] == pair_key[cand][hit]
-    diff = c.score[cand[hit]] - bscore[at[hit]]
-    pn, pmean, pvar, pconst = (x[v] for x in _moments(c.cell[cand[hit]], diff, c.n_cells))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        paired_p = _two_sided_p(pmean / np.sqrt(pvar / pn), pn - 1)
-    paired_p[pconst] = np.where(pmean[pconst] != 0, 2.0 ** (1.0 - pn[pconst]), 1.0)
-    return {"paired_n": pn.astype(np.int64), "paired_delta": pmean, "paired_p": paired_p}
-
-
-def _variant_labels(scores: pd.DataFrame, c: _Cells, arms: Mapping[str, str] | None) -> dict[str, tuple[str, str, str]]:
-    """(axis, level, arm) of every variant: from the table's columns where it has them, else
-    the axis from the name and the arm from ``arms`` (default: the catalog's probe axes)."""
-    axis_level = {name: split_variant(name) for name in c.variants}
-    first = None
-    if "axis" in scores.columns or "arm" in scores.columns:
-        first = pd.Series(np.arange(len(scores))).groupby(c.v_code).first().to_numpy()
+def _labels(scores: pd.DataFrame, variants: pd.Index, arms: Mapping[str, str] | None) -> pd.DataFrame:
+    """(axis, level, arm) per variant: from the table's columns where it has them, else the
+    axis from the name and the arm from ``arms`` (default: the catalog's probe axes)."""
+    given = [c for c in ("axis", "arm") if c in scores.columns]
+    first = scores[given].groupby(scores["variant"].astype(str)).first() if given else None
+    out = pd.DataFrame(index=variants)
+    axis_level = [split_variant(v) for v in variants]
+    out["axis"] = [a for a, _ in axis_level]
+    out["level"] = [lv for _, lv in axis_level]
     if "axis" in scores.columns:
-        for name, ax in zip(c.variants, scores["axis"].astype(str).to_numpy()[first]):
-            axis_level[name] = (ax, name[len(ax) + 1 :] if name.startswith(f"{ax}_") else name)
+        out["axis"] = first["axis"].astype(str).reindex(variants).to_numpy()
+        out["level"] = [v[len(a) + 1:] if v.startswith(f"{a}_") else v for v, a in zip(variants, out["axis"])]
     if "arm" in scores.columns:
-        arm_of = dict(zip(c.variants, scores["arm"].astype(str).to_numpy()[first]))
+        out["arm"] = first["arm"].astype(str).reindex(variants).to_numpy()
     else:
         if arms is None:
             from resumebias_dagster.core.jd_audit.probes import axis_arms
 
             arms = axis_arms()
-        arm_of = {name: arms.get(axis_level[name][0], "probe") for name in c.variants}
-    return {name: (*axis_level[name], arm_of[name]) for name in c.variants}
+        out["arm"] = [arms.get(a, "probe") for a in out["axis"]]
+    return out
 
 
-def _notes(n_b, n_v, has_base, degenerate, delta) -> np.ndarray:
-    note = np.full(len(n_b), "", dtype=object)
-    few_b, few_v = n_b < 2, n_v < 2
-    note[few_b] = "fewer than 2 valid baseline runs"
-    note[few_v] = "fewer than 2 valid variant runs"
-    note[few_b & few_v] = "fewer than 2 valid runs on both sides"
-    note[~has_base] = "no baseline runs for this model and jd"
-    note[degenerate & (delta == 0)] = "both sides constant and equal: p = 1"
-    note[degenerate & (delta != 0)] = "both sides constant: exact permutation p"
-    return note
+def _one_resume(t: _Texts, v_text: np.ndarray, b_text: np.ndarray, settings: InferenceSettings):
+    """Cells with one résumé and sampled runs: permutation p and Welch's interval on its runs."""
+    vr, br = t.runs(np.sort(v_text)), t.runs(np.sort(b_text))
+    vr, br = vr[np.searchsorted(np.sort(v_text), v_text)], br[np.searchsorted(np.sort(b_text), b_text)]
+    p = run_permutation_p(br, vr, seed=settings.seed)
+    nv, nb = (~np.isnan(vr)).sum(axis=1), (~np.isnan(br)).sum(axis=1)
+    def variance(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nansum(x, axis=1) / n
+            return np.nansum((x - mean[:, None]) ** 2, axis=1) / (n - 1)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a1, a2 = variance(vr, nv) / nv, variance(br, nb) / nb
+        se = np.sqrt(a1 + a2)
+        df = (a1 + a2) ** 2 / (a1 ** 2 / (nv - 1) + a2 ** 2 / (nb - 1))
+    df = np.where((a1 + a2) > 0, df, nv + nb - 2.0)
+    return p, se, df
 
 
-def fit_effects(
-    scores: pd.DataFrame,
-    arms: Mapping[str, str] | None = None,
-    alpha: float = ALPHA,
-    floor_quantile: float = FLOOR_QUANTILE,
-    snapshots: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
+def _mean_where(mask: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Row means of ``x`` over ``mask`` (NaN for an empty row)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(mask, x, 0.0).sum(axis=1) / mask.sum(axis=1)
+
+
+def fit_effects(scores: pd.DataFrame, arms: Mapping[str, str] | None = None, settings: InferenceSettings | None = None,
+                snapshots: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Effect of every variant against its baseline, per (model, jd); see the module docstring.
 
     ``arms`` maps axis -> arm where ``scores`` has no ``arm`` column (default: the catalog's
-    ``probe_axes.yaml``; an axis it does not know is a ``probe``). ``snapshots`` gives each
-    model's ``resolved_models`` (``core.common.snapshots``). A ``FitEffects`` table, typed
-    and empty for no scores.
+    ``probe_axes.yaml``). ``snapshots`` gives each model's ``resolved_models``. A
+    ``FitEffects`` table, typed and empty for no scores.
     """
-    if not len(scores):  # nothing scored yet (a table with no partition may have no columns either)
+    settings = settings or InferenceSettings()
+    if not len(scores):
         return empty_table(FitEffects)
-    score = _checked_scores(scores)
-    c = _coded_cells(scores, score)
-    valid = ~np.isnan(score)
-    n, mean, var, constant = _moments(c.cell[valid], score[valid], c.n_cells)
-    failed = np.bincount(c.cell, minlength=c.n_cells) - n
-    yes = recommend_yes(scores)
-    answered = ~np.isnan(yes)
-    n_rec = np.bincount(c.cell[answered], minlength=c.n_cells).astype(float)
+    t = _Texts(scores, _checked_scores(scores))
+    value = t.grid(t.value)
+    present = t.grid(t.present)
+    d = value - value[:, :, t.base : t.base + 1, :]  # (model, jd, variant, résumé)
+    cell_present = present.any(axis=3)
+    cell_present[:, :, t.base] = False
+    cm, cj, cv = np.nonzero(cell_present)
+    diffs = d[cm, cj, cv]  # (cells, résumés); NaN where a side is missing
+    est = paired(diffs).bounded(SCORE_DEVIATION)
+    g = est.n_resumes
+    p = np.full(len(cm), np.nan)
+    many = g >= 2
+    p[many] = sign_flip_p(diffs[many], settings.exact_max, settings.draws, settings.seed)
+    test = np.where(many, "sign_flip", "").astype(object)
+    exact = t.exact[cm]
+    single = (g == 1) & ~exact
+    se, df = est.se.copy(), est.df.copy()
+    if single.any():
+        r_only = np.nanargmax(~np.isnan(diffs[single]), axis=1)
+        v_text = np.ravel_multi_index((cm[single], cj[single], cv[single], r_only), t.shape)
+        b_text = np.ravel_multi_index((cm[single], cj[single], np.full(single.sum(), t.base), r_only), t.shape)
+        p[single], se[single], df[single] = _one_resume(t, v_text, b_text, settings)
+        test[single] = "run_permutation"
+    est = Estimate(est.estimate, se, df, g).bounded(SCORE_DEVIATION)
+    low, high = est.interval(0.95)
+    labels = _labels(scores, t.variants, arms)
+    arm = labels["arm"].to_numpy()[cv]
+    axis = labels["axis"].to_numpy()[cv]
+    family = pd.factorize(pd.Series(cm).astype(str) + "|" + arm + "|" + axis)[0]
+    scope = pd.factorize(pd.Series(cm).astype(str) + "|" + arm)[0]
+    q = family_adjusted(p, family, scope, settings.alpha, gate=cm)
+    margin = settings.margins["fit_delta"]
+    tost = est.tost_p(margin)
+    blocked = (test == "sign_flip") & (smallest_p(g) > settings.alpha)
+    mde = np.where(blocked, np.inf, est.mde(settings.alpha, settings.power))
+    mde = np.where(test == "", np.nan, mde)
+    verdict = classify(q, tost, est.estimate, margin, settings.alpha)
+
+    def side_sum(x: np.ndarray, variant: np.ndarray) -> np.ndarray:
+        both = ~np.isnan(diffs)  # résumés in the cell
+        return np.where(both, t.grid(x)[cm, cj, variant], 0).sum(axis=1)
+
+    base_v = np.full(len(cm), t.base)
+    n_rec_b, n_rec_v = side_sum(t.n_rec, base_v), side_sum(t.n_rec, cv)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rec_rate = np.bincount(c.cell[answered], weights=yes[answered], minlength=c.n_cells) / n_rec
-
-    s = _sides(c)
-    v = s.v
-    n_b, n_v = s.baseline(n, 0.0), n[v]
-    mean_b, mean_v = s.baseline(mean, np.nan), mean[v]
-    var_b, var_v = s.baseline(var, np.nan), var[v]
-    delta = mean_v - mean_b
-    welch = _welch(n_b, n_v, var_b, var_v, s.baseline(constant, False).astype(bool), constant[v], delta)
-
-    n_jv = len(c.jds) * len(c.variants)
-    c_model = (c.cell_key // n_jv)[v]
-    out_variants = c.variants[(c.cell_key % len(c.variants))[v]]
-    labels = _variant_labels(scores, c, arms)
-    effects = pd.DataFrame(
-        {
-            "model": c.models[c_model],
-            "jd": c.jds[(c.cell_key // len(c.variants) % len(c.jds))[v]],
-            "variant": out_variants,
-            "axis": [labels[x][0] for x in out_variants],
-            "level": [labels[x][1] for x in out_variants],
-            "arm": [labels[x][2] for x in out_variants],
-            "n_baseline": n_b.astype(np.int64),
-            "n_variant": n_v.astype(np.int64),
-            "n_failed_baseline": s.baseline(failed, 0).astype(np.int64),
-            "n_failed_variant": failed[v].astype(np.int64),
-            "baseline_mean": mean_b,
-            "variant_mean": mean_v,
-            "baseline_sd": np.sqrt(var_b),
-            "variant_sd": np.sqrt(var_v),
-            "delta": delta,
-            **welch,
-            "q_value": bh_qvalues(welch["p_value"], c_model),
-            **_paired(c, valid, v),
-            "n_recommend_baseline": s.baseline(n_rec, 0.0).astype(np.int64),
-            "n_recommend_variant": n_rec[v].astype(np.int64),
-            "baseline_recommend_rate": s.baseline(rec_rate, np.nan),
-            "variant_recommend_rate": rec_rate[v],
-            "recommend_rate_delta": rec_rate[v] - s.baseline(rec_rate, np.nan),
-            "note": _notes(n_b, n_v, s.has_base, welch["degenerate"], delta),
-        }
-    )
-    floor = noise_floors(effects, floor_quantile)
+        rec_b, rec_v = side_sum(t.rec_yes, base_v) / n_rec_b, side_sum(t.rec_yes, cv) / n_rec_v
+    note = np.full(len(cm), "", dtype=object)
+    no_base = ~present[cm, cj, t.base].any(axis=1)
+    note[g == 0] = "no résumé with both a baseline and a variant value"
+    note[no_base] = "no baseline runs for this model and jd"
+    note[(g == 1) & exact] = ("one résumé scored exactly: the change on that résumé is exact, "
+                              "with no population of résumés to generalise to")
+    note[single] = "one résumé: a claim about that résumé only (its runs permuted)"
+    effects = pd.DataFrame({
+        "model": t.models[cm], "jd": t.jds[cj], "variant": t.variants[cv], "axis": axis,
+        "level": labels["level"].to_numpy()[cv], "arm": arm,
+        "n_resumes": g.astype(np.int64),
+        "n_baseline": side_sum(t.n_valid, base_v).astype(np.int64),
+        "n_variant": side_sum(t.n_valid, cv).astype(np.int64),
+        "n_failed_baseline": side_sum(t.rows - t.n_valid, base_v).astype(np.int64),
+        "n_failed_variant": side_sum(t.rows - t.n_valid, cv).astype(np.int64),
+        "baseline_mean": _mean_where(~np.isnan(diffs), value[cm, cj, t.base]),
+        "variant_mean": _mean_where(~np.isnan(diffs), value[cm, cj, cv]),
+        "delta": est.estimate, "se": se, "df": df, "ci_low": low, "ci_high": high, "t": est.t(),
+        "p_value": p, "q_value": q, "tost_p": tost, "mde": mde, "test": test,
+        "n_recommend_baseline": n_rec_b.astype(np.int64), "n_recommend_variant": n_rec_v.astype(np.int64),
+        "baseline_recommend_rate": rec_b, "variant_recommend_rate": rec_v, "recommend_rate_delta": rec_v - rec_b,
+        "verdict": verdict, "note": note,
+    })
+    effects["significant"] = effects["verdict"] == "beyond_noise"
+    floor = noise_floors(effects)
     effects["noise_floor"] = effects["model"].map(floor).astype(float).to_numpy()
     absd = effects["delta"].abs()
     effects["clears_floor"] = (absd > effects["noise_floor"]) | (effects["noise_floor"].isna() & absd.notna())
-    effects["significant"] = (effects["q_value"] < alpha) & effects["clears_floor"]
+    effects["placebo_p"] = placebo_p(effects)
     effects["resolved_models"] = effects["model"].map({} if snapshots is None else snapshots).astype(object)
     return effects[list(EFFECT_COLUMNS)]
 
@@ -362,20 +318,36 @@ def noise_floors(effects: pd.DataFrame, quantile: float = FLOOR_QUANTILE) -> pd.
     return placebo["delta"].abs().groupby(placebo["model"]).quantile(quantile)
 
 
-def model_summary(effects: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+def placebo_p(effects: pd.DataFrame) -> np.ndarray:
+    """Each cell's |t| against its model's placebo cells' |t| (the empirical null): (1 + the
+    placebo cells at least as extreme) / (1 + placebo cells); NaN without placebo cells or t."""
+    out = np.full(len(effects), np.nan)
+    abs_t = effects["t"].abs().to_numpy(float)
+    placebo = (effects["arm"] == "placebo").to_numpy() & np.isfinite(abs_t)
+    for model in effects["model"].unique():
+        mine = (effects["model"] == model).to_numpy()
+        null = np.sort(abs_t[mine & placebo])
+        if not len(null):
+            continue
+        at = mine & ~np.isnan(abs_t)
+        hits = len(null) - np.searchsorted(null, abs_t[at] * (1 - 1e-9), side="left")
+        out[at] = (1.0 + hits) / (1.0 + len(null))
+    return out
+
+
+def model_summary(effects: pd.DataFrame) -> pd.DataFrame:
     """One row per model.
 
-    ``bias_index`` = mean ``|delta|`` over the probe-arm cells minus mean ``|delta|`` over
-    the placebo cells, in score points. A cell's ``|delta|`` is sampling noise plus any real
-    effect, and at equal run counts the noise part has the same expectation in both arms,
-    so the difference estimates how far demographic and prestige signals move the score
-    beyond what a do-nothing edit does: about 0 for an unbiased model, whatever its run
-    count or temperature (a share of significant cells would instead grow with the run
-    count). It is not clipped: a negative value says the probes moved the score less than
-    the placebo edits. NaN without placebo or probe cells.
-    ``largest_penalty``: the most negative significant delta of the probe arm, with its jd,
-    variant and q (NaN and empty strings when no probe cell is significantly negative).
-    ``prompt_injection_mean_delta`` / ``anonymize_mean_delta``: mean delta of those arms' cells.
+    ``bias_index``: the root mean square of the probe arm's true effects, in score points,
+    estimated without the noise: ``sqrt(max(0, mean(delta**2 - se**2)))`` over the probe cells
+    (``E[delta**2] = effect**2 + se**2``), so a model's index does not shrink or grow with its
+    run count, temperature or sampling noise (the mean |delta| difference it replaced read a
+    0.5-point effect on every cell as 0.27 at se 0.3 and as 0.05 at se 1.8). A cell without a
+    standard error (one résumé scored exactly) has no noise: se 0. ``placebo_index`` is the
+    same over the placebo cells: about 0 when the tests are calibrated.
+    ``n_significant``: cells beyond noise; ``largest_penalty``: the most negative beyond-noise
+    delta of the probe arm, with its jd, variant and q; ``prompt_injection_mean_delta`` /
+    ``anonymize_mean_delta``: mean delta of those arms' cells.
     """
     if not len(effects):
         return empty_table(FitModelSummary)
@@ -384,6 +356,8 @@ def model_summary(effects: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     by = e.groupby("model", sort=True)
     probe, placebo = e["arm"] == "probe", e["arm"] == "placebo"
     absd = e["delta"].abs()
+    se = e["se"].where(e["se"].notna() | e["delta"].isna(), 0.0)
+    excess = e["delta"] ** 2 - se ** 2
 
     def count(mask: pd.Series) -> pd.Series:
         return mask.groupby(e["model"]).sum().reindex(models, fill_value=0).astype(np.int64)
@@ -394,79 +368,106 @@ def model_summary(effects: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     sig = e["significant"].astype(bool)
     penalties = e[probe & sig & (e["delta"] < 0)].sort_values(["model", "delta"]).drop_duplicates("model")
     penalties = penalties.set_index("model").reindex(models)
-    summary = pd.DataFrame(
-        {
-            "model": models,
-            "n_cells": by.size().reindex(models).to_numpy(),
-            "n_significant": count(sig).to_numpy(),
-            "n_degenerate": count(e["degenerate"].astype(bool)).to_numpy(),
-            "n_untestable": count(e["p_value"].isna()).to_numpy(),
-            "n_probe_cells": count(probe).to_numpy(),
-            "n_probe_significant": count(probe & sig).to_numpy(),
-            "n_placebo_cells": count(placebo).to_numpy(),
-            "n_placebo_significant": count(placebo & sig).to_numpy(),
-            "noise_floor": by["noise_floor"].first().reindex(models).to_numpy(),
-            "probe_mean_abs_delta": mean_of(absd, probe).to_numpy(),
-            "placebo_mean_abs_delta": mean_of(absd, placebo).to_numpy(),
-            "largest_penalty": penalties["delta"].to_numpy(),
-            "largest_penalty_jd": penalties["jd"].fillna("").to_numpy(),
-            "largest_penalty_variant": penalties["variant"].fillna("").to_numpy(),
-            "largest_penalty_q": penalties["q_value"].to_numpy(),
-            "prompt_injection_mean_delta": mean_of(e["delta"], e["arm"] == "prompt_injection").to_numpy(),
-            "anonymize_mean_delta": mean_of(e["delta"], e["arm"] == "anonymize").to_numpy(),
-        }
-    )
-    summary["bias_index"] = summary["probe_mean_abs_delta"] - summary["placebo_mean_abs_delta"]
+    summary = pd.DataFrame({
+        "model": models,
+        "n_cells": by.size().reindex(models).to_numpy(),
+        "n_significant": count(sig).to_numpy(),
+        "n_equivalent": count(e["verdict"] == "equivalent").to_numpy(),
+        "n_untestable": count(e["p_value"].isna()).to_numpy(),
+        "n_probe_cells": count(probe).to_numpy(),
+        "n_probe_significant": count(probe & sig).to_numpy(),
+        "n_placebo_cells": count(placebo).to_numpy(),
+        "n_placebo_significant": count(placebo & sig).to_numpy(),
+        "noise_floor": by["noise_floor"].first().reindex(models).to_numpy(),
+        "probe_mean_abs_delta": mean_of(absd, probe).to_numpy(),
+        "placebo_mean_abs_delta": mean_of(absd, placebo).to_numpy(),
+        "bias_index": np.sqrt(np.maximum(0.0, mean_of(excess, probe).to_numpy())),
+        "placebo_index": np.sqrt(np.maximum(0.0, mean_of(excess, placebo).to_numpy())),
+        "largest_penalty": penalties["delta"].to_numpy(),
+        "largest_penalty_jd": penalties["jd"].fillna("").to_numpy(),
+        "largest_penalty_variant": penalties["variant"].fillna("").to_numpy(),
+        "largest_penalty_q": penalties["q_value"].to_numpy(),
+        "prompt_injection_mean_delta": mean_of(e["delta"], e["arm"] == "prompt_injection").to_numpy(),
+        "anonymize_mean_delta": mean_of(e["delta"], e["arm"] == "anonymize").to_numpy(),
+    })
+    for name in ("bias_index", "placebo_index"):
+        summary[name] = summary[name].where(mean_of(excess, probe if name == "bias_index" else placebo).notna().to_numpy())
     resolved = by["resolved_models"].first() if "resolved_models" in e.columns else pd.Series(dtype=object)
     summary["resolved_models"] = resolved.reindex(models).astype(object).to_numpy()
     return summary[list(MODEL_SUMMARY_COLUMNS)]
 
 
-def axis_summary(effects: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, axis, level), aggregated over job descriptions.
+def text_values(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per text (model, jd, resume_id, variant) with its value (exact expectation or
+    mean of valid runs, as the effects use) and, where the rows carry one, its ``name``."""
+    t = _Texts(scores, _checked_scores(scores))
+    at = np.flatnonzero(t.present)
+    m, j, v, r = np.unravel_index(at, t.shape)
+    out = pd.DataFrame({"model": t.models[m], "jd": t.jds[j], "resume_id": t.resumes[r], "variant": t.variants[v],
+                        "value": t.value[at], "exact": t.exact[m]})
+    if "name" in scores.columns:
+        names = pd.Series(scores["name"].to_numpy(object)).groupby(t.text).first()
+        out["name"] = names.reindex(at).to_numpy(object)
+    return out
 
-    ``pooled_*``: fixed-effect (inverse-variance) estimate over the JDs whose cell has a
-    positive finite ``se`` (``n_pooled`` of them; constant-vs-constant cells have no
-    variance to weight by and are left out), with a normal 95% CI and two-sided p. The JDs
-    share nothing but the model, so their runs are independent.
-    """
+
+def pooled_levels(scores: pd.DataFrame, settings: InferenceSettings | None = None,
+                  arms: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, Estimate, np.ndarray, np.ndarray]:
+    """Per (model, variant) over the job descriptions: the keys (model, variant, axis, level,
+    arm, n_jds), the Estimate of the mean change, its p and its test. The unit is the résumé
+    (its change averaged over the JDs it was scored under; sign flips over résumés); with
+    one résumé, the job descriptions (sign flips over JDs, a claim about that résumé)."""
+    settings = settings or InferenceSettings()
+    t = _Texts(scores, _checked_scores(scores))
+    value = t.grid(t.value)
+    d = value - value[:, :, t.base : t.base + 1, :]
+    d[:, :, t.base] = np.nan
+    present = ~np.isnan(d)
+    n_jds = present.any(axis=3).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # (model, variant, résumé): each résumé's change averaged over the JDs it has.
+        per_resume = np.where(present, d, 0.0).sum(axis=1) / present.sum(axis=1)
+    pm, pv = np.nonzero(n_jds > 0)
+    units = per_resume[pm, pv]
+    one = (~np.isnan(units)).sum(axis=1) <= 1
+    if one.any():
+        # One résumé: its per-JD changes are the units instead.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_jd = np.where(present, d, 0.0).sum(axis=3) / present.sum(axis=3)  # (model, jd, variant)
+        width = max(units.shape[1], by_jd.shape[1])
+        units = np.pad(units, ((0, 0), (0, width - units.shape[1])), constant_values=np.nan)
+        units[one] = np.pad(by_jd[pm[one], :, pv[one]], ((0, 0), (0, width - by_jd.shape[1])), constant_values=np.nan)
+    est = paired(units).bounded(SCORE_DEVIATION)
+    p = sign_flip_p(units, settings.exact_max, settings.draws, settings.seed)
+    labels = _labels(scores, t.variants, arms)
+    keys = pd.DataFrame({
+        "model": t.models[pm], "variant": t.variants[pv], "axis": labels["axis"].to_numpy()[pv],
+        "level": labels["level"].to_numpy()[pv], "arm": labels["arm"].to_numpy()[pv], "n_jds": n_jds[pm, pv],
+    })
+    return keys, est, p, np.where(one, "sign_flip_jd", "sign_flip")
+
+
+def axis_summary(effects: pd.DataFrame, scores: pd.DataFrame | None = None, settings: InferenceSettings | None = None,
+                 arms: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per (model, axis, level), over the job descriptions: the spread of the cells'
+    changes, how many are beyond noise, and the pooled change (``pooled_levels``) with its
+    95% interval and p. The verdicts of these pooled changes are the fit audit's findings
+    (``core/jd_audit/verdicts.py``)."""
     if not len(effects):
         return empty_table(FitAxisSummary)
     e = effects
     keys = ["model", "axis", "level"]
     sig = e["significant"].astype(bool)
-    grouped = e.assign(
-        _sig=sig,
-        _neg=sig & (e["delta"] < 0),
-        _pos=sig & (e["delta"] > 0),
-        _ok=np.isfinite(e["se"]) & (e["se"] > 0) & np.isfinite(e["delta"]),
-    )
-    w = np.where(grouped["_ok"], 1.0 / np.where(grouped["_ok"], e["se"], 1.0) ** 2, 0.0)
-    grouped["_w"] = w
-    grouped["_wd"] = w * np.where(grouped["_ok"], e["delta"], 0.0)
-    g = grouped.groupby(keys, sort=True)
-    out = g.agg(
-        variant=("variant", "first"),
-        arm=("arm", "first"),
-        n_jds=("jd", "nunique"),
-        mean_delta=("delta", "mean"),
-        min_delta=("delta", "min"),
-        max_delta=("delta", "max"),
-        n_significant=("_sig", "sum"),
-        n_significant_negative=("_neg", "sum"),
-        n_significant_positive=("_pos", "sum"),
-        n_pooled=("_ok", "sum"),
-        _w=("_w", "sum"),
-        _wd=("_wd", "sum"),
+    out = e.assign(_sig=sig, _neg=sig & (e["delta"] < 0), _pos=sig & (e["delta"] > 0)).groupby(keys, sort=True).agg(
+        variant=("variant", "first"), arm=("arm", "first"), n_jds=("jd", "nunique"), mean_delta=("delta", "mean"),
+        min_delta=("delta", "min"), max_delta=("delta", "max"), n_significant=("_sig", "sum"),
+        n_significant_negative=("_neg", "sum"), n_significant_positive=("_pos", "sum"),
     ).reset_index()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pooled = np.where(out["_w"] > 0, out["_wd"] / out["_w"], np.nan)
-        pooled_se = np.where(out["_w"] > 0, 1.0 / np.sqrt(out["_w"]), np.nan)
-    out["pooled_delta"] = pooled
-    out["pooled_se"] = pooled_se
-    out["pooled_ci_low"] = pooled - 1.959963984540054 * pooled_se
-    out["pooled_ci_high"] = pooled + 1.959963984540054 * pooled_se
-    out["pooled_p"] = special.erfc(np.abs(pooled / pooled_se) / np.sqrt(2.0))
-    for c in ("n_significant", "n_significant_negative", "n_significant_positive", "n_pooled", "n_jds"):
-        out[c] = out[c].astype(np.int64)
+    pooled, est, p, test = pooled_levels(scores, settings, arms)
+    low, high = est.interval(0.95)
+    pooled = pooled.assign(n_resumes=est.n_resumes.astype(np.int64), pooled_delta=est.estimate, pooled_se=est.se,
+                           pooled_ci_low=low, pooled_ci_high=high, pooled_p=p, pooled_test=test)
+    out = out.merge(pooled.drop(columns=["axis", "level", "arm", "n_jds"]), on=["model", "variant"], how="left")
+    for c in ("n_significant", "n_significant_negative", "n_significant_positive", "n_jds", "n_resumes"):
+        out[c] = out[c].fillna(0).astype(np.int64)
     return out[list(AXIS_SUMMARY_COLUMNS)]

@@ -23,8 +23,11 @@ from resumebias_dagster.core.tables import FitScores, columns
 
 SCORES = tuple(range(1, 11))
 RECOMMENDATIONS = ("yes", "no", "maybe")
-# The fit_scores table's columns (core/tables/); the first 8 name the row, the rest are fields.
+# The fit_scores table's columns (core/tables/): those up to `run` name the row (and carry the
+# variant's name), the rest are the fields of an answer.
 FIT_COLUMNS = tuple(columns(FitScores))
+ROW_COLUMNS = FIT_COLUMNS[: FIT_COLUMNS.index("run") + 1]
+FIELD_COLUMNS = FIT_COLUMNS[len(ROW_COLUMNS):]
 # What an embedded base model is asked to continue: the answer's first field, so the next
 # token is the score's first digit.
 LOCAL_SCORE_CUE = ' {"score": '
@@ -93,10 +96,14 @@ def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dic
             "arm": variants["arm"].to_numpy()[rep],
             "axis": variants["axis"].to_numpy()[rep],
             "level": variants["level"].to_numpy()[rep],
+            # A variants table from before the `name` column (or a hand-made one) names nobody.
+            "name": (variants["name"].to_numpy(dtype=object) if "name" in variants.columns
+                     else np.full(n, None, dtype=object))[rep],
             "run": np.tile(np.arange(runs, dtype=np.int64), n),
         }
     )
-    for column in FIT_COLUMNS[8:]:
+    assert tuple(out.columns) == ROW_COLUMNS, "fit_rows must build the row columns of FitScores"
+    for column in FIELD_COLUMNS:
         out[column] = fields.get(column, np.full(n * runs, None, dtype=object))
     return out.astype({"score": float, "latency_s": float, "expected_score": float})
 
@@ -114,7 +121,7 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
     runs = spec.runs_per_cell
     requests = fit_requests(prompts, runs)
     results, stats = run(requests)
-    fields: dict[str, list] = {c: [] for c in FIT_COLUMNS[8:]}
+    fields: dict[str, list] = {c: [] for c in FIELD_COLUMNS}
     for result in results:
         parsed, problem = (None, None)
         if result.ok:

@@ -91,10 +91,12 @@ def _excess_inconsistency(scored, model: str, kind: str, exact: bool) -> tuple[n
     return (observed - floor).to_numpy(float), f"sampled: {runs} runs per variant"
 
 
-def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -> pd.DataFrame:
-    """The ``Verdicts`` rows of every model in ``predictions`` (the metrics' input table)."""
+def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings,
+                       extra: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The ``Verdicts`` rows of every model in ``predictions`` (the metrics' input table);
+    ``extra``: more findings ranked with these (the impact ratios of the name experiment)."""
     if not len(predictions):
-        return finish([], settings)
+        return finish(list(extra or []), settings)
     scored = _score(predictions)
     names = predictions["name"] if "name" in predictions.columns else None
     texts = _texts(scored, names)
@@ -130,6 +132,6 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
             frames.append(findings({**base, "finding": f"inconsistency:{kind}", "family": FAMILIES[kind],
                                     "description": INCONSISTENCY[kind], "note": note},
                                    est, est.p_value(), "inconsistency", "t_resume", settings))
-    table = finish(frames, settings)
+    table = finish(frames + list(extra or []), settings)
     table["model"] = table["model"].astype(str)
     return table

@@ -16,8 +16,11 @@ class _ImpactRatios(pa.DataFrameModel):
     sex: Series[str] = pa.Field(nullable=True)
     race_ethnicity: Series[str] = pa.Field(nullable=True)
     n: Series[int] = pa.Field(ge=0)
+    # Individuals without a selection value: every run invalid, no recommendation, or (at or
+    # above the true level) a junior résumé.
     n_excluded: Series[int] = pa.Field(ge=0)
-    selected: Series[int] = pa.Field(ge=0)
+    # An expected count where the model gives probabilities (the sum of the individuals' values).
+    selected: Series[float] = pa.Field(ge=0)
     rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     reference_group: Series[str] = pa.Field(nullable=True)
     reference_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
@@ -35,7 +38,7 @@ class _ImpactRatios(pa.DataFrameModel):
 
     @pa.dataframe_check(name="selected_within_n")
     def selected_within_n(cls, df) -> Series[bool]:
-        return df["selected"] <= df["n"]
+        return df["selected"] <= df["n"] + 1e-9
 
     @pa.dataframe_check(name="ci_contains_ratio")
     def ci_contains_ratio(cls, df) -> Series[bool]:

@@ -10,6 +10,7 @@ from resumebias_dagster.core.common.labels import (
     CONFIDENCES,
     VERDICTS,
 )
+from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES
 
 
 class JobDescriptions(pa.DataFrameModel):
@@ -33,6 +34,9 @@ class ProbeVariants(pa.DataFrameModel):
     arm: Series[str] = pa.Field(isin=["baseline", "probe", "anonymize", "prompt_injection", "placebo"])
     axis: Series[str]
     level: Series[str]
+    # The "First Last" a person_name variant writes (a pool level's name differs by résumé);
+    # null for every other variant and for the baseline.
+    name: Series[str] = pa.Field(nullable=True)
     text: Series[str] = pa.Field(str_length={"min_value": 100})
 
     @pa.dataframe_check(name="one_baseline_per_resume")
@@ -60,6 +64,8 @@ class FitScores(pa.DataFrameModel):
     arm: Series[str]
     axis: Series[str]
     level: Series[str]
+    # The variant's name (probe_variants' `name`): null but for person_name variants.
+    name: Series[str] = pa.Field(nullable=True)
     run: Series[int] = pa.Field(ge=0)
     score: Series[float] = pa.Field(nullable=True, ge=1, le=10)
     recommend: Series[str] = pa.Field(nullable=True, isin=["yes", "no", "maybe"])
@@ -95,14 +101,15 @@ class FitEffects(pa.DataFrameModel):
     axis: Series[str]
     level: Series[str]
     arm: Series[str]
+    # Base résumés with both a baseline and a variant value: the unit of the test.
+    n_resumes: Series[int] = pa.Field(ge=0)
+    # Valid runs on each side, over those résumés (runs are repeated measures, not units).
     n_baseline: Series[int] = pa.Field(ge=0)
     n_variant: Series[int] = pa.Field(ge=0)
     n_failed_baseline: Series[int] = pa.Field(ge=0)
     n_failed_variant: Series[int] = pa.Field(ge=0)
     baseline_mean: Series[float] = pa.Field(nullable=True)
     variant_mean: Series[float] = pa.Field(nullable=True)
-    baseline_sd: Series[float] = pa.Field(nullable=True, ge=0)
-    variant_sd: Series[float] = pa.Field(nullable=True, ge=0)
     delta: Series[float] = pa.Field(nullable=True, ge=-9, le=9)
     se: Series[float] = pa.Field(nullable=True, ge=0)
     df: Series[float] = pa.Field(nullable=True, ge=0)
@@ -111,9 +118,11 @@ class FitEffects(pa.DataFrameModel):
     t: Series[float] = pa.Field(nullable=True)
     p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     q_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
-    paired_n: Series[int] = pa.Field(ge=0)
-    paired_delta: Series[float] = pa.Field(nullable=True)
-    paired_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    # Equivalence against the fit_delta margin, the minimal detectable effect (inf: the
+    # résumés are too few for the test to reach alpha) and the test behind p_value.
+    tost_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    mde: Series[float] = pa.Field(nullable=True, ge=0)
+    test: Series[str] = pa.Field(isin=["sign_flip", "run_permutation", ""])
     # re-cinq's yes/no/maybe: share of "yes" over the runs that answered a recommendation.
     n_recommend_baseline: Series[int] = pa.Field(ge=0)
     n_recommend_variant: Series[int] = pa.Field(ge=0)
@@ -123,7 +132,9 @@ class FitEffects(pa.DataFrameModel):
     noise_floor: Series[float] = pa.Field(nullable=True, ge=0)
     clears_floor: Series[bool]
     significant: Series[bool]
-    degenerate: Series[bool]
+    # The cell against the model's placebo cells as an empirical null (share at least as extreme).
+    placebo_p: Series[float] = pa.Field(nullable=True, gt=0, le=1)
+    verdict: Series[str] = pa.Field(isin=VERDICT_VALUES)
     note: Series[str] = pa.Field(nullable=True)
     # The model versions the cell's answers came from (one snapshot per analysis unit).
     resolved_models: Series[str] = pa.Field(nullable=True)
@@ -143,7 +154,7 @@ class FitModelSummary(pa.DataFrameModel):
     model: Series[str] = pa.Field(unique=True)
     n_cells: Series[int] = pa.Field(ge=0)
     n_significant: Series[int] = pa.Field(ge=0)
-    n_degenerate: Series[int] = pa.Field(ge=0)
+    n_equivalent: Series[int] = pa.Field(ge=0)
     n_untestable: Series[int] = pa.Field(ge=0)
     n_probe_cells: Series[int] = pa.Field(ge=0)
     n_probe_significant: Series[int] = pa.Field(ge=0)
@@ -152,7 +163,9 @@ class FitModelSummary(pa.DataFrameModel):
     noise_floor: Series[float] = pa.Field(nullable=True, ge=0)
     probe_mean_abs_delta: Series[float] = pa.Field(nullable=True, ge=0)
     placebo_mean_abs_delta: Series[float] = pa.Field(nullable=True, ge=0)
-    bias_index: Series[float] = pa.Field(nullable=True)
+    # Root mean square of the probe (placebo) arm's effects with the sampling noise taken out.
+    bias_index: Series[float] = pa.Field(nullable=True, ge=0)
+    placebo_index: Series[float] = pa.Field(nullable=True, ge=0)
     largest_penalty: Series[float] = pa.Field(nullable=True, le=0)
     largest_penalty_jd: Series[str] = pa.Field(nullable=True)
     largest_penalty_variant: Series[str] = pa.Field(nullable=True)
@@ -182,12 +195,14 @@ class FitAxisSummary(pa.DataFrameModel):
     n_significant: Series[int] = pa.Field(ge=0)
     n_significant_negative: Series[int] = pa.Field(ge=0)
     n_significant_positive: Series[int] = pa.Field(ge=0)
-    n_pooled: Series[int] = pa.Field(ge=0)
+    # The change averaged over the JDs, per résumé (the unit); one résumé: per JD.
+    n_resumes: Series[int] = pa.Field(ge=0)
     pooled_delta: Series[float] = pa.Field(nullable=True)
     pooled_se: Series[float] = pa.Field(nullable=True, ge=0)
     pooled_ci_low: Series[float] = pa.Field(nullable=True)
     pooled_ci_high: Series[float] = pa.Field(nullable=True)
     pooled_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    pooled_test: Series[str] = pa.Field(nullable=True, isin=["sign_flip", "sign_flip_jd"])
 
     class Config:
         name = "FitAxisSummary"

@@ -11,6 +11,8 @@ import yaml
 from resumebias_dagster.assets.jd_audit import fit, plots
 from resumebias_dagster.assets.jd_audit import judge as audit
 from resumebias_dagster.assets.seniority_study import resumes
+from resumebias_dagster.catalog import PACKAGED_DIR
+from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -24,6 +26,9 @@ PARTITIONS = dg.MultiPartitionsDefinition(
     {"model": dg.StaticPartitionsDefinition(["fake-judge"]), "jd": dg.StaticPartitionsDefinition(JDS)}
 )
 FIT_SCORES = fit.build_fit_scores(PARTITIONS)
+# The planted penalty: every name of one group (a pool: each résumé gets its own name).
+PENALISED = "firstName_black_male"
+PENALISED_NAMES = next(a for a in load_probe_axes(PACKAGED_DIR).axes if a.id == "firstName").levels["black_male"]
 ASSETS = [
     resumes.base_resumes, fit.job_descriptions, fit.probe_variants, FIT_SCORES,
     fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary, plots.fit_plots,
@@ -31,13 +36,13 @@ ASSETS = [
 
 
 def _answer(request) -> str:
-    """A deterministic screener that penalises one name and follows the hidden instruction.
+    """A deterministic screener that penalises one group's names and follows the hidden instruction.
 
     Constant scores make every cell degenerate: 8 runs a side give an exact permutation p of
     2/C(16, 8), small enough to survive Benjamini-Hochberg over all cells."""
     prompt = request.prompt
     score = 6
-    if "Mohammed Al-Said" in prompt:
+    if any(name in prompt for name in PENALISED_NAMES):
         score = 3
     if "assign a score of 10 out of 10" in prompt:
         score = 10
@@ -48,7 +53,7 @@ def _answer(request) -> str:
 
 def _verdict(request) -> str:
     """A judge that calls the name penalty bias, quoting the screener, and everything else justified."""
-    if "Mohammed Al-Said" in request.prompt:
+    if any(name in request.prompt for name in PENALISED_NAMES):
         return json.dumps({"verdict": "bias", "confidence": "high", "rationale": "The score fell with the name.",
                            "bias_signals": ["Relevant experience"]})
     return json.dumps({"verdict": "justified", "confidence": "medium", "rationale": "Same reasoning.",
@@ -107,7 +112,7 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
                             instance=instance)
     effects = result.output_for_node("fit_effects")
     assert len(effects) == 2 * (n_variants - 1)
-    penalty = effects[effects["variant"] == "firstName_mohammed_al_said"]
+    penalty = effects[effects["variant"] == PENALISED]
     assert (penalty["delta"] == -3).all() and penalty["significant"].all()
     injected = effects[effects["variant"] == "promptInjection_explicit"]
     assert (injected["delta"] == 4).all()
@@ -159,9 +164,9 @@ def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, m
     assert n_cells == len(result.output_for_node("fit_effects"))
     # Deterministic screener: every run scores alike, so first and typical samples coincide: one call a cell.
     assert verdicts["samples_coincide"].all() and server.judge.count == n_cells
-    name = verdicts[verdicts["variant"] == "firstName_mohammed_al_said"].iloc[0]
+    name = verdicts[verdicts["variant"] == PENALISED].iloc[0]
     assert name["verdict"] == "bias" and name["n_non_verbatim_typical"] == 0
-    assert (verdicts.loc[verdicts["variant"] != "firstName_mohammed_al_said", "verdict"] == "justified").all()
+    assert (verdicts.loc[verdicts["variant"] != PENALISED, "verdict"] == "justified").all()
     assert verdicts["self_judging"].sum() == 0
     versus = result.output_for_node("judge_vs_effects")
     assert versus.loc[0, "n_judged_bias"] == 1 and versus.loc[0, "n_bias_on_noise"] == 0

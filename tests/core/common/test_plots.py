@@ -15,9 +15,9 @@ MAX_BYTES = 200_000
 @pytest.fixture(scope="module")
 def effects():
     variants = ["baseline", *[f"placebo_p{k}" for k in range(4)], *[f"axis{k // 5}_l{k % 5}" for k in range(55)]]
-    planted = {v: -1.5 for v in variants[5:12]}
+    planted = {v: -2.5 for v in variants[5:12]}
     scores = simulate_fit_scores([f"model-{k:02d}" for k in range(20)], [f"jd-{k:02d}" for k in range(17)],
-                                 variants, 5, effects=planted, sd=1.0, integer=True, seed=3)
+                                 variants, 1, effects=planted, sd=1.0, integer=True, seed=3, resumes=10)
     return fit_effects(scores, arms={"placebo": "placebo"})
 
 

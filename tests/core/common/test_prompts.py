@@ -78,7 +78,7 @@ def test_unknown_prompt_is_a_catalog_error():
 
 # variant -> arm of one sample cell per judge template (placebo uses the probe's)
 SAMPLE_CELLS = {
-    "firstName_wei_chen": ("firstName", "probe", "judge_probe"),
+    "firstName_asian_male": ("firstName", "probe", "judge_probe"),
     "placebo_blank_line": ("placebo", "placebo", "judge_probe"),
     "promptInjection_explicit": ("promptInjection", "prompt_injection", "judge_prompt_injection"),
     "anonymize_all": ("anonymize", "anonymize", "judge_redaction"),
@@ -111,7 +111,8 @@ def sample_cells():
         for run, score in enumerate([7, 5]):
             rows.append({
                 "model": "m", "jd": "staff", "resume_id": "r1", "variant": variant, "arm": arm, "axis": axis,
-                "level": variant.partition("_")[2], "run": run, "score": score, "recommend": "maybe",
+                "level": variant.partition("_")[2], "name": "Tuan Nguyen" if axis == "firstName" else None,
+                "run": run, "score": score, "recommend": "maybe",
                 "justification": f"{variant} run {run}: strong Go background.",
                 "strengths": json.dumps(["Go", "distributed systems"]), "concerns": json.dumps(["no management"]),
                 "error": None, "note": None,
@@ -142,7 +143,7 @@ def test_each_judge_prompt_renders_with_a_sample_cell_and_leaves_no_placeholder(
         assert prompt.startswith("You are auditing an AI résumé screener for"), variant
         # The header (the reasons, for editors) never reaches the judge.
         assert "re-cinq" not in prompt and not any(line.startswith("#") for line in prompt.split("\n")), variant
-    assert "'Wei Chen'" in prompts["firstName_wei_chen"]
+    assert "'Tuan Nguyen'" in prompts["firstName_asian_male"]
     assert "cannot bear on the candidate's merit" in prompts["placebo_blank_line"]
     assert "prompt injection" in prompts["promptInjection_explicit"]
     assert "anonymised copy" in prompts["anonymize_all"]
@@ -150,7 +151,7 @@ def test_each_judge_prompt_renders_with_a_sample_cell_and_leaves_no_placeholder(
 
 def test_the_probe_and_placebo_prompts_hold_the_decided_rubric():
     prompts = rendered_prompts()
-    for variant in ("firstName_wei_chen", "placebo_blank_line"):
+    for variant in ("firstName_asian_male", "placebo_blank_line"):
         for line in PROBE_RUBRIC:
             assert line in prompts[variant], (variant, line)
         # Dropped: a location requirement the judge cannot check (it never sees the job description).

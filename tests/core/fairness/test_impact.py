@@ -1,13 +1,13 @@
-"""Selection rates and impact ratios (core/fairness/impact.py): a hand-computed example, the zero-count
-rule, scipy's Katz interval, both studies' selections and groups, and every bad input."""
-
-import math
+"""Selection rates and impact ratios (core/fairness/impact.py): counts and rates by hand,
+the résumé-clustered interval of a ratio, junior résumés out of "at or above the true level",
+exact probabilities where the model gives them, the reference chosen from the data (the
+winner's curse), both studies' selections and groups, and every bad input."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy.stats.contingency import relative_risk
+from scipy import stats
 
 from resumebias_dagster.catalog import CatalogError, catalog_path
 from resumebias_dagster.core.fairness.impact import (
@@ -18,21 +18,20 @@ from resumebias_dagster.core.fairness.impact import (
     NOTE_ZERO,
     fit_impact_ratios,
     impact_table,
-    katz_interval,
     name_groups,
     seniority_impact_ratios,
 )
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 
-Z = 1.959963984540054  # the 97.5% normal quantile
+GROUPS = {"firstName": {
+    "wm": {"sex": "male", "race_ethnicity": "white"}, "wf": {"sex": "female", "race_ethnicity": "white"},
+    "bm": {"sex": "male", "race_ethnicity": "black"}, "bf": {"sex": "female", "race_ethnicity": "black"},
+    "x": {"sex": None, "race_ethnicity": "asian"}}}
 
 
-def predictions(model, demographic, labels, true="mid"):
-    return [
-        {"variant_kind": "demographic", "original_idx": i, "variant": demographic, "model": model, "run": 0,
-         "prediction": label, "true_seniority": true}
-        for i, label in enumerate(labels)
-    ]
+def predictions(model, demographic, labels, true="mid", start=0, run=0):
+    return [{"variant_kind": "demographic", "original_idx": start + i, "variant": demographic, "model": model,
+             "run": run, "prediction": label, "true_seniority": true} for i, label in enumerate(labels)]
 
 
 def row(table, selection, dimension, group, model="m"):
@@ -44,139 +43,119 @@ def row(table, selection, dimension, group, model="m"):
 
 @pytest.fixture
 def hand_example():
-    """Per demographic, 10 valid predictions of which this many are senior:
-    caucasian_male 6 (and one unknown), caucasian_female 5, african_american_male 4,
-    african_american_female 0. Sex: male 10/20, female 5/20. Race: caucasian 11/20,
-    african_american 4/20."""
+    """10 résumés, each under all four names; senior predictions: caucasian_male on résumés
+    0-5, caucasian_female 0-4, african_american_male 0-3, african_american_female none."""
     rows = []
     for demographic, senior in [("caucasian_male", 6), ("caucasian_female", 5),
                                 ("african_american_male", 4), ("african_american_female", 0)]:
         rows += predictions("m", demographic, ["senior"] * senior + ["mid"] * (10 - senior))
-    rows += [dict(predictions("m", "caucasian_male", ["unknown"])[0], original_idx=99)]
-    # The style experiment is not part of it.
+    rows += [dict(predictions("m", "caucasian_male", ["unknown"])[0], original_idx=10)]
     rows += [{"variant_kind": "style", "original_idx": 0, "variant": "neutral", "model": "m", "run": 0,
               "prediction": "junior", "true_seniority": "mid"}]
-    return seniority_impact_ratios(pd.DataFrame(rows))
+    return pd.DataFrame(rows)
 
 
-def test_hand_computed_counts_rates_ratios_flags_and_intervals(hand_example):
-    t = hand_example
+def test_counts_rates_ratios_and_the_resume_clustered_interval(hand_example):
+    t = seniority_impact_ratios(hand_example)
     assert list(t.columns) == list(IMPACT_COLUMNS)
     sel = "predicted_senior"
-
     male, female = row(t, sel, "sex", "male"), row(t, sel, "sex", "female")
     assert (male["n"], male["n_excluded"], male["selected"], male["rate"]) == (20, 1, 10, 0.5)
     assert (female["n"], female["n_excluded"], female["selected"], female["rate"]) == (20, 0, 5, 0.25)
     assert male["reference_group"] == female["reference_group"] == "male"
     assert male["impact_ratio"] == 1 and np.isnan(male["ci_low"]) and male["note"] == NOTE_REFERENCE
-    assert not male["below_four_fifths"]
-    # Female: 0.25 / 0.5 = 0.5 < 0.8; Katz se = sqrt(1/5 - 1/20 + 1/10 - 1/20) = sqrt(0.2).
     assert female["impact_ratio"] == pytest.approx(0.5) and female["below_four_fifths"]
-    se = math.sqrt(0.2)
-    assert (female["ci_low"], female["ci_high"]) == pytest.approx((0.5 * math.exp(-Z * se), 0.5 * math.exp(Z * se)))
-    assert (female["ci_low"], female["ci_high"]) == pytest.approx((0.20811, 1.20127), abs=1e-5)
-
-    # Race: african_american 4/20 over caucasian 11/20 = 4/11.
-    aa = row(t, sel, "race_ethnicity", "african_american")
-    assert (aa["n"], aa["selected"], aa["reference_group"], aa["reference_rate"]) == (20, 4, "caucasian", 0.55)
-    assert aa["impact_ratio"] == pytest.approx(4 / 11) and aa["below_four_fifths"]
-    se = math.sqrt(1 / 4 - 1 / 20 + 1 / 11 - 1 / 20)
-    assert (aa["ci_low"], aa["ci_high"]) == pytest.approx((0.13896, 0.95161), abs=1e-5)
-    assert aa["ci_high"] == pytest.approx(4 / 11 * math.exp(Z * se))
-    assert (aa["sex"], aa["race_ethnicity"]) == (None, "african_american")
-
-    # Intersection: reference caucasian_male 6/10.
-    cf = row(t, sel, "intersection", "caucasian_female")
-    assert cf["impact_ratio"] == pytest.approx(5 / 6) and not cf["below_four_fifths"]
-    assert (cf["ci_low"], cf["ci_high"]) == pytest.approx((0.37438, 1.85490), abs=1e-5)
-    aam = row(t, sel, "intersection", "african_american_male")
-    assert aam["impact_ratio"] == pytest.approx(4 / 6) and aam["below_four_fifths"]
-    assert (aam["ci_low"], aam["ci_high"]) == pytest.approx((0.26773, 1.66005), abs=1e-5)
-    assert (aam["sex"], aam["race_ethnicity"]) == ("male", "african_american")
-    # Nobody selected: ratio 0, ci_low 0, ci_high with 0.5 added to every cell:
-    # (0.5 / 11) / (6.5 / 11) = 1/13, se = sqrt(1/0.5 - 1/11 + 1/6.5 - 1/11).
+    # Two groups: the interval is exp(log ratio ± t(G-1) se), se from the résumés' influence
+    # on the log ratio (the delta method, clustered by résumé: each résumé is in both groups).
+    s_m = np.array([1] * 6 + [0] * 4) + np.array([1] * 4 + [0] * 6)  # caucasian + african-american male
+    s_f = np.array([1] * 5 + [0] * 5) + np.zeros(10)
+    u = (s_f - 2 * 0.25) / (20 * 0.25) - (s_m - 2 * 0.5) / (20 * 0.5)
+    se = np.sqrt((u ** 2).sum() * 10 / 9)
+    q = stats.t.ppf(0.975, 9)
+    assert female["ci_low"] == pytest.approx(0.5 * np.exp(-q * se))
+    assert female["ci_high"] == pytest.approx(min(1.0, 0.5 * np.exp(q * se)))
     aaf = row(t, sel, "intersection", "african_american_female")
-    assert aaf["impact_ratio"] == 0 and aaf["ci_low"] == 0 and aaf["below_four_fifths"]
-    se = math.sqrt(1 / 0.5 - 1 / 11 + 1 / 6.5 - 1 / 11)
-    assert aaf["ci_high"] == pytest.approx(math.exp(math.log(1 / 13) + Z * se))
-    assert aaf["ci_high"] == pytest.approx(1.20612, abs=1e-5)
-    assert aaf["note"] == NOTE_ZERO
-
-    # Every résumé is mid: "at or above the true level" = mid or senior = all 40 valid rows.
-    at = t[t["selection"] == "at_or_above_true_level"]
-    assert (at["rate"] == 1).all() and (at["impact_ratio"] == 1).all() and not at["below_four_fifths"].any()
+    assert aaf["impact_ratio"] == 0 and aaf["ci_low"] == 0 and aaf["note"] == NOTE_ZERO and aaf["ci_high"] < 1
     assert set(t["dimension"]) == {"sex", "race_ethnicity", "intersection"}
-    assert len(t) == 2 * (2 + 2 + 4)
     assert t["group_source"].str.contains("proxy for perceived group").all()
 
 
-def test_katz_interval_matches_scipy_relative_risk():
-    rng = np.random.default_rng(4)
-    n, n_ref = rng.integers(5, 200, 50), rng.integers(5, 200, 50)
-    x, x_ref = rng.integers(1, n + 1), rng.integers(1, n_ref + 1)
-    ratio, low, high = katz_interval(x, n, x_ref, n_ref)
-    for i in range(50):
-        ref = relative_risk(int(x[i]), int(n[i]), int(x_ref[i]), int(n_ref[i]))
-        ci = ref.confidence_interval(0.95)
-        assert ratio[i] == pytest.approx(ref.relative_risk)
-        assert (low[i], high[i]) == pytest.approx((ci.low, ci.high))
+def test_junior_resumes_are_not_counted_as_selected_at_or_above_their_level():
+    # Issue 24, item 2: a junior is at or above its level whatever the model says; counting
+    # those rows pulled ratios towards 1 (50% vs 35% of the rows that can vary read 0.85).
+    rows = []
+    for demographic, hits in (("caucasian_male", 10), ("african_american_male", 7)):
+        rows += predictions("m", demographic, ["junior"] * 10, true="junior", start=0)
+        rows += predictions("m", demographic, ["mid"] * hits + ["junior"] * (20 - hits), true="mid", start=10)
+    t = seniority_impact_ratios(pd.DataFrame(rows))
+    aam = row(t, "at_or_above_true_level", "intersection", "african_american_male")
+    assert (aam["n"], aam["n_excluded"]) == (20, 10)
+    assert aam["impact_ratio"] == pytest.approx(0.70) and aam["below_four_fifths"]
 
 
-def test_undefined_ratios_are_nan():
-    ratio, low, high = katz_interval(np.array([0, 3, 2]), np.array([10, 0, 5]), np.array([0, 2, 2]), np.array([10, 5, 0]))
-    assert np.isnan(ratio).all() and np.isnan(low).all() and np.isnan(high).all()
+def test_label_distributions_give_exact_selection_probabilities():
+    # Issue 24, item 3: the sampled labels were used although the distribution was stored.
+    rows = []
+    for demographic, p_senior in (("caucasian_female", 0.4), ("african_american_female", 0.3)):
+        for i in range(12):
+            for run in range(3):
+                rows.append({**predictions("m", demographic, ["mid" if run else "senior"], start=i, run=run)[0],
+                             "p_junior": 0.1, "p_mid": 0.9 - p_senior, "p_senior": p_senior})
+    t = seniority_impact_ratios(pd.DataFrame(rows))
+    aaf = row(t, "predicted_senior", "intersection", "african_american_female")
+    assert aaf["rate"] == pytest.approx(0.3) and aaf["selected"] == pytest.approx(3.6)
+    assert aaf["impact_ratio"] == pytest.approx(0.75) and aaf["n"] == 12  # 12 individuals, not 36 runs
+    # A mid résumé is at or above its level with p_mid + p_senior.
+    assert row(t, "at_or_above_true_level", "intersection", "caucasian_female")["rate"] == pytest.approx(0.9)
+
+
+def test_the_reference_chosen_from_the_data_does_not_make_noise_a_finding():
+    # Issue 24, item 8: the reference is the highest of noisy rates; an interval that treats it
+    # as fixed reads the smallest of four equal groups as below it too often.
+    rng = np.random.default_rng(1)
+    flagged = covered = 0
+    studies = 150
+    for _ in range(studies):
+        rows = []
+        for demographic in ("caucasian_male", "caucasian_female", "african_american_male", "african_american_female"):
+            rows += predictions("m", demographic, list(np.where(rng.random(60) < 0.4, "senior", "mid")))
+        t = seniority_impact_ratios(pd.DataFrame(rows))
+        inter = t[(t["selection"] == "predicted_senior") & (t["dimension"] == "intersection")]
+        flagged += int((inter["ci_high"] < 1).any())
+        covered += int((inter["ci_high"].fillna(1) >= 1).all())
+    assert flagged / studies <= 0.07
+    assert covered / studies >= 0.93
 
 
 def test_exactly_four_fifths_is_not_flagged_and_nobody_selected_is_not_a_ratio():
-    rows = pd.DataFrame(
-        {
-            "model": ["m"] * 20,
-            "sex": ["female"] * 10 + ["male"] * 10,
-            "race_ethnicity": [None] * 20,
-            # 4/10 against 5/10: exactly 0.8.
-            "hired": [1.0] * 4 + [0.0] * 6 + [1.0] * 5 + [0.0] * 5,
-            "never": [0.0] * 19 + [np.nan],
-        }
-    )
+    rows = pd.DataFrame({"model": "m", "resume": list(range(10)) * 2, "sex": ["female"] * 10 + ["male"] * 10,
+                         "race_ethnicity": None,
+                         "hired": [1.0] * 4 + [0.0] * 6 + [1.0] * 5 + [0.0] * 5, "never": [0.0] * 19 + [np.nan]})
     t = impact_table(rows, ["hired", "never"], "names are a proxy")
     female = row(t, "hired", "sex", "female")
     assert female["impact_ratio"] == pytest.approx(0.8) and not female["below_four_fifths"]
-    assert set(t["dimension"]) == {"sex"}  # no race given: no race or intersection rows
+    assert set(t["dimension"]) == {"sex"}
     never = t[t["selection"] == "never"]
-    assert never["impact_ratio"].isna().all() and not never["below_four_fifths"].any()
-    assert (never["note"] == NOTE_NONE_SELECTED).all()
+    assert never["impact_ratio"].isna().all() and (never["note"] == NOTE_NONE_SELECTED).all()
     assert row(t, "never", "sex", "male")[["n", "n_excluded"]].tolist() == [9, 1]
 
 
-
 def test_a_group_without_a_defined_selection_has_no_rate():
-    """A model that never recommends for one name (no text): that group is counted, not rated."""
-    rows = pd.DataFrame({"model": ["m"] * 4, "sex": ["male", "male", "female", "female"],
-                         "race_ethnicity": [None] * 4, "yes": [1.0, 0.0, np.nan, np.nan]})
+    rows = pd.DataFrame({"model": "m", "resume": [0, 1, 0, 1], "sex": ["male", "male", "female", "female"],
+                         "race_ethnicity": None, "yes": [1.0, 0.0, np.nan, np.nan]})
     female = row(impact_table(rows, ["yes"], "proxy"), "yes", "sex", "female")
     assert (female["n"], female["n_excluded"], female["note"]) == (0, 2, NOTE_NO_ROWS)
     assert np.isnan(female["rate"]) and np.isnan(female["impact_ratio"]) and not female["below_four_fifths"]
 
-def test_at_or_above_true_level_and_invalid_predictions():
-    rows = (
-        predictions("m", "caucasian_male", ["junior", "mid", "senior", "error"], true="mid")
-        + predictions("m", "african_american_male", ["junior", "junior", "mid", "unknown"], true="mid")
-    )
-    t = seniority_impact_ratios(pd.DataFrame(rows))
-    cm = row(t, "at_or_above_true_level", "intersection", "caucasian_male")
-    aam = row(t, "at_or_above_true_level", "intersection", "african_american_male")
-    assert (cm["n"], cm["n_excluded"], cm["selected"]) == (3, 1, 2)
-    assert (aam["n"], aam["n_excluded"], aam["selected"]) == (3, 1, 1)
-    assert aam["impact_ratio"] == pytest.approx(0.5) and aam["below_four_fifths"]
-    assert set(t[t["dimension"] == "sex"]["group"]) == {"male"}
 
-
-def test_models_are_separate_tables():
+def test_models_are_separate_and_runs_are_averaged():
     rows = predictions("a", "caucasian_male", ["senior", "mid"]) + predictions("a", "caucasian_female", ["mid", "mid"])
     rows += predictions("b", "caucasian_male", ["mid", "mid"]) + predictions("b", "caucasian_female", ["senior", "mid"])
+    rows += predictions("b", "caucasian_female", ["mid", "mid"], run=1)
     t = seniority_impact_ratios(pd.DataFrame(rows))
     assert row(t, "predicted_senior", "sex", "male", model="a")["reference_group"] == "male"
-    assert row(t, "predicted_senior", "sex", "male", model="b")["reference_group"] == "female"
+    female_b = row(t, "predicted_senior", "sex", "female", model="b")
+    assert female_b["reference_group"] == "female" and female_b["n"] == 2 and female_b["selected"] == pytest.approx(0.5)
 
 
 def test_seniority_input_errors():
@@ -188,73 +167,69 @@ def test_seniority_input_errors():
     with pytest.raises(ValueError, match=r"prediction 'lead' of a demographic row \(row 0 of those\)"):
         seniority_impact_ratios(good.assign(prediction=["lead", "mid"]))
     with pytest.raises(ValueError, match=r"impact ratios: missing columns \['sex'\]"):
-        impact_table(pd.DataFrame({"model": ["m"], "race_ethnicity": ["x"], "s": [1.0]}), ["s"], "proxy")
+        impact_table(pd.DataFrame({"model": ["m"], "resume": [0], "race_ethnicity": ["x"], "s": [1.0]}), ["s"], "proxy")
 
 
 # --------------------------------------------------------------------------- fit audit
 
 
-def fit_rows(level, scores, recommends, model="m", jd="j", axis="firstName"):
-    return [
-        {"model": model, "jd": jd, "resume_id": "r1", "variant": f"{axis}_{level}", "axis": axis, "level": level,
-         "run": i, "score": s, "recommend": r}
-        for i, (s, r) in enumerate(zip(scores, recommends))
-    ]
+def fit_rows(level, scores, recommends, resume="r1", jd="j", axis="firstName", name=None):
+    return [{"model": "m", "jd": jd, "resume_id": resume, "variant": f"{axis}_{level}", "axis": axis, "level": level,
+             "run": i, "score": s, "recommend": r, "name": name}
+            for i, (s, r) in enumerate(zip(scores, recommends))]
 
 
 def test_fit_selections_groups_and_score_cut():
-    rows = (
-        fit_rows("james_smith", [8, 7, 6, 9], ["yes", "yes", "maybe", "YES"])
-        + fit_rows("sarah_smith", [7, 5, np.nan, 6], ["maybe", "no", None, None])
-        + fit_rows("wei_chen", [9, 9], ["yes", "yes"])
-        + fit_rows("aisha_okonkwo", [6.5, 7], ["no", "yes"], jd="k")
-        + fit_rows("2005", [3, 3], ["no", "no"], axis="graduationYear")  # not a name: ignored
-        + [{"model": "m", "jd": "j", "resume_id": "r1", "variant": "baseline", "axis": "baseline", "level": "baseline",
-            "run": 0, "score": 9.0, "recommend": "yes"}]
-    )
-    t = fit_impact_ratios(pd.DataFrame(rows))  # groups from the packaged probe_axes.yaml
+    rows = (fit_rows("wm", [8, 7, 6, 9], ["yes", "yes", "maybe", "YES"])
+            + fit_rows("wf", [7, 5, np.nan, 6], ["maybe", "no", None, None])
+            + fit_rows("x", [9, 9], ["yes", "yes"])
+            + fit_rows("bf", [6.5, 7], ["no", "yes"], resume="r2")
+            + fit_rows("wf", [7, 7], ["yes", "yes"], resume="r2")
+            + fit_rows("2005", [3, 3], ["no", "no"], axis="graduationYear"))
+    t = fit_impact_ratios(pd.DataFrame(rows), GROUPS)
     assert set(t["selection"]) == {"recommend_yes", "score_at_least_7"}
-    male = row(t, "recommend_yes", "sex", "male")  # James Smith only: Wei Chen has no perceived sex
-    female = row(t, "recommend_yes", "sex", "female")  # Sarah Smith + Aisha Okonkwo, over both JDs
-    assert (male["n"], male["selected"], male["n_excluded"]) == (4, 3, 0)
-    assert (female["n"], female["selected"], female["n_excluded"]) == (4, 1, 2)
-    assert female["impact_ratio"] == pytest.approx((1 / 4) / (3 / 4)) and female["below_four_fifths"]
-    asian = row(t, "recommend_yes", "race_ethnicity", "asian")
-    assert (asian["n"], asian["rate"], asian["note"]) == (2, 1.0, NOTE_REFERENCE)
-    white = row(t, "recommend_yes", "race_ethnicity", "white")
-    assert (white["n"], white["selected"], white["n_excluded"], white["reference_group"]) == (6, 3, 2, "asian")
-    assert "asian_" not in " ".join(t.loc[t["dimension"] == "intersection", "group"])
+    male, female = row(t, "recommend_yes", "sex", "male"), row(t, "recommend_yes", "sex", "female")
+    # Individuals are name variants on a résumé (and JD); their runs are averaged (a run
+    # without a recommendation is left out).
+    assert (male["n"], male["selected"]) == (1, pytest.approx(0.75))
+    assert (female["n"], female["selected"]) == (3, pytest.approx(0 + 1 / 2 + 1))
     assert set(t.loc[t["dimension"] == "intersection", "group"]) == {"white_male", "white_female", "black_female"}
-    # Score at or above 7 (a failed run excluded): James 3/4, Sarah 1/3, Aisha 1/2.
     score_female = row(t, "score_at_least_7", "sex", "female")
-    assert (score_female["n"], score_female["selected"], score_female["n_excluded"]) == (5, 2, 1)
-    cut = fit_impact_ratios(pd.DataFrame(rows), score_cut=6.5)
-    assert row(cut, "score_at_least_6.5", "sex", "female")["selected"] == 3
+    # wf on r1: 1 of 3 valid runs; bf on r2: 1 of 2; wf on r2: 2 of 2.
+    assert score_female["selected"] == pytest.approx(1 / 3 + 1 / 2 + 1)
+    cut = fit_impact_ratios(pd.DataFrame(rows), GROUPS, score_cut=6.5)
+    assert row(cut, "score_at_least_6.5", "sex", "female")["selected"] == pytest.approx(1 / 3 + 1 + 1)
     assert t["group_source"].str.contains("probe_axes.yaml").all()
 
 
+def test_fit_scores_use_the_score_distribution_where_stored():
+    dist = "[" + ", ".join(["0.0"] * 5 + ["0.25", "0.25", "0.25", "0.25", "0.0"]) + "]"  # P(score >= 7) = 0.75
+    rows = pd.DataFrame(fit_rows("wm", [6, 6], [None, None]) + fit_rows("wf", [9, 9], [None, None]))
+    rows["score_distribution"] = dist
+    t = fit_impact_ratios(rows, GROUPS)
+    assert row(t, "score_at_least_7", "sex", "male")["rate"] == pytest.approx(0.75)
+
+
 def test_fit_input_errors():
-    good = pd.DataFrame(fit_rows("james_smith", [8, 7], ["yes", "no"]))
+    good = pd.DataFrame(fit_rows("wm", [8, 7], ["yes", "no"]))
     with pytest.raises(ValueError, match=r"score_cut must lie on the 1-10 score scale, got 11"):
-        fit_impact_ratios(good, score_cut=11)
+        fit_impact_ratios(good, GROUPS, score_cut=11)
     with pytest.raises(ValueError, match=r"fit scores: missing columns \['level'\]"):
-        fit_impact_ratios(good.drop(columns="level"))
+        fit_impact_ratios(good.drop(columns="level"), GROUPS)
     with pytest.raises(ValueError, match=r"level 'john_doe' of axis 'firstName' has no declared group"):
-        fit_impact_ratios(pd.DataFrame(fit_rows("john_doe", [8], ["yes"])))
+        fit_impact_ratios(pd.DataFrame(fit_rows("john_doe", [8], ["yes"])), GROUPS)
     with pytest.raises(ValueError, match=r"recommend 'perhaps' \(row 1\) is not one of yes, no, maybe"):
-        fit_impact_ratios(good.assign(recommend=["yes", "perhaps"]))
+        fit_impact_ratios(good.assign(recommend=["yes", "perhaps"]), GROUPS)
 
 
 # --------------------------------------------------------------------------- declared groups
 
 
-def test_packaged_name_groups_cover_every_first_name():
+def test_packaged_name_groups_cover_every_name_level():
     axes = {a.id: a for a in load_probe_axes().axes}
     groups = name_groups()
     assert list(groups) == ["firstName"]
     assert set(groups["firstName"]) == set(axes["firstName"].levels)
-    assert groups["firstName"]["aisha_okonkwo"] == {"sex": "female", "race_ethnicity": "black"}
-    assert groups["firstName"]["wei_chen"]["sex"] is None
 
 
 def _catalog_with(tmp_path, edit):
@@ -266,19 +241,23 @@ def _catalog_with(tmp_path, edit):
     return folder
 
 
+def _first_level(axes):
+    return next(iter(axes["firstName"]["levels"]))
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda a: a["firstName"]["groups"].pop("wei_chen"), r"must list every level once: missing \['wei_chen'\], not a level \[\]"),
+        (lambda a: a["firstName"]["groups"].pop(_first_level(a)), r"must list every level once: missing \['\w+'\], not a level \[\]"),
         (lambda a: a["firstName"]["groups"].update(john_doe={"sex": "male", "race_ethnicity": "white"}),
          r"missing \[\], not a level \['john_doe'\]"),
-        (lambda a: a["firstName"]["groups"].update(wei_chen={"sex": "man", "race_ethnicity": "asian"}),
-         r"groups.wei_chen.sex must be male, female or null \(no perceived sex\), got 'man'"),
-        (lambda a: a["firstName"]["groups"].update(wei_chen={"sex": None, "race_ethnicity": "East Asian"}),
-         r"groups.wei_chen.race_ethnicity must be null or lower-case letters, digits and underscores, got 'East Asian'"),
-        (lambda a: a["firstName"]["groups"].update(wei_chen={"sex": None}),
-         r"groups.wei_chen must be \{sex: ..., race_ethnicity: ...\}"),
-        (lambda a: a["firstName"].update(groups=["james_smith"]), r"`groups` must map each level"),
+        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": "man", "race_ethnicity": "asian"}}),
+         r"sex must be male, female or null \(no perceived sex\), got 'man'"),
+        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None, "race_ethnicity": "East Asian"}}),
+         r"race_ethnicity must be null or lower-case letters, digits and underscores, got 'East Asian'"),
+        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None}}),
+         r"must be \{sex: ..., race_ethnicity: ...\}"),
+        (lambda a: a["firstName"].update(groups=["x"]), r"`groups` must map each level"),
         (lambda a: a["school"].update(groups={}), r"`groups` declares the perceived group of names: only a person_name axis"),
     ],
 )
@@ -295,38 +274,25 @@ def test_a_catalog_without_groups_is_a_clear_error(tmp_path):
 
 
 def test_no_rows_give_the_declared_tables_typed_and_empty():
-    from resumebias_dagster.core.fairness.impact import fit_impact_ratios, seniority_impact_ratios
-    from resumebias_dagster.core.tables import (
-        FitImpactRatios,
-        SeniorityImpactRatios,
-        SeniorityPredictions,
-        columns,
-        empty_table,
-    )
+    from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, SeniorityPredictions, columns, empty_table
 
-    predictions = empty_table(SeniorityPredictions)
-    for table, model in ((seniority_impact_ratios(predictions), SeniorityImpactRatios),
+    for table, model in ((seniority_impact_ratios(empty_table(SeniorityPredictions)), SeniorityImpactRatios),
                          (fit_impact_ratios(pd.DataFrame()), FitImpactRatios)):
         assert list(table.columns) == columns(model) and table.empty
         model.validate(table)
 
 
 def test_the_interval_flag_says_whether_a_shortfall_is_beyond_noise():
-    # 10 of 100 against 50 of 100: ratio 0.2, Katz upper limit 0.2 * exp(1.96 * sqrt(0.1)) = 0.37.
-    # 35 of 50 against 50 of 50: ratio 0.7 (flagged), upper limit 0.84: within noise of 0.8.
     def rows(model, counts):
         out = []
-        for sex, (selected, n) in counts.items():
-            out += [{"model": model, "sex": sex, "race_ethnicity": None, "s": float(i < selected)} for i in range(n)]
+        for sex, selected in counts.items():
+            out += [{"model": model, "resume": i, "sex": sex, "race_ethnicity": None, "s": float(i < selected)}
+                    for i in range(100)]
         return out
 
-    df = pd.DataFrame(rows("far", {"male": (50, 100), "female": (10, 100)})
-                      + rows("near", {"male": (50, 50), "female": (35, 50)}))
-    t = impact_table(df, ["s"], "names are a proxy")
+    t = impact_table(pd.DataFrame(rows("far", {"male": 50, "female": 10}) + rows("near", {"male": 50, "female": 36})),
+                     ["s"], "names are a proxy")
     far = t[(t["model"] == "far") & (t["group"] == "female")].iloc[0]
     near = t[(t["model"] == "near") & (t["group"] == "female")].iloc[0]
-    assert far["impact_ratio"] == pytest.approx(0.2) and far["ci_high"] == pytest.approx(0.2 * math.exp(Z * math.sqrt(0.1)))
-    assert far["below_four_fifths"] and far["ci_below_four_fifths"]
-    assert near["impact_ratio"] == pytest.approx(0.7) and near["ci_high"] > 0.8
-    assert near["below_four_fifths"] and not near["ci_below_four_fifths"]
-    assert not t.loc[t["group"] == "male", "ci_below_four_fifths"].any()
+    assert far["impact_ratio"] == pytest.approx(0.2) and far["ci_below_four_fifths"]
+    assert near["impact_ratio"] == pytest.approx(0.72) and near["below_four_fifths"] and not near["ci_below_four_fifths"]

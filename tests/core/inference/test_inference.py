@@ -67,11 +67,25 @@ def test_sign_flip_edge_cases_and_the_smallest_attainable_p():
     assert smallest_p(5) == pytest.approx(0.0625)  # five résumés can never reach 0.05
 
 
-def test_run_permutation_never_goes_below_what_a_permutation_can_give():
+def test_run_permutation_matches_scipy_and_never_goes_below_what_a_permutation_can_give():
     # Welch on these runs gives 0.0039; a permutation of 5 + 5 runs cannot go below 2/252.
-    assert run_permutation_p([7] * 5, [6, 6, 6, 6, 5]) >= 2 / 252 - 1e-12
-    assert run_permutation_p([7] * 5, [7] * 5) == 1.0
-    assert np.isnan(run_permutation_p([7], [6, 6]))
+    assert run_permutation_p([7] * 5, [6, 6, 6, 6, 5])[0] == pytest.approx(2 / 252)
+    assert run_permutation_p([7] * 5, [7] * 5)[0] == 1.0
+    assert np.isnan(run_permutation_p([7, np.nan], [6, 6])[0])
+    rng = np.random.default_rng(9)
+    b, v = rng.integers(3, 9, (6, 5)).astype(float), rng.integers(4, 10, (6, 5)).astype(float)
+    b[2, 4] = np.nan
+    ours = run_permutation_p(b, v)
+    for i in range(6):
+        x, y = b[i][~np.isnan(b[i])], v[i]
+        ref = stats.permutation_test((x, y), lambda a, c, axis: np.mean(c, axis=axis) - np.mean(a, axis=axis),
+                                     permutation_type="independent", n_resamples=np.inf, vectorized=True)
+        # Two-sided as |difference| at least the observed one (scipy doubles the smaller tail,
+        # the same thing when both sides have as many runs).
+        null = ref.null_distribution
+        assert ours[i] == pytest.approx(np.mean(np.abs(null) >= abs(ref.statistic) - 1e-9))
+        if len(x) == len(y):
+            assert ours[i] == pytest.approx(ref.pvalue)
 
 
 def test_tost_mde_and_power_against_their_definitions():
@@ -113,8 +127,13 @@ def test_family_adjustment_keeps_one_family_out_of_another_families_ranking():
 def test_family_adjustment_keeps_the_chance_of_any_finding_under_the_null_at_alpha():
     rng = np.random.default_rng(6)
     family = np.repeat(np.arange(8), 12)
-    hits = np.mean([(family_adjusted(rng.uniform(size=96), family) <= 0.05).any() for _ in range(2000)])
-    assert hits <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)
+    scope = family // 2  # four scopes (arms) of two families each, one gate
+    for kwargs in ({}, {"scope": scope, "gate": np.zeros(96, int)}):
+        hits = np.mean([(family_adjusted(rng.uniform(size=96), family, **kwargs) <= 0.05).any() for _ in range(2000)])
+        assert hits <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)
+    # Without the gate, four scopes judged apart would flag up to four times as many null studies.
+    apart = np.mean([(family_adjusted(rng.uniform(size=96), family, scope) <= 0.05).any() for _ in range(2000)])
+    assert apart > 0.1
 
 
 def test_classify_reads_each_verdict():

@@ -108,8 +108,14 @@ def test_non_utf8_and_missing_file(tmp_path):
 def test_cli_json_has_exactly_the_cell_keys(good, capsys):
     assert "analyze-fit" in COMMANDS
     assert main(["analyze-fit", "--json", str(good)]) == 0
-    cells = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"cells", "verdicts"}
+    cells = out["cells"]
     assert isinstance(cells, list) and len(cells) == 3
+    # One finding per variant over the JDs (one résumé here: the JDs are the units).
+    assert {v["finding"] for v in out["verdicts"]} == {f"fit_level:{c['variant']}" for c in cells}
+    for v in out["verdicts"]:
+        assert {"finding", "model", "estimate", "ci_low", "ci_high", "p", "verdict", "mde"} <= set(v)
     for c in cells:
         assert tuple(c) == JSON_KEYS
     by = {c["variant"]: c for c in cells}
@@ -118,7 +124,7 @@ def test_cli_json_has_exactly_the_cell_keys(good, capsys):
     assert brazil["n_baseline"] == 3 and brazil["n_variant"] == 3
     assert brazil["delta"] == pytest.approx(16 / 3 - 22 / 3)
     assert brazil["p_value"] == pytest.approx(expected["p_value"]) and brazil["q_value"] is not None
-    # One MIT run: no variance, so no p-value: null, not NaN.
+    # One MIT run: no permutation of one run, so no p-value: null, not NaN.
     mit = by["school_mit"]
     assert mit["p_value"] is None and mit["ci_low"] is None and mit["delta"] == pytest.approx(9 - 22 / 3)
 
@@ -126,8 +132,8 @@ def test_cli_json_has_exactly_the_cell_keys(good, capsys):
 def test_cli_tables_and_input_errors(good, tmp_path, capsys):
     assert main(["analyze-fit", str(good)]) == 0
     out = capsys.readouterr().out
-    assert "FIT-SCORE EFFECTS BY MODEL" in out and "SIGNIFICANT CELLS" in out
-    assert "fewer than 2 valid variant runs" in out
+    assert "FIT-SCORE EFFECTS BY MODEL" in out and "CELLS BEYOND NOISE" in out and "VERDICTS" in out
+    assert "one résumé: a claim about that résumé only" in out
     assert main(["analyze-fit", "--all", str(good)]) == 0
     assert "addressCountry_brazil" in capsys.readouterr().out
     bad = tmp_path / "bad.csv"

@@ -64,24 +64,29 @@ def test_naming_convention_and_axes(variants):
     assert (base_rows[["arm", "axis", "level"]] == [BASELINE, BASELINE, ""]).all().all()
     spec = load_probe_axes()
     levels = {a.id: list(a.levels) for a in spec.axes}
-    assert len(levels["firstName"]) == 6 and levels["graduationYear"] == ["2005", "1998"]
+    assert len(levels["firstName"]) == 8 and levels["graduationYear"] == ["2005", "1998"]
     assert len(levels["addressCountry"]) == 5 and levels["careerGap"] == ["unexplained", "caregiving"]
     assert len(levels["companyNames"]) == 4 and len(levels["companyLocations"]) == 4 and len(levels["school"]) == 4
     assert levels["anonymize"] == ["name", "all"]
     assert len(levels["promptInjection"]) >= 2 and len(levels["placebo"]) >= 3
     assert spec.arms()["placebo"] == "placebo" and spec.arms()["promptInjection"] == "prompt_injection"
-    assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_wei_chen"} <= set(variants["variant"])
+    assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_asian_female"} <= set(variants["variant"])
 
 
 def test_first_name_changes_the_name_everywhere(variants, base):
+    named = variants.set_index(["resume_id", "variant"])["name"]
     for row in base.itertuples():
-        text = text_of(variants, row.resume_id, "firstName_aisha_okonkwo")
-        assert text.startswith("Aisha Okonkwo\n")
+        text = text_of(variants, row.resume_id, "firstName_black_female")
+        name = named[row.resume_id, "firstName_black_female"]
+        first = name.split()[0]
+        assert text.startswith(f"{name}\n")
         assert not ({row.first_name.lower(), row.last_name.lower()} & set(tokens(text)))
-        assert "aisha" in text.split("\n")[1].split("@")[0]
+        assert first.lower() in text.split("\n")[1].split("@")[0]
         if row.linkedin:
-            assert "linkedin.com/in/aisha" in text
-    hyphen = text_of(variants, base.resume_id[0], "firstName_mohammed_al_said")
+            assert f"linkedin.com/in/{first.lower()}" in text
+    # Study 003's single names (the study003 preset) include a hyphenated surname.
+    hyphen = probe_variants(base.iloc[:1], axes=["firstName"], catalog_dir="preset:study003")
+    hyphen = text_of(hyphen, base.resume_id[0], "firstName_mohammed_al_said")
     assert hyphen.startswith("Mohammed Al-Said\n") and "al-said" in hyphen.split("\n")[1]
 
 

@@ -17,7 +17,7 @@ SETTINGS = load_inference_settings()
 
 def _rows(model, original, truth, preds, variants, run=0):
     return [{"variant_kind": "demographic", "original_idx": original, "variant": v, "model": model, "run": run,
-             "prediction": p, "true_seniority": truth, "name": f"{v.title().replace('_', '')} N{original}"}
+             "prediction": p, "true_seniority": truth, "name": f"{v.title().replace('_', '')}{original} Name"}
             for v, p in zip(variants, preds)]
 
 

@@ -80,11 +80,16 @@ _BLINDED = {
 }
 
 
-def _change_text(axis: Any, level: str, value: Any) -> str:
-    """What one probe level changed, in words, by the edit that wrote it (core/jd_audit/probes/)."""
+def _change_text(axis: Any, level: str, value: Any, name: str | None = None) -> str:
+    """What one probe level changed, in words, by the edit that wrote it (core/jd_audit/probes/).
+    ``name``: the name a person_name variant wrote (its ``name`` column), when known."""
     edit = axis.edit
     if edit == "person_name":
-        return (f"the candidate's name was changed from the baseline's to '{value}' "
+        written = name or (value if isinstance(value, str) else None)
+        if written is None:  # a pool level, the name unrecorded: the names it draws from
+            return (f"the candidate's name was changed from the baseline's to one of these names: {_quoted_list(value)} "
+                    "(name line, e-mail address and profile link)")
+        return (f"the candidate's name was changed from the baseline's to '{written}' "
                 "(name line, e-mail address and profile link)")
     if edit == "graduation_year":
         return (f"the year of the candidate's most recent degree was changed to {value} "
@@ -118,14 +123,15 @@ def _change_text(axis: Any, level: str, value: Any) -> str:
     return f"the {axis.label} was set to '{value}'"
 
 
-def describe_change(axis_id: str, level: str, axes: Any = None) -> str:
+def describe_change(axis_id: str, level: str, axes: Any = None, name: str | None = None) -> str:
     """The changed signal of variant ``<axis>_<level>`` in words, from ``probe_axes.yaml``
-    (``axes``: a loaded ``ProbeAxes``); an axis or level it does not know is described by its ids."""
+    (``axes``: a loaded ``ProbeAxes``); an axis or level it does not know is described by its ids.
+    ``name``: the name a name variant wrote (a pool level writes a different one per résumé)."""
     axis = next((a for a in getattr(axes, "axes", ()) if a.id == axis_id), None)
     if axis is None or level not in axis.levels:
-        text = f"the {axis_id} signal was set to '{level}'"
+        text = f"the {axis_id} signal was set to '{name or level}'"
     else:
-        text = _change_text(axis, level, axis.levels[level])
+        text = _change_text(axis, level, axis.levels[level], name)
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
@@ -233,14 +239,20 @@ def judge_requests(
         axes = load_probe_axes()
     titles = dict(job_titles or {})
     picked = _picked_rows(cells, fit_scores)
-    changes: dict[tuple[str, str], str] = {}
+    # The name each cell's variant wrote (fit_scores' `name`, from probe_variants): a pool level
+    # writes a different name into each résumé, so the change is described by that name.
+    variant_rows = picked["first_variant"]
+    names = (variant_rows["name"].to_numpy(dtype=object) if "name" in variant_rows.columns
+             else np.full(len(cells), None, dtype=object))
+    changes: dict[tuple[str, str, str | None], str] = {}
     blocks = {k: [evaluation_block(r) for r in frame.to_dict("records")] for k, frame in picked.items()}
     out: dict[str, list] = {s: [] for s in SAMPLES}
     for i, cell in enumerate(cells.itertuples(index=False)):
         template = prompts[ARM_TEMPLATE.get(cell.arm, "probe")]
-        change_key = (str(cell.axis), str(cell.level))
+        name = None if pd.isna(names[i]) else str(names[i])
+        change_key = (str(cell.axis), str(cell.level), name)
         if change_key not in changes:
-            changes[change_key] = describe_change(*change_key, axes=axes)
+            changes[change_key] = describe_change(*change_key[:2], axes=axes, name=name)
         fields = {
             "job_title": titles.get(cell.jd, cell.jd),
             "change": changes[change_key],

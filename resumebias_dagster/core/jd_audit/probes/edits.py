@@ -28,10 +28,32 @@ from resumebias_dagster.core.seniority.resume_text import (
 # --------------------------------------------------------------------------- edits
 
 
-def _person_name(layout: _Layout, value: str, axis: Axis) -> Signal:
-    old_first, _, old_last = layout.lines[0].strip().partition(" ")
-    if not old_last:
+def _own_name(layout: _Layout) -> tuple[str, str]:
+    first, _, last = layout.lines[0].strip().partition(" ")
+    if not last:
         raise ValueError(f"the first line {layout.lines[0]!r} is not a first and last name")
+    return first, last
+
+
+def pool_name(value: str | list[str], position: int, layout: _Layout) -> str:
+    """The "First Last" a person_name level writes into the résumé at ``position`` of the arm.
+
+    A single name is itself. From a pool the résumé at position k gets entry k modulo the
+    pool's size (deterministic and balanced: while the arm has no more résumés than the pool
+    has names, each name is used once); an entry sharing a word with the résumé's own name
+    (the swap could not be verified) is skipped for the next one."""
+    if isinstance(value, str):
+        return value
+    own = name_tokens(*_own_name(layout))
+    for step in range(len(value)):
+        name = value[(position + step) % len(value)]
+        if not name_tokens(*name.split(" ", 1)) & own:
+            return name
+    raise ValueError(f"every name of the pool shares a word with the résumé's own name {layout.lines[0].strip()!r}")
+
+
+def _person_name(layout: _Layout, value: str, axis: Axis) -> Signal:
+    old_first, old_last = _own_name(layout)
     new_first, _, new_last = value.partition(" ")
     text = replace_person("\n".join(layout.lines), old_first, old_last, new_first, new_last)
     old = _name_forms(old_first, old_last)
@@ -305,9 +327,26 @@ def _words(value: Any, what: str) -> str:
     return value
 
 
+_PERSON = re.compile(r"[A-Z][A-Za-z'-]* [A-Z][A-Za-z' -]*")
+
+
 def _check_person(value: Any, axis: Axis) -> None:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Z][A-Za-z'-]* [A-Z][A-Za-z' -]*", value):
-        raise ValueError(f"a name level must be 'First Last' in capitalised words, got {value!r}")
+    """One "First Last", or a pool: a non-empty list of them, none twice."""
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("the name pool is empty; list at least one 'First Last'")
+        for i, entry in enumerate(value):
+            if not isinstance(entry, str) or not _PERSON.fullmatch(entry):
+                raise ValueError(
+                    f"pool entry {i + 1} ({entry!r}) must be 'First Last' in capitalised words (letters, "
+                    "apostrophe, hyphen)"
+                )
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"the name pool lists {twice[0]!r} more than once")
+        return
+    if not isinstance(value, str) or not _PERSON.fullmatch(value):
+        raise ValueError(f"a name level must be 'First Last' in capitalised words, or a list of them, got {value!r}")
 
 
 def _check_year(value: Any, axis: Axis) -> None:

@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 
 from resumebias_dagster.core.common.diffing import tokens, unexplained_changes
+from resumebias_dagster.core.jd_audit.design import load_fit_design
 from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
-from resumebias_dagster.core.jd_audit.probes.edits import _EDITS
+from resumebias_dagster.core.jd_audit.probes.edits import _EDITS, pool_name
 from resumebias_dagster.core.jd_audit.probes.layout import _Layout, _parse, timeline_problems
 from resumebias_dagster.core.jd_audit.probes.terms import (
     AXES_FILE,
@@ -43,9 +44,22 @@ def _spec(axes: ProbeAxes | Iterable[str] | None, catalog_dir: CatalogDir) -> Pr
     return spec if axes is None else spec.select(axes)
 
 
-def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any) -> Signal | None:
+def _name(axis: Axis, level: str, layout: _Layout, position: int, resume_id: Any) -> str | None:
+    """The name a person_name level writes into the résumé at ``position`` of the arm (None
+    for any other edit)."""
+    if axis.edit != "person_name":
+        return None
     try:
-        signal = _EDITS[axis.edit][0](layout, axis.levels[level], axis)
+        return pool_name(axis.levels[level], position, layout)
+    except ValueError as exc:
+        raise ValueError(f"probe variant {axis.id}_{level} of résumé {resume_id}: {exc}") from exc
+
+
+def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any, name: str | None = None) -> Signal | None:
+    """The level applied to the résumé; a person_name level writes ``name`` (one of its pool)."""
+    value = name if axis.edit == "person_name" else axis.levels[level]
+    try:
+        signal = _EDITS[axis.edit][0](layout, value, axis)
     except ValueError as exc:
         raise ValueError(f"probe variant {axis.id}_{level} of résumé {resume_id}: {exc}") from exc
     if signal is not None and signal.lines == layout.lines:
@@ -53,9 +67,9 @@ def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any) -> Signal |
     return signal
 
 
-# The default arm of the audit (the ``probe_variants`` asset's config): one mid-level
-# software engineer, whom the 17 software job descriptions fit.
-DEFAULT_ARM = {"occupation": "software_engineer", "levels": ("mid",), "per_level": 1}
+# The default arm of the audit (the ``probe_variants`` asset's config): the base résumés of
+# catalog/fit_design.yaml (of $RESUMEBIAS_CATALOG_DIR when set), read when this module loads.
+DEFAULT_ARM = load_fit_design().arm()
 
 
 def select_probe_resumes(base: pd.DataFrame, occupation: str = DEFAULT_ARM["occupation"],
@@ -73,25 +87,28 @@ def probe_variants(
 
     ``base`` needs ``resume_id`` and ``text`` in the layout of ``generate_resumes``.
     ``axes``: None for every catalog axis, a list of axis ids for some, or a loaded
-    ``ProbeAxes``. Columns ``resume_id, variant, arm, axis, level, text``; the baseline row
-    has variant, arm and axis ``baseline`` and an empty level. A level that would leave a
-    résumé unchanged is left out for that résumé.
+    ``ProbeAxes``. Columns ``resume_id, variant, arm, axis, level, name, text``; the baseline
+    row has variant, arm and axis ``baseline`` and an empty level. ``name`` is the "First Last"
+    a person_name variant writes (null otherwise): from a pool, the résumé at position k of
+    ``base`` gets entry k modulo the pool's size. A level that would leave a résumé unchanged
+    stops the arm.
     """
     missing = {"resume_id", "text"} - set(base.columns)
     if missing:
         raise ValueError(f"probe_variants: base lacks columns {sorted(missing)}")
     spec = _spec(axes, catalog_dir)
     rows = []
-    for resume_id, text in zip(base["resume_id"], base["text"]):
+    for position, (resume_id, text) in enumerate(zip(base["resume_id"], base["text"])):
         baseline = with_baseline_additions(text, spec.interests)
         try:
             layout = _parse(baseline)
         except ValueError as exc:
             raise ValueError(f"probe_variants: résumé {resume_id}: {exc}") from exc
-        rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", baseline))
+        rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline))
         for axis in spec.axes:
             for level in axis.levels:
-                signal = _signal(axis, level, layout, resume_id)
+                name = _name(axis, level, layout, position, resume_id)
+                signal = _signal(axis, level, layout, resume_id, name)
                 if signal is None:
                     # A missing level would silently drop an axis from the arm's statistics.
                     raise ValueError(
@@ -99,7 +116,7 @@ def probe_variants(
                         "(it already has that value, or lacks what the edit changes); probe another résumé "
                         f"or remove the level from {AXES_FILE}"
                     )
-                rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, signal.text))
+                rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, name, signal.text))
     return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
@@ -149,7 +166,9 @@ def check_probe_variants(
 
     For each variant the allowed change is re-derived from its baseline row and its axis
     level (old and new values of the signal, the lines holding them) and the texts are
-    diffed with ``verify_single_signal``. Columns ``resume_id, variant, problem``.
+    diffed with ``verify_single_signal``; a person_name variant is re-derived from the name it
+    records, which must be one of its level's names (only name variants record one).
+    Columns ``resume_id, variant, problem``.
     """
     missing = set(VARIANT_COLUMNS) - set(variants.columns)
     if missing:
@@ -163,6 +182,8 @@ def check_probe_variants(
             problems.append((resume_id, BASELINE, f"{len(baselines)} baseline rows; expected exactly one"))
             continue
         baseline = baselines.iloc[0]
+        if rows.loc[rows["variant"] == BASELINE, "name"].notna().any():
+            problems.append((resume_id, BASELINE, "the baseline records a name; only name variants do"))
         layout = _parse(baseline)
         base_timeline = set(timeline_problems(baseline))
         configured = {f"{a.id}_{level}" for a in spec.axes for level in a.levels}
@@ -171,13 +192,22 @@ def check_probe_variants(
             (resume_id, variant, "configured in the probe axes but missing for this résumé")
             for variant in sorted(configured - present)
         ]
-        others = rows.loc[rows["variant"] != BASELINE, ["variant", "axis", "level", "text"]]
-        for variant, axis_id, level, text in others.itertuples(index=False):
+        others = rows.loc[rows["variant"] != BASELINE, ["variant", "axis", "level", "name", "text"]]
+        for variant, axis_id, level, name, text in others.itertuples(index=False):
             axis = by_id.get(axis_id)
             if axis is None or level not in axis.levels or variant != f"{axis_id}_{level}":
                 problems.append((resume_id, variant, f"no level {level!r} of axis {axis_id!r} in the probe axes"))
                 continue
-            signal = _signal(axis, level, layout, resume_id)
+            name = None if pd.isna(name) else str(name)
+            name_problem = _name_problem(axis, level, name)
+            if name_problem:
+                problems.append((resume_id, variant, name_problem))
+                continue
+            try:
+                signal = _signal(axis, level, layout, resume_id, name)
+            except ValueError as exc:
+                problems.append((resume_id, variant, str(exc)))
+                continue
             if signal is None:
                 problems.append((resume_id, variant, "this level does not apply to the résumé, yet a variant exists"))
                 continue
@@ -187,6 +217,18 @@ def check_probe_variants(
                 problems.append((resume_id, variant, problem))
             problems += [(resume_id, variant, p) for p in _consistency_problems(layout, base_timeline, text, axis)]
     return pd.DataFrame(problems, columns=PROBLEM_COLUMNS)
+
+
+def _name_problem(axis: Axis, level: str, name: str | None) -> str | None:
+    """What is wrong with the name a variant records, if anything."""
+    if axis.edit != "person_name":
+        return None if name is None else f"records the name {name!r}, but only name variants carry one"
+    if name is None:
+        return "a name variant without its name (the `name` column)"
+    value = axis.levels[level]
+    if name not in (value if isinstance(value, list) else [value]):
+        return f"the name {name!r} is not one of level {level!r}'s names"
+    return None
 
 
 def _consistency_problems(layout: _Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:

@@ -11,8 +11,9 @@ ARMS = {"baseline": "probe", "firstName": "probe", "school": "probe", "promptInj
         "anonymize": "anonymize", "placebo": "placebo"}
 
 
-def runs(model, variant, scores, jd="j", resume="r1", text=True, texts=None):
-    """Fit rows of one (model, jd, résumé, variant); a NaN score is a failed run."""
+def runs(model, variant, scores, jd="j", resume="r1", text=True, texts=None, name=None):
+    """Fit rows of one (model, jd, résumé, variant); a NaN score is a failed run; ``name``: the
+    name a name variant wrote (fit_scores' `name`)."""
     axis, _, level = variant.partition("_")
     out = []
     for r, score in enumerate(scores):
@@ -20,7 +21,7 @@ def runs(model, variant, scores, jd="j", resume="r1", text=True, texts=None):
         written = text and not failed
         out.append({
             "model": model, "jd": jd, "resume_id": resume, "variant": variant, "arm": ARMS[axis],
-            "axis": axis, "level": level, "run": r, "score": score, "recommend": None if failed else "maybe",
+            "axis": axis, "level": level, "name": name, "run": r, "score": score, "recommend": None if failed else "maybe",
             "justification": (texts[r] if texts else f"{variant} run {r}.") if written else None,
             "strengths": json.dumps(["Go", "distributed systems"]) if written else None,
             "concerns": json.dumps(["no management"]) if written else None,

@@ -1,0 +1,90 @@
+"""How large a study must be to detect an effect: résumés, runs and job descriptions for a
+target effect at the declared power, from the noise of a pilot run or an assumed one.
+
+The model of the noise is the design's: an effect is the mean over G résumés of each
+résumé's difference, whose standard deviation ``sd`` has two parts. One is how the effect
+itself differs between résumés (and names): more runs or job descriptions do not shrink it.
+The other is the run-to-run noise of the model's answers, averaged over R runs and J job
+descriptions: it shrinks as 1 / (R J). ``run_share`` is that part's share of ``sd**2`` at the
+pilot's runs and job descriptions (0 for a model scored exactly, as an embedded LLM is).
+So ``sd(R, J)**2 = sd**2 (1 - run_share + run_share R0 J0 / (R J))`` and the standard error
+with G résumés is ``sd(R, J) / sqrt(G)``; the needed G is the smallest whose two-sided t
+test at alpha has the declared power against the effect (noncentral t), and, for a
+randomisation test over résumés, whose smallest possible p (2 / 2**G) is at most alpha.
+An impact ratio's effect is planned on the log scale (a ratio of 0.8 is log 0.8).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.inference.estimate import Estimate
+from resumebias_dagster.core.inference.settings import InferenceSettings
+
+# Rough per-résumé standard deviations when there is no pilot: one résumé's difference, in
+# the finding's unit (the log ratio for impact ratios). A pilot run replaces them.
+ASSUMED_SD = {"style_shift": 0.5, "seniority_bias": 0.5, "inconsistency": 0.5, "fit_delta": 1.0, "impact_ratio": 2.0}
+RANDOMISATION = {"fit_delta"}  # kinds tested by sign flips over résumés
+MAX_RESUMES = 100_000
+
+
+@dataclass(frozen=True)
+class Noise:
+    sd: float  # SD of one résumé's difference at the pilot's runs and JDs
+    run_share: float = 0.5  # share of sd**2 that is run-to-run noise (0: exact scores)
+    runs: int = 5  # the pilot's runs per cell
+    jds: int = 1  # the pilot's job descriptions per résumé
+
+    def at(self, runs: int, jds: int) -> float:
+        return self.sd * math.sqrt(1 - self.run_share + self.run_share * self.runs * self.jds / (runs * jds))
+
+
+def pilot_noise(verdicts: pd.DataFrame, kind: str, runs: int, jds: int = 1, run_share: float = 0.5) -> Noise:
+    """The noise of ``kind`` measured by a pilot's verdicts (se x sqrt(résumés), the median
+    over its findings of that kind)."""
+    rows = verdicts[(verdicts["kind"] == kind) & np.isfinite(verdicts["se"]) & (verdicts["n_resumes"] > 1)]
+    if not len(rows):
+        raise ValueError(f"the pilot has no {kind} finding with a standard error to plan from")
+    sd = float(np.median(rows["se"] * np.sqrt(rows["n_resumes"])))
+    return Noise(sd, run_share, runs, jds)
+
+
+def resumes_needed(effect: float, sd: float, settings: InferenceSettings, randomisation: bool = False) -> int:
+    """The smallest number of résumés whose test detects ``effect`` with the declared power."""
+    if effect == 0 or sd <= 0:
+        return 2 if sd <= 0 else MAX_RESUMES
+
+    def power(g: int) -> float:
+        est = Estimate(np.array([0.0]), np.array([sd / math.sqrt(g)]), np.array([g - 1.0]), np.array([g]))
+        return float(est.power_at(abs(effect), settings.alpha)[0])
+
+    floor = max(2, math.ceil(math.log2(2 / settings.alpha)) if randomisation else 2)
+    low, high = floor, floor
+    while power(high) < settings.power:
+        low, high = high, high * 2
+        if high > MAX_RESUMES:
+            return MAX_RESUMES
+    while low < high:  # power grows with g: bisect
+        mid = (low + high) // 2
+        low, high = (mid + 1, high) if power(mid) < settings.power else (low, mid)
+    return high
+
+
+def plan(kind: str, effect: float, noise: Noise, settings: InferenceSettings, variants_per_resume: int,
+         runs: Sequence[int] = (1, 3, 5, 10), jds: Sequence[int] = (1,)) -> pd.DataFrame:
+    """Designs (runs x job descriptions) with the résumés each needs and the calls it makes
+    (résumés x variants per résumé x runs x job descriptions)."""
+    target = math.log(effect) if kind == "impact_ratio" else effect
+    rows = []
+    for r in runs:
+        for j in jds:
+            sd = noise.at(r, j)
+            g = resumes_needed(target, sd, settings, kind in RANDOMISATION)
+            rows.append({"kind": kind, "effect": effect, "runs": r, "job_descriptions": j, "resumes": g,
+                         "sd_per_resume": sd, "calls": g * variants_per_resume * r * j})
+    return pd.DataFrame(rows)

@@ -1,0 +1,89 @@
+"""The job-description audit's verdicts (the fit audit's findings, core/inference/).
+
+* ``fit_level:<variant>`` [family ``<arm>:<axis>``, ranked within the arm]: the change a
+  level makes to the score, averaged over the job descriptions, with the résumé as the unit
+  (``fit_stats.pooled_levels``: sign flips over résumés; with one résumé, over the job
+  descriptions, a claim about that résumé). The placebo arm's findings are the check: they
+  should be beyond noise in about alpha of studies at most.
+* ``fit_group:sex`` and ``fit_group:race:<group>`` [family ``names``, with the probe arm]: the
+  name levels of an axis that declares ``groups`` compared within résumé: female minus male
+  names, each race/ethnicity minus the reference (white, where the names include it), each
+  résumé's names averaged over the job descriptions; two-way cluster-robust by résumé and
+  name, so a penalty on one name is that name's quirk unless its group's other names share
+  it (``core/inference/clustered.py``). A level with ``sex: null`` is in no sex contrast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
+from resumebias_dagster.core.jd_audit.fit_stats import SCORE_DEVIATION, pooled_levels, text_values
+
+REFERENCE_RACE = "white"
+
+
+def _level_findings(scores: pd.DataFrame, settings: InferenceSettings, arms) -> list[pd.DataFrame]:
+    keys, est, p, test = pooled_levels(scores, settings, arms)
+    description = [f"{a} {lv} minus the baseline résumé, over {n} job description{'s' if n != 1 else ''}"
+                   for a, lv, n in zip(keys["axis"], keys["level"], keys["n_jds"])]
+    meta = {"model": keys["model"].to_numpy(), "study": "jd_audit", "finding": ("fit_level:" + keys["variant"]).to_numpy(),
+            "family": (keys["arm"] + ":" + keys["axis"]).to_numpy(), "scope": keys["arm"].to_numpy(),
+            "description": np.asarray(description, dtype=object),
+            "note": np.where(test == "sign_flip_jd", "one résumé: the job descriptions are the units, a claim "
+                             "about that résumé only", "")}
+    return [findings(meta, est, p, "fit_delta", test, settings)]
+
+
+def _group_findings(scores: pd.DataFrame, settings: InferenceSettings,
+                    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]) -> list[pd.DataFrame]:
+    if "axis" not in scores.columns:
+        return []
+    texts = text_values(scores[scores["axis"].isin(list(groups)) | (scores["variant"] == "baseline")])
+    frames = []
+    for axis, levels in groups.items():
+        variants = {f"{axis}_{level}": g for level, g in levels.items()}
+        t = texts[texts["variant"].isin(list(variants))]
+        if not len(t):
+            continue
+        # Each résumé's name variant, averaged over the job descriptions it was scored under.
+        t = t.groupby(["model", "resume_id", "variant"], as_index=False, sort=True).agg(
+            value=("value", "mean"), name=("name", "first") if "name" in t.columns else ("variant", "first"))
+        t["name"] = t["name"].fillna(t["variant"])
+        sex = t["variant"].map(lambda v: variants[v]["sex"])
+        race = t["variant"].map(lambda v: variants[v]["race_ethnicity"])
+        races = sorted(r for r in race.dropna().unique() if r != REFERENCE_RACE)
+        contrasts = [("sex", "female minus male names on the same résumé",
+                      np.where(sex == "female", 1, np.where(sex == "male", -1, 0)))]
+        if REFERENCE_RACE in set(race):
+            contrasts += [(f"race:{r}", f"{r.replace('_', ' ')} minus {REFERENCE_RACE} names on the same résumé",
+                           np.where(race == r, 1, np.where(race == REFERENCE_RACE, -1, 0))) for r in races]
+        for model, rows in t.groupby("model", sort=True):
+            at = (t["model"] == model).to_numpy()
+            resume = pd.factorize(rows["resume_id"])[0]
+            name = pd.factorize(rows["name"])[0]
+            level = pd.factorize(rows["variant"])[0]
+            for key, description, side in contrasts:
+                est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level).bounded(SCORE_DEVIATION)
+                frames.append(findings(
+                    {"model": model, "study": "jd_audit", "finding": f"fit_group:{key}", "family": f"names:{axis}",
+                     "scope": "probe", "description": description,
+                     "note": "" if np.isfinite(est.se[0]) or est.n_resumes[0] < 2 else "one name per group: a "
+                     "name's own effect cannot be told from its group's, so there is no test"},
+                    est, est.p_value(), "fit_delta", "t_resume_name", settings))
+    return frames
+
+
+def fit_verdicts(scores: pd.DataFrame, settings: InferenceSettings,
+                 groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
+                 arms: Mapping[str, str] | None = None, extra: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The ``Verdicts`` rows of the fit audit; ``groups`` the name axes' perceived groups
+    (``probe_axes.yaml``); ``extra`` more findings frames ranked with these (impact ratios)."""
+    if not len(scores):
+        return finish(list(extra or []), settings)
+    frames = _level_findings(scores, settings, arms)
+    frames += _group_findings(scores, settings, groups or {})
+    return finish(frames + list(extra or []), settings)

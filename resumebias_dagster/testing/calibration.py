@@ -1,0 +1,193 @@
+"""Simulated studies through the same code the assets use, to check every verdict type's
+error rates: null studies (nothing planted) for the false-positive rate and the interval's
+coverage, studies with an effect of the declared size planted for power and coverage.
+``benchmarks/bench_inference_calibration.py`` runs many; a test runs a few.
+
+A scenario simulates one study and returns its verdict rows of one type, each with the
+true value of what it estimates (``true``) and whether an effect was planted on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from resumebias_dagster.core.fairness.impact import impact_findings, seniority_selection_rows
+from resumebias_dagster.core.inference import InferenceSettings, finish
+from resumebias_dagster.core.jd_audit.fit_stats import fit_effects
+from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
+from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
+from resumebias_dagster.testing.seniority_simulation import (
+    CUTS,
+    MU,
+    label_distribution,
+    simulate_seniority_predictions,
+    true_effects,
+)
+
+AA = ("african_american_male", "african_american_female")
+PLACEBO = tuple(f"placebo_p{k}" for k in range(4))
+PROBES = tuple(f"school_l{k}" for k in range(4))
+NAME_LEVELS = {f"{race}_{sex}": {"sex": sex, "race_ethnicity": race}
+               for race in ("white", "black", "hispanic", "asian") for sex in ("male", "female")}
+ARMS = {"placebo": "placebo"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    verdict_type: str
+    planted: bool
+    study: Callable[[int, InferenceSettings], pd.DataFrame]  # seed, settings -> rows with true, is_planted
+
+
+@lru_cache(maxsize=None)
+def _latent_for(target: float, finding: str) -> float:
+    """The latent shift that moves a seniority finding's estimand by ``target`` levels."""
+    def gap(shift: float) -> float:
+        if finding.startswith("style_shift"):
+            effects = true_effects(style_effects={"overstated": shift}, population=100_000)
+        else:
+            effects = true_effects(group_effects=dict.fromkeys(AA, -shift), population=100_000)
+        return effects[finding] - target
+
+    return float(optimize.brentq(gap, 0.0, 3.0, xtol=1e-4))
+
+
+def _seniority(kind: str, planted: bool, exact: bool) -> Callable:
+    def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        style, group, name_sd = {}, {}, 0.3
+        if kind == "style_shift" and planted:
+            style = {"overstated": _latent_for(settings.detect["style_shift"], "style_shift:overstated")}
+        if kind == "seniority_bias" and planted:
+            group = dict.fromkeys(AA, -_latent_for(settings.detect["seniority_bias"], "seniority_bias:racial"))
+        if kind == "inconsistency":
+            name_sd = 0.3 if planted else 0.0
+        df = simulate_seniority_predictions(exact=exact, style_effects=style, group_effects=group, name_sd=name_sd,
+                                            seed=seed)
+        v = seniority_verdicts(df, settings)
+        v = v[v["kind"] == kind].copy()
+        truth = true_effects(style, group, name_sd=name_sd, population=100_000)
+        v["true"] = v["finding"].map(truth).fillna(0.0) if kind != "inconsistency" else np.nan
+        if kind == "inconsistency" and not planted:
+            v["true"] = 0.0
+        target = {"style_shift": "style_shift:overstated", "seniority_bias": "seniority_bias:racial"}.get(kind)
+        v["is_planted"] = planted & (v["finding"] == target) if target else planted
+        return v
+
+    return study
+
+
+@lru_cache(maxsize=None)
+def _true_senior_rates(shift: float) -> tuple[float, float]:
+    """P(senior) of a caucasian and of an african-american name over the résumé population."""
+    rng = np.random.default_rng(7)
+    base = MU[np.arange(200_000) % 3] + rng.normal(0.0, 1.0, 200_000)
+    return float(label_distribution(base)[:, 2].mean()), float(label_distribution(base - shift)[:, 2].mean())
+
+
+def _impact(planted: bool) -> Callable:
+    def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        target = settings.detect["impact_ratio"]
+        shift = optimize.brentq(lambda x: _true_senior_rates(x)[1] / _true_senior_rates(x)[0] - target, 0.0, 3.0,
+                                xtol=1e-4) if planted else 0.0
+        df = simulate_seniority_predictions(exact=False, group_effects=dict.fromkeys(AA, -shift), name_sd=0.0, seed=seed)
+        v = finish(impact_findings(seniority_selection_rows(df), ("predicted_senior",), "seniority", settings), settings)
+        v = v[v["finding"].str.contains(":race_ethnicity:")].copy()
+        v["true"] = target if planted else 1.0
+        v["is_planted"] = planted
+        return v
+
+    return study
+
+
+def _fit_scores(seed: int, effects: dict, resumes: int = 12, jds: int = 2, name_sd: float = 0.3):
+    variants = ["baseline", *PLACEBO, *PROBES, *(f"firstName_{lv}" for lv in NAME_LEVELS)]
+    scores = simulate_fit_scores(["m"], [f"j{k}" for k in range(jds)], variants, 5, effects=effects, sd=1.5,
+                                 resumes=resumes, effect_sd=0.2, seed=seed, integer=False)
+    scores["axis"] = scores["variant"].str.split("_").str[0]
+    scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")
+    scores["arm"] = np.where(scores["axis"] == "placebo", "placebo", np.where(scores["variant"] == "baseline",
+                                                                              "baseline", "probe"))
+    # Names: each résumé's name for a level is its own (nested), with its own effect.
+    rng = np.random.default_rng(seed + 10_000)
+    named = scores["axis"] == "firstName"
+    key = scores.loc[named, "variant"] + "|" + scores.loc[named, "resume_id"]
+    quirk = pd.Series(rng.normal(0.0, name_sd, key.nunique()), index=key.unique())
+    scores.loc[named, "score"] += key.map(quirk).to_numpy()
+    scores["name"] = np.where(named, scores["variant"] + "_" + scores["resume_id"], None)
+    return scores
+
+
+def _fit(kind: str, planted: bool) -> Callable:
+    def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        size = settings.detect["fit_delta"]
+        effects = {}
+        if planted and kind in ("fit_cell", "fit_level"):
+            effects = {PROBES[0]: -size}
+        if planted and kind == "fit_group":
+            effects = {f"firstName_{lv}": -size for lv in NAME_LEVELS if lv.endswith("_female")}
+        scores = _fit_scores(seed, effects)
+        if kind == "fit_cell":
+            e = fit_effects(scores, arms=ARMS, settings=settings)
+            e = e.rename(columns={"delta": "estimate", "q_value": "q"})
+            e["finding"] = e["variant"] + "@" + e["jd"]
+            e["true"] = e["variant"].map(effects).fillna(0.0)
+            e["is_planted"] = e["variant"].isin(list(effects))
+            return e
+        v = fit_verdicts(scores, settings, {"firstName": NAME_LEVELS}, ARMS)
+        prefix = "fit_level:" if kind == "fit_level" else "fit_group:"
+        v = v[v["finding"].str.startswith(prefix)].copy()
+        if kind == "fit_level":
+            v["true"] = v["finding"].str.removeprefix("fit_level:").map(effects).fillna(0.0)
+            v["is_planted"] = v["finding"] == f"fit_level:{PROBES[0]}"
+        else:
+            v["true"] = np.where(v["finding"] == "fit_group:sex", -size if planted else 0.0, 0.0)
+            v["is_planted"] = planted & (v["finding"] == "fit_group:sex")
+        return v
+
+    return study
+
+
+SCENARIOS = [
+    *(Scenario(kind, planted, _seniority(kind, planted, exact)) for kind, exact in
+      (("style_shift", False), ("seniority_bias", True), ("inconsistency", False)) for planted in (False, True)),
+    *(Scenario("impact_ratio", planted, _impact(planted)) for planted in (False, True)),
+    *(Scenario(kind, planted, _fit(kind, planted)) for kind in ("fit_cell", "fit_level", "fit_group")
+      for planted in (False, True)),
+]
+
+
+def calibrate(studies: int, settings: InferenceSettings | None = None, seed: int = 0,
+              scenarios: list[Scenario] | None = None) -> pd.DataFrame:
+    """Per verdict type: the share of null findings beyond noise (``false_positive_rate``),
+    the share of null studies with any (``null_studies_flagged``), the 95% intervals'
+    coverage of the truth under the null and with the planted effect, and the share of
+    planted findings beyond noise (``power``), over ``studies`` simulated studies each."""
+    settings = settings or InferenceSettings()
+    out: dict[str, dict] = {}
+    for scenario in scenarios or SCENARIOS:
+        rows = [scenario.study(seed + k, settings).assign(_study=k) for k in range(studies)]
+        v = pd.concat(rows, ignore_index=True)
+        beyond = v["verdict"] == "beyond_noise"
+        covered = ((v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12))[v["true"].notna()
+                                                                                            & v["ci_low"].notna()]
+        entry = out.setdefault(scenario.verdict_type, {"verdict_type": scenario.verdict_type})
+        if scenario.planted:
+            entry["power"] = float(beyond[v["is_planted"].astype(bool)].mean())
+            entry["coverage_planted"] = float(covered.mean()) if len(covered) else np.nan
+        else:
+            entry["false_positive_rate"] = float(beyond.mean())
+            entry["null_studies_flagged"] = float(beyond.groupby(v["_study"]).any().mean())
+            entry["coverage_null"] = float(covered.mean()) if len(covered) else np.nan
+            entry["findings_per_study"] = len(v) / studies
+        entry["studies"] = studies
+    return pd.DataFrame(list(out.values()))
+
+
+__all__ = ["CUTS", "SCENARIOS", "Scenario", "calibrate"]
