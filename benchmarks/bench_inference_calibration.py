@@ -16,7 +16,7 @@ run (``core/seniority/verdicts.py``, ``core/jd_audit/fit_stats.py``, ``core/jd_a
   (what the default designs can detect; ``resumebias plan`` sizes a study for more).
 
 Designs: the seniority study's 120 résumés (names from pools of 9, a random effect of sd 0.3
-on the latent scale), 5 sampled runs or exact distributions; the fit audit's 12 résumés x 2
+on the latent scale), 5 sampled runs or exact distributions; the fit audit's 9 résumés x 2
 job descriptions x 5 runs (sd 1.5 points), 4 placebo and 4 probe levels, 8 name groups
 with each résumé's own names. ``testing/calibration.py`` holds the scenarios.
 

@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+from resumebias_dagster.catalog import CATALOG_DIR_ENV, is_preset
+
 DATA_DIR_ENV = "RESUMEBIAS_DATA_DIR"
 
 
@@ -33,7 +35,6 @@ def model_cache_dir() -> Path:
 # the data directory, the catalog folder of the environment, and any folder listed in
 # RESUMEBIAS_ALLOWED_ROOTS (separated by the OS path separator).
 ALLOWED_ROOTS_ENV = "RESUMEBIAS_ALLOWED_ROOTS"
-CATALOG_DIR_ENV = "RESUMEBIAS_CATALOG_DIR"
 
 
 class ConfigPathError(ValueError):
@@ -44,7 +45,7 @@ def allowed_roots() -> list[Path]:
     roots = [data_dir()]
     catalog = os.environ.get(CATALOG_DIR_ENV, "")
     # ``preset:NAME`` names a packaged folder, no folder of the operator's.
-    if catalog and not catalog.strip().startswith("preset:"):
+    if catalog and not is_preset(catalog):
         roots.append(Path(catalog).expanduser().absolute())
     for entry in os.environ.get(ALLOWED_ROOTS_ENV, "").split(os.pathsep):
         if entry.strip():

@@ -106,7 +106,7 @@ def _impact(planted: bool) -> Callable:
     return study
 
 
-def _fit_scores(seed: int, effects: dict, resumes: int = 12, jds: int = 2, name_sd: float = 0.3):
+def _fit_scores(seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_sd: float = 0.3):
     variants = ["baseline", *PLACEBO, *PROBES, *(f"firstName_{lv}" for lv in NAME_LEVELS)]
     scores = simulate_fit_scores(["m"], [f"j{k}" for k in range(jds)], variants, 5, effects=effects, sd=1.5,
                                  resumes=resumes, effect_sd=0.2, seed=seed, integer=False)
