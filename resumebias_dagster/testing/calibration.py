@@ -98,9 +98,10 @@ def _impact(planted: bool) -> Callable:
                                 xtol=1e-4) if planted else 0.0
         df = simulate_seniority_predictions(exact=False, group_effects=dict.fromkeys(AA, -shift), name_sd=0.0, seed=seed)
         v = finish(impact_findings(seniority_selection_rows(df), ("predicted_senior",), "seniority", settings), settings)
-        v = v[v["finding"].str.contains(":race_ethnicity:")].copy()
-        v["true"] = target if planted else 1.0
-        v["is_planted"] = planted
+        v = v[v["finding"].str.contains(":race_ethnicity:|:intersection:")].copy()
+        african_american = v["finding"].str.contains(":african_american").to_numpy()
+        v["true"] = np.where(african_american & planted, target, 1.0)
+        v["is_planted"] = african_american & planted
         return v
 
     return study
@@ -154,12 +155,34 @@ def _fit(kind: str, planted: bool) -> Callable:
     return study
 
 
+def _whole_study(study: str) -> Callable:
+    """Every finding of one null study, as ``analyze --json`` / ``analyze-fit --json`` list them."""
+    def run(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        if study == "seniority":
+            df = simulate_seniority_predictions(exact=False, name_sd=0.0, seed=seed)
+            rows = seniority_selection_rows(df)
+            v = seniority_verdicts(df, settings, extra=impact_findings(
+                rows, ("predicted_senior", "at_or_above_true_level"), "seniority", settings))
+        else:
+            from resumebias_dagster.core.fairness.impact import fit_selection_rows
+
+            scores = _fit_scores(seed, {}, name_sd=0.0)
+            rows, selections = fit_selection_rows(scores, {"firstName": NAME_LEVELS})
+            v = fit_verdicts(scores, settings, {"firstName": NAME_LEVELS}, ARMS,
+                             extra=impact_findings(rows, selections, "jd_audit", settings, scope="probe"))
+        return v.assign(true=np.nan, is_planted=False)
+
+    return run
+
+
 SCENARIOS = [
     *(Scenario(kind, planted, _seniority(kind, planted, exact)) for kind, exact in
       (("style_shift", False), ("seniority_bias", True), ("inconsistency", False)) for planted in (False, True)),
     *(Scenario("impact_ratio", planted, _impact(planted)) for planted in (False, True)),
     *(Scenario(kind, planted, _fit(kind, planted)) for kind in ("fit_cell", "fit_level", "fit_group")
       for planted in (False, True)),
+    Scenario("analyze: whole study", False, _whole_study("seniority")),
+    Scenario("analyze-fit: whole study", False, _whole_study("jd_audit")),
 ]
 
 

@@ -16,8 +16,9 @@ For each model, each definition of "selected" (``selection``) and each dimension
 * ``rate = selected / n``; ``impact_ratio = rate / reference_rate``, the reference being the
   group with the highest rate (ties: the first alphabetically); ``below_four_fifths`` flags
   a ratio under 0.8 (the EEOC's four-fifths rule of thumb, 29 CFR 1607.4(D)).
-* Interval. The ratio of two groups' rates has a cluster-robust standard error of its log
-  (delta method), clustered by résumé, and two-way by résumé and name where names recur on
+* Interval. The log of the ratio of two groups' rates has the standard error of the delta
+  method, computed as the within-résumé contrast of the two groups' selections scaled by
+  their rates, with the résumé as the unit and names as a random effect where names recur on
   several résumés (``core/inference/clustered.py``): the same résumé appears in every group,
   and a name's quirk is not its group's. The reference is itself chosen as the highest of
   noisy rates (the winner's curse: under no effect at all the smallest ratio averages
@@ -54,7 +55,7 @@ from resumebias_dagster.core.common.labels import (
     gender_of,
     race_of,
 )
-from resumebias_dagster.core.inference import Estimate, InferenceSettings, cluster_se, findings
+from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, side_contrast
 from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, columns, conform, empty_table
 
 CONFIDENCE = 0.95
@@ -77,7 +78,11 @@ NOTE_ZERO = "nobody selected: the interval uses half a selection in its place"
 
 
 def _ratio_bounds(s, group, resume, name, rates, counts, k, g):
-    """(log ratio, se, df) of group ``g`` against each group (NaN for itself or an empty one)."""
+    """(log ratio, se, df) of group ``g`` against each group (NaN for itself or an empty one).
+
+    The delta method: the log ratio moves like the difference of the two groups' mean
+    selection, each row scaled by its group's rate, so its standard error is the one of that
+    within-résumé contrast (``side_contrast``: by résumé, and by name where names recur)."""
     lr, se, df = np.full(k, np.nan), np.full(k, np.nan), np.full(k, np.nan)
     for h in range(k):
         if h == g or counts[h] == 0 or rates[h] == 0 or counts[g] == 0:
@@ -85,10 +90,10 @@ def _ratio_bounds(s, group, resume, name, rates, counts, k, g):
         rate_g = rates[g] if rates[g] > 0 else 0.5 / counts[g]  # nobody selected: half a selection
         rows = (group == g) | (group == h)
         own = group[rows] == g
-        x = s[rows]
-        u = np.where(own, (x - rates[g]) / (counts[g] * rate_g), -(x - rates[h]) / (counts[h] * rates[h]))
-        se[h], df[h], _, _ = cluster_se(u, resume[rows], None if name is None else name[rows])
-        lr[h] = np.log(rate_g) - np.log(rates[h])
+        scaled = np.where(own, s[rows] / rate_g, s[rows] / rates[h])
+        est = side_contrast(scaled, resume[rows], np.where(own, 1, -1), None if name is None else name[rows],
+                            np.where(own, 1, 0))
+        lr[h], se[h], df[h] = np.log(rate_g) - np.log(rates[h]), est.se[0], est.df[0]
     return lr, se, df
 
 

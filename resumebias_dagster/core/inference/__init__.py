@@ -3,7 +3,7 @@ tests valid at the sample sizes run, multiplicity control over declared families
 equivalence tests against declared margins, power, and the verdict of each finding.
 No Dagster import and nothing of either study: both studies build on it."""
 
-from resumebias_dagster.core.inference.clustered import cluster_se, name_variance, paired, side_contrast
+from resumebias_dagster.core.inference.clustered import name_variance, paired, side_contrast
 from resumebias_dagster.core.inference.estimate import Estimate
 from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, simes
 from resumebias_dagster.core.inference.randomization import run_permutation_p, sign_flip_p, smallest_p
@@ -18,7 +18,6 @@ __all__ = [
     "VERDICTS",
     "bh_qvalues",
     "classify",
-    "cluster_se",
     "family_adjusted",
     "findings",
     "finish",

@@ -10,14 +10,14 @@ test, never counted as independent units.
 * ``paired``: k effects from a (k, G) array of résumé-level differences (NaN: the résumé
   lacks that contrast). Estimate = the mean over the G résumés, SE = sd / sqrt(G),
   df = G - 1: the paired t of the résumé means.
-* ``cluster_se``: the cluster-robust SE of a linear estimator from each row's influence
-  value, clustered by résumé, or two-way by résumé and name (Cameron, Gelbach & Miller
-  2011: V = V_resume + V_name - V_resume∩name, each with its G / (G - 1) factor, and never
-  below either one-way variance); df = the smaller cluster count minus 1.
 * ``side_contrast``: the mean over résumés of (mean of the rows on side +1 minus mean of
   the rows on side -1) within each résumé, e.g. female-name variants minus male-name
-  variants; its SE clustered by résumé and by name, so a penalty on one name counts as
-  that name's quirk, not as its group's effect, unless the group's other names share it.
+  variants. Its variance is the résumé-level one, plus, where names recur on several
+  résumés, what their own effects add: the names' variance (``name_variance``, estimated
+  from every name of the study) times the products of the weights a name's rows carry on
+  different résumés. So a penalty on one name counts as that name's quirk, not as its
+  group's effect, unless the group's other names share it. Satterthwaite degrees of
+  freedom combine the résumés' and the names'.
 """
 
 from __future__ import annotations
@@ -38,36 +38,6 @@ def paired(d: np.ndarray) -> Estimate:
         se = np.sqrt(ss / (n - 1) / n)
     se = np.where(n >= 2, se, np.nan)
     return Estimate(mean, se, np.where(n >= 1, n - 1, np.nan), n)
-
-
-def _sum_sq(u: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
-    sums = np.bincount(codes, weights=u)
-    used = np.bincount(codes) > 0
-    return float((sums[used] ** 2).sum()), int(used.sum())
-
-
-def cluster_se(u: np.ndarray, resume: np.ndarray, name: np.ndarray | None = None) -> tuple[float, float, int, int]:
-    """(se, df, résumés, names) of a linear estimator whose row influence values are ``u``
-    (they sum to estimate - truth), clustered by ``resume`` codes and, when given, also by
-    ``name`` codes (two-way). Names absent: ``names`` is 0."""
-    u = np.asarray(u, dtype=float)
-    resume = np.asarray(resume, dtype=np.int64)
-    s_r, g_r = _sum_sq(u, resume)
-    if g_r < 2:
-        return np.nan, np.nan, g_r, 0
-    v_r = s_r * g_r / (g_r - 1)
-    if name is None:
-        return float(np.sqrt(v_r)), float(g_r - 1), g_r, 0
-    name = np.asarray(name, dtype=np.int64)
-    s_n, g_n = _sum_sq(u, name)
-    both = resume * (int(name.max()) + 1) + name
-    s_b, g_b = _sum_sq(u, np.unique(both, return_inverse=True)[1])
-    if g_n < 2:
-        return float(np.sqrt(v_r)), float(g_r - 1), g_r, g_n
-    v_n = s_n * g_n / (g_n - 1)
-    v_b = s_b * g_b / (g_b - 1) if g_b > 1 else 0.0
-    v = max(v_r + v_n - v_b, v_r, v_n)
-    return float(np.sqrt(v)), float(min(g_r, g_n) - 1), g_r, g_n
 
 
 def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np.ndarray) -> tuple[float, int]:

@@ -26,11 +26,11 @@ VERDICT_COLUMNS = tuple(columns(Verdicts))
 # What each test column value means, written once for every table that names its test.
 TESTS = {
     "t_resume": "t over résumés (paired, résumé-level means)",
-    "t_resume_name": "cluster-robust t, two-way by résumé and name (Cameron-Gelbach-Miller)",
+    "t_resume_name": "t over résumés with the names' own variance added where names recur on several résumés",
     "sign_flip": "studentised sign-flip randomisation over résumés",
     "sign_flip_jd": "studentised sign-flip randomisation over job descriptions, conditional on one résumé",
     "run_permutation": "exact permutation of runs, conditional on one résumé",
-    "log_ratio_t": "cluster-robust t of the log ratio of rates, by résumé and name",
+    "log_ratio_t": "t of the log ratio of rates (delta method) over résumés and names, against every other group",
 }
 
 
