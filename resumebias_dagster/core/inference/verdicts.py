@@ -28,7 +28,7 @@ TESTS = {
     "t_resume": "t over résumés (paired, résumé-level means)",
     "t_resume_name": "t over résumés with the names' own variance added where names recur on several résumés",
     "sign_flip": "studentised sign-flip randomisation over résumés",
-    "sign_flip_jd": "studentised sign-flip randomisation over job descriptions, conditional on one résumé",
+    "t_jd": "t over job descriptions, conditional on one résumé",
     "run_permutation": "exact permutation of runs, conditional on one résumé",
     "log_ratio_t": "t of the log ratio of rates (delta method) over résumés and names, against every other group",
 }
@@ -81,11 +81,10 @@ def findings(
     if given_tost is not None:
         tost = np.asarray(given_tost, dtype=float)
     p = np.asarray(p, dtype=float)
-    flips = np.isin(tests, ("sign_flip", "sign_flip_jd"))
+    flips = tests == "sign_flip"
     if flips.any():
-        # No flip test over G units reaches p below 2 / 2**G: what it can detect is limited by that too.
-        units = np.where(tests == "sign_flip_jd", est.df + 1, est.n_resumes)
-        blocked = flips & (smallest_p(units) > settings.alpha)
+        # No flip test over G résumés reaches p below 2 / 2**G: what it can detect is limited by that too.
+        blocked = flips & (smallest_p(est.n_resumes) > settings.alpha)
         mde = np.where(blocked, np.inf, mde)
         power = np.where(blocked, 0.0, power)
     k = len(est)

@@ -2,7 +2,7 @@
 
 * ``fit_level:<variant>`` [family ``<arm>:<axis>``, ranked within the arm]: the change a
   level makes to the score, averaged over the job descriptions, with the résumé as the unit
-  (``fit_stats.pooled_levels``: sign flips over résumés; with one résumé, over the job
+  (``fit_stats.pooled_levels``: the paired t over résumés; with one résumé, over the job
   descriptions, a claim about that résumé). The placebo arm's findings are the check: they
   should be beyond noise in about alpha of studies at most.
 * ``fit_group:sex`` and ``fit_group:race:<group>`` [family ``names``, with the probe arm]: the
@@ -33,7 +33,7 @@ def _level_findings(scores: pd.DataFrame, settings: InferenceSettings, arms) -> 
     meta = {"model": keys["model"].to_numpy(), "study": "jd_audit", "finding": ("fit_level:" + keys["variant"]).to_numpy(),
             "family": (keys["arm"] + ":" + keys["axis"]).to_numpy(), "scope": keys["arm"].to_numpy(),
             "description": np.asarray(description, dtype=object),
-            "note": np.where(test == "sign_flip_jd", "one résumé: the job descriptions are the units, a claim "
+            "note": np.where(test == "t_jd", "one résumé: the job descriptions are the units, a claim "
                              "about that résumé only", "")}
     return [findings(meta, est, p, "fit_delta", test, settings)]
 

@@ -47,7 +47,10 @@ def finding_sentence(row) -> str:
     margin = _num(row.margin)
     margin_text = f"{margin:g}" if ratio else f"±{margin:g}{unit}"
     if row.verdict == "beyond_noise":
-        return where + "."
+        # Beyond noise, and its whole interval inside the margin: found, but smaller than what matters.
+        small = low is not None and high is not None and (
+            low >= margin if ratio else max(abs(low), abs(high)) < margin)
+        return where + (f"; smaller than the margin of {margin_text}." if small else ".")
     if row.verdict == "equivalent":
         return where + f"; an effect beyond {margin_text} is ruled out."
     mde = _num(row.mde)

@@ -202,7 +202,7 @@ class FitAxisSummary(pa.DataFrameModel):
     pooled_ci_low: Series[float] = pa.Field(nullable=True)
     pooled_ci_high: Series[float] = pa.Field(nullable=True)
     pooled_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
-    pooled_test: Series[str] = pa.Field(nullable=True, isin=["sign_flip", "sign_flip_jd"])
+    pooled_test: Series[str] = pa.Field(nullable=True, isin=["t_resume", "t_jd"])
 
     class Config:
         name = "FitAxisSummary"

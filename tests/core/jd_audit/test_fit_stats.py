@@ -204,7 +204,7 @@ def test_model_summary_and_axis_summary_pool_over_jds_with_the_resume_as_unit():
     x = axes.loc["school_x"]
     per = scores.groupby(["resume_id", "jd", "variant"])["score"].mean().unstack()
     d = (per["school_x"] - per["baseline"]).groupby(level="resume_id").mean().to_numpy()
-    assert x["n_resumes"] == 10 and x["pooled_delta"] == pytest.approx(d.mean()) and x["pooled_test"] == "sign_flip"
+    assert x["n_resumes"] == 10 and x["pooled_delta"] == pytest.approx(d.mean()) and x["pooled_test"] == "t_resume"
     ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
     assert (x["pooled_ci_low"], x["pooled_ci_high"]) == pytest.approx((ci.low, ci.high))
 

@@ -36,7 +36,7 @@ def test_levels_are_pooled_over_job_descriptions_with_the_resume_as_the_unit():
     per = s.groupby(["resume_id", "jd", "variant"])["score"].mean().unstack()
     d = (per["school_x"] - per["baseline"]).groupby(level="resume_id").mean()
     assert school.estimate == pytest.approx(d.mean()) and school.n_resumes == 10
-    assert school.test == "sign_flip" and school.verdict == "beyond_noise"
+    assert school.test == "t_resume" and school.verdict == "beyond_noise"
     assert v.loc["fit_level:placebo_a", "family"] == "placebo:placebo"
 
 
