@@ -51,7 +51,8 @@ def test_analyze_json(files, capsys):
     assert main(["analyze", "--json", *map(str, files)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"style", "social", "verdicts"}
-    findings = {v["finding"]: v for v in out["verdicts"]}
+    findings = {v["finding"]: v for v in out["verdicts"] if v["kind"] != "impact_ratio"}
+    assert any(v["kind"] == "impact_ratio" for v in out["verdicts"])  # as seniority_verdicts lists them
     assert set(findings) == {"style_shift:overstated", "style_shift:understated", "seniority_bias:racial",
                              "seniority_bias:gender", "seniority_bias:extreme", "inconsistency:style",
                              "inconsistency:demographic"}

@@ -24,7 +24,6 @@ from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 from resumebias_dagster.testing.seniority_simulation import (
-    CUTS,
     MU,
     label_distribution,
     simulate_seniority_predictions,
@@ -159,17 +158,9 @@ def _whole_study(study: str) -> Callable:
     """Every finding of one null study, as ``analyze --json`` / ``analyze-fit --json`` list them."""
     def run(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         if study == "seniority":
-            df = simulate_seniority_predictions(exact=False, name_sd=0.0, seed=seed)
-            rows = seniority_selection_rows(df)
-            v = seniority_verdicts(df, settings, extra=impact_findings(
-                rows, ("predicted_senior", "at_or_above_true_level"), "seniority", settings))
+            v = seniority_verdicts(simulate_seniority_predictions(exact=False, name_sd=0.0, seed=seed), settings)
         else:
-            from resumebias_dagster.core.fairness.impact import fit_selection_rows
-
-            scores = _fit_scores(seed, {}, name_sd=0.0)
-            rows, selections = fit_selection_rows(scores, {"firstName": NAME_LEVELS})
-            v = fit_verdicts(scores, settings, {"firstName": NAME_LEVELS}, ARMS,
-                             extra=impact_findings(rows, selections, "jd_audit", settings, scope="probe"))
+            v = fit_verdicts(_fit_scores(seed, {}, name_sd=0.0), settings, {"firstName": NAME_LEVELS}, ARMS)
         return v.assign(true=np.nan, is_planted=False)
 
     return run
@@ -213,4 +204,4 @@ def calibrate(studies: int, settings: InferenceSettings | None = None, seed: int
     return pd.DataFrame(list(out.values()))
 
 
-__all__ = ["CUTS", "SCENARIOS", "Scenario", "calibrate"]
+__all__ = ["SCENARIOS", "Scenario", "calibrate"]

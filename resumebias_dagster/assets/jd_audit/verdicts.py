@@ -6,7 +6,7 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, verdicts_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots
-from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, fit_selection_rows, impact_findings, name_groups
+from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, name_groups
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.probes import axis_arms
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts as compute_fit_verdicts
@@ -32,11 +32,6 @@ def fit_verdicts(
     folder = catalog.folder()
     settings = load_inference_settings(folder)
     scores = separate_snapshots(fit_scores, partition=("model", "jd"))
-    groups = name_groups(folder)
-    extra = []
-    if len(scores):
-        rows, selections = fit_selection_rows(scores, groups, config.score_cut)
-        extra = impact_findings(rows, selections, "jd_audit", settings, scope="probe")
-    df = compute_fit_verdicts(scores, settings, groups, axis_arms(folder), extra=extra)
+    df = compute_fit_verdicts(scores, settings, name_groups(folder), axis_arms(folder), config.score_cut)
     context.add_output_metadata(verdicts_metadata(df))
     return df

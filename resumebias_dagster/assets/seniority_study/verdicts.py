@@ -5,7 +5,6 @@ import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, verdicts_metadata
 from resumebias_dagster.assets.seniority_study.metrics import analysed_predictions
-from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact_findings, seniority_selection_rows
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.seniority.verdicts import seniority_verdicts as compute_seniority_verdicts
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -22,8 +21,6 @@ def seniority_verdicts(
     equivalence tests against the margins of inference.yaml, minimal detectable effects, and
     a verdict each: beyond_noise, equivalent, within_noise or inconclusive."""
     settings = load_inference_settings(catalog.folder())
-    predictions = analysed_predictions(seniority_predictions, imported_predictions)
-    impact = impact_findings(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority", settings)
-    df = compute_seniority_verdicts(predictions, settings, extra=impact)
+    df = compute_seniority_verdicts(analysed_predictions(seniority_predictions, imported_predictions), settings)
     context.add_output_metadata(verdicts_metadata(df))
     return df

@@ -256,10 +256,9 @@ def seniority_selection_rows(predictions: pd.DataFrame) -> pd.DataFrame:
     if {"p_junior", "p_mid", "p_senior"} <= set(d.columns):
         dist = d[["p_junior", "p_mid", "p_senior"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
         dist = dist / dist.sum(axis=1, keepdims=True)
-    exact_model = pd.Series(dist is not None and True, index=d.index)
-    if dist is not None:
-        exact_model = pd.Series(~np.isnan(dist[:, 0]), index=d.index).groupby(d["model"]).transform("all")
-    exact = exact_model.to_numpy(bool)
+    # A model's selections are exact when every one of its rows carries a distribution.
+    exact = np.zeros(len(d), dtype=bool) if dist is None else pd.Series(
+        ~np.isnan(dist[:, 0]), index=d.index).groupby(d["model"]).transform("all").to_numpy(bool)
     senior = np.where(exact, dist[:, 2] if dist is not None else np.nan, np.where(np.isnan(predicted), np.nan,
                                                                                    predicted == 2))
     at_or_above_exact = (np.take_along_axis(np.cumsum(dist[:, ::-1], axis=1)[:, ::-1], np.nan_to_num(true).astype(int)[:, None],

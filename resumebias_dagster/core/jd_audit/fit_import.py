@@ -357,7 +357,7 @@ def analyze_fit_file(path: str | os.PathLike, settings=None) -> tuple[pd.DataFra
     """(``fit_effects``, the fit audit's ``Verdicts``) of a fit-score file (raises
     ``FitScoreFileError`` on bad input). Arms and name groups come from the catalog's
     ``probe_axes.yaml``; a file whose levels are not declared there gets no group findings."""
-    from resumebias_dagster.core.fairness.impact import fit_selection_rows, impact_findings, name_groups
+    from resumebias_dagster.core.fairness.impact import name_groups
     from resumebias_dagster.core.inference import load_inference_settings
     from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 
@@ -367,13 +367,9 @@ def analyze_fit_file(path: str | os.PathLike, settings=None) -> tuple[pd.DataFra
     groups = name_groups()
     declared = {(a, lv) for a, levels in groups.items() for lv in levels}
     named = scores[scores["axis"].isin(list(groups))]
-    if not all((a, lv) in declared for a, lv in zip(named["axis"], named["level"])):
+    if not len(named) or not all((a, lv) in declared for a, lv in zip(named["axis"], named["level"])):
         groups = {}
-    extra = []
-    if groups and len(named):
-        rows, selections = fit_selection_rows(scores, groups)
-        extra = impact_findings(rows, selections, "jd_audit", settings, scope="probe")
-    return effects, fit_verdicts(scores, settings, groups, extra=extra)
+    return effects, fit_verdicts(scores, settings, groups)
 
 
 def format_fit_report(effects: pd.DataFrame, all_cells: bool = False, verdicts: pd.DataFrame | None = None) -> str:

@@ -11,6 +11,8 @@
   résumé's names averaged over the job descriptions; two-way cluster-robust by résumé and
   name, so a penalty on one name is that name's quirk unless its group's other names share
   it (``core/inference/clustered.py``). A level with ``sex: null`` is in no sex contrast.
+* ``impact_ratio:...`` [family ``impact:<selection>:<dimension>``, with the probe arm]: the name
+  groups' selection rates (``core/fairness/impact.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, fit_selection_rows, impact_findings
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
 from resumebias_dagster.core.jd_audit.fit_stats import SCORE_DEVIATION, pooled_levels, text_values
 
@@ -79,11 +82,15 @@ def _group_findings(scores: pd.DataFrame, settings: InferenceSettings,
 
 def fit_verdicts(scores: pd.DataFrame, settings: InferenceSettings,
                  groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
-                 arms: Mapping[str, str] | None = None, extra: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+                 arms: Mapping[str, str] | None = None, score_cut: float = DEFAULT_SCORE_CUT) -> pd.DataFrame:
     """The ``Verdicts`` rows of the fit audit; ``groups`` the name axes' perceived groups
-    (``probe_axes.yaml``); ``extra`` more findings frames ranked with these (impact ratios)."""
+    (``probe_axes.yaml``), whose impact ratios (selected: recommend yes, or a score at or above
+    ``score_cut``) are ranked with the probe arm's findings."""
     if not len(scores):
-        return finish(list(extra or []), settings)
+        return finish([], settings)
     frames = _level_findings(scores, settings, arms)
     frames += _group_findings(scores, settings, groups or {})
-    return finish(frames + list(extra or []), settings)
+    if groups:
+        rows, selections = fit_selection_rows(scores, groups, score_cut)
+        frames += impact_findings(rows, selections, "jd_audit", settings, scope="probe")
+    return finish(frames, settings)

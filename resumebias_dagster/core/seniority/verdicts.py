@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import gender_of, race_of
+from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact_findings, seniority_selection_rows
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, paired, side_contrast
 from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score
 
@@ -91,12 +92,11 @@ def _excess_inconsistency(scored, model: str, kind: str, exact: bool) -> tuple[n
     return (observed - floor).to_numpy(float), f"sampled: {runs} runs per variant"
 
 
-def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings,
-                       extra: list[pd.DataFrame] | None = None) -> pd.DataFrame:
-    """The ``Verdicts`` rows of every model in ``predictions`` (the metrics' input table);
-    ``extra``: more findings ranked with these (the impact ratios of the name experiment)."""
+def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -> pd.DataFrame:
+    """The ``Verdicts`` rows of every model in ``predictions`` (the metrics' input table),
+    the name experiment's impact ratios (``core/fairness/impact.py``) ranked with them."""
     if not len(predictions):
-        return finish(list(extra or []), settings)
+        return finish([], settings)
     scored = _score(predictions)
     names = predictions["name"] if "name" in predictions.columns else None
     texts = _texts(scored, names)
@@ -132,6 +132,7 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings,
             frames.append(findings({**base, "finding": f"inconsistency:{kind}", "family": FAMILIES[kind],
                                     "description": INCONSISTENCY[kind], "note": note},
                                    est, est.p_value(), "inconsistency", "t_resume", settings))
-    table = finish(frames + list(extra or []), settings)
+    impact = impact_findings(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority", settings)
+    table = finish(frames + impact, settings)
     table["model"] = table["model"].astype(str)
     return table
