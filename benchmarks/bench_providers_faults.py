@@ -17,8 +17,17 @@ be generating, and billing, the abandoned attempt. Checked afterwards:
 The timeout storm reports billed attempts per answered call after both runs, with the
 default policy and with ``retry_timeouts: true`` (the SDKs' retries of a stalled generation).
 
+Hostile answers (issue 25): the same faults, plus 2xx answers hostile to parsing: a lone
+surrogate in the answer (the JSON escape \\ud800), the message content as a list of parts, a
+body nested deeper than the SDK's JSON parser recurses, and bytes that are not UTF-8. Checked
+besides: every 2xx body the server sent, over both runs, is in exactly one store row (an
+answer, or a malformed_response row keeping the body as it came), so none is lost and no key
+is paid for twice; each lone surrogate is stored exactly; the text handed to the tasks is
+valid UTF-8.
+
 Run: python benchmarks/bench_providers_faults.py [--wire openai|anthropic|gemini|all] [--calls N]
      python benchmarks/bench_providers_faults.py --storm-only --calls 2000
+     python benchmarks/bench_providers_faults.py --hostile-only --wire all
 """
 
 from __future__ import annotations
@@ -32,16 +41,34 @@ from pathlib import Path
 
 from _provider_bench import bench_environ, fake_server, server_stats, settings_for
 
-from resumebias_dagster.core.providers import TRANSIENT_KINDS, ChatRequest, ResponseStore, run_requests
+from resumebias_dagster.core.providers import TERMINAL_KINDS, TRANSIENT_KINDS, ChatRequest, ResponseStore, run_requests
+from resumebias_dagster.testing.fake_providers import HOSTILE_KINDS
+
+FAULTS = "rate_limited,server_error,unavailable,reset,timeout"
+TYPED_KINDS = TRANSIENT_KINDS | TERMINAL_KINDS
 
 
-def bench(wire: str, calls: int, rate: float, faults: str = "rate_limited,server_error,unavailable,reset,timeout",
+def _valid_utf8(text: str | None) -> bool:
+    try:
+        (text or "").encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bodies(outcomes: dict) -> int:
+    """2xx bodies the server sent: answers and hostile answers (each billed)."""
+    return outcomes.get("answered", 0) + sum(v for k, v in outcomes.items() if k.startswith("hostile_"))
+
+
+def bench(wire: str, calls: int, rate: float, faults: str = FAULTS,
           retry_timeouts: bool = False, label: str = "faults", stall_share: float = 0.0) -> bool:
     args = ("--fault-rate", str(rate), "--faults", faults, "--retry-after-s", "0.01", "--timeout-delay-s", "1.0",
             "--latency-s", "0.005", "--seed", "7", "--stall-share", str(stall_share))
     with fake_server(wire, *args) as base_url, tempfile.TemporaryDirectory() as tmp:
         settings = settings_for(wire, base_url, max_concurrency=64, timeout_s=0.5, max_retries=3,
-                                retry_initial_delay_s=0.05, max_tokens=5, retry_timeouts=retry_timeouts)
+                                retry_initial_delay_s=0.05, max_tokens={"seniority": 5},
+                                retry_timeouts=retry_timeouts)
         requests = [ChatRequest.from_prompt(f"Classify résumé number {i}.") for i in range(calls)]
         with ResponseStore(Path(tmp) / "responses.sqlite") as store:
             started = time.perf_counter()
@@ -52,37 +79,53 @@ def bench(wire: str, calls: int, rate: float, faults: str = "rate_limited,server
             kinds = Counter(r.error_kind or "answered" for r in results)
             answered = kinds["answered"]
             lost = [r for r in results if r.error_kind is None and not r.text]
-            untyped = [r for r in results if r.error_kind is not None and r.error_kind not in TRANSIENT_KINDS]
+            untyped = [r for r in results if r.error_kind is not None and r.error_kind not in TYPED_KINDS]
             answered_rows = sum(1 for r in rows if r["error_kind"] is None)
-            server_billed = server["outcomes"].get("answered", 0) + server["outcomes"].get("client_gone", 0)
+            body_rows = sum(1 for r in rows if r["text"] is not None)
+            bodies = _bodies(server["outcomes"])
+            server_billed = bodies + server["outcomes"].get("client_gone", 0)
             checks = {
                 "every request answered or a typed error row": len(results) == calls and not lost and not untyped,
                 "server requests == client attempts (answers + retries + final faults)":
                     server["requests"] == stats.http_attempts,
                 "answers delivered == answered rows (nothing billed twice)":
-                    server["outcomes"].get("answered", 0) == answered == answered_rows,
+                    bodies == body_rows and answered == answered_rows,
                 "client billed attempts == server answers + abandoned requests": stats.billed_attempts == server_billed,
                 "one store row per key": len(rows) == calls == len({r["key"] for r in rows}),
                 "no claim left behind": store.claims() == [],
             }
-            transient = sum(1 for r in results if r.error_kind in TRANSIENT_KINDS)
+            hostile = {k: v for k, v in server["outcomes"].items() if k.startswith("hostile_")}
+            if hostile:
+                checks["every lone surrogate stored exactly"] = (
+                    sum(1 for r in rows if r["text"] and r["text"].endswith("\ud800"))
+                    == server["outcomes"].get("hostile_lone_surrogate", 0))
+                checks["text handed to the tasks is valid UTF-8"] = all(
+                    _valid_utf8(r.text) and _valid_utf8(r.error_message) for r in results)
+            # Keys whose row is not final: transient, and billed fewer than BILLED_CALL_LIMIT times.
+            transient = sum(1 for r in rows if not r["done"])
             before = server["requests"]
             again, second = run_requests(settings, requests, store, environ=bench_environ())
             after = server_stats(base_url)
             if not stall_share:
                 checks["second run calls exactly the transient rows"] = second.calls_made == transient
             checks["second run: server requests == its attempts"] = after["requests"] - before == second.http_attempts
+            rows_after = list(store.rows())
+            checks["both runs: every 2xx body in exactly one row (none lost, no key paid twice)"] = (
+                _bodies(after["outcomes"]) == sum(1 for r in rows_after if r["text"] is not None)
+                and len(rows_after) == calls)
             answered_total = sum(1 for r in again if r.ok)
             billed_total = stats.billed_attempts + second.billed_attempts
-        faulted = {k: v for k, v in server["outcomes"].items() if k != "answered"}
+        faulted = {k: v for k, v in server["outcomes"].items() if k != "answered" and not k.startswith("hostile_")}
         mode = "retry_timeouts=true" if retry_timeouts else "retry_timeouts=false (default)"
         print(f"{wire:9s} [{label}, {mode}] calls={calls} fault rate={rate:.0%} wall={wall:.1f}s  "
               f"server requests={server['requests']} = answered {server['outcomes'].get('answered', 0)} "
-              f"+ faulted {sum(faulted.values())} {faulted}")
+              + (f"+ hostile {sum(hostile.values())} {hostile} " if hostile else "")
+              + f"+ faulted {sum(faulted.values())} {faulted}")
         errors = {k: v for k, v in kinds.items() if k != "answered"}
         print(f"{'':9s} client: answered={answered} typed errors={errors} "
               f"http attempts={stats.http_attempts} retries={stats.retries} billed attempts={stats.billed_attempts} "
-              f"store rows={len(rows)}; second run made {second.calls_made} calls for {transient} transient rows")
+              f"store rows={len(rows)} ({body_rows} holding a 2xx body); "
+              f"second run made {second.calls_made} calls for {transient} transient rows")
         print(f"{'':9s} billed attempts per answered call: first run {stats.as_dict()['billed_attempts_per_answer']}, "
               f"after both runs {billed_total / max(1, answered_total):.4f} "
               f"({billed_total} billed for {answered_total} answered)")
@@ -98,10 +141,16 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--storm-rate", type=float, default=0.1, help="share of requests that time out in the storm")
     parser.add_argument("--storm-only", action="store_true")
+    parser.add_argument("--hostile-only", action="store_true", help="only the faults with hostile answers")
     args = parser.parse_args()
     wires = ["openai", "anthropic", "gemini"] if args.wire == "all" else [args.wire]
     ok = []
     for wire in wires:
+        if not args.storm_only:
+            ok.append(bench(wire, args.calls, args.rate, faults=FAULTS + "," + ",".join(HOSTILE_KINDS),
+                            label="faults and hostile answers"))
+        if args.hostile_only:
+            continue
         if not args.storm_only:
             ok.append(bench(wire, args.calls, args.rate))
         for retry in (False, True):

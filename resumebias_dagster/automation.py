@@ -14,15 +14,31 @@ Alias probes. The sensor and the weekly schedules probe every enabled provider m
 each with a short timeout and no retries (``core.providers.alias_probe``): a slow or failing provider
 is a logged warning, never a failed or stalled tick.
 
-Re-runs from stored state. The store records each alias's snapshot and its epoch (bumped on
-each move). The sensor's cursor holds, per model, the epoch whose re-runs were requested; each
-tick requests the re-runs of every model whose stored epoch is above it, with run keys naming
-the epoch and snapshot (Dagster runs a key once), and the cursor advances only with the
-requests that Dagster receives. A tick that fails after the store recorded a move therefore
-leaves the re-run to the next tick, and every model on a moved alias is re-run, not only the
-one whose probe saw the move. A model the cursor does not know yet (a new sensor, a new model,
-a model whose alias or endpoint changed in the config) starts from the epoch stored before the
-tick's probe: moves seen by that probe are re-run, older ones are the baseline.
+Re-runs from stored state. The store records each alias's current snapshot and its epoch,
+and every snapshot the alias was seen resolving to with the epoch it was first given
+(``snapshot_epochs``): a new snapshot gets the next epoch, a return to one seen before gets
+that snapshot's epoch back. The epoch is part of every request key, so a return to an audited
+snapshot is answered from the store (nothing paid), and a new one is called afresh. The
+sensor's cursor holds, per model, the snapshot and epoch whose re-runs were requested last
+(or the baseline) and when; each tick requests the re-runs of every model whose stored
+snapshot differs from it, with run keys naming the epoch and snapshot (and, for a snapshot
+this sensor re-ran before, the how-manyth re-run: Dagster runs a key once), and the cursor
+advances only with the requests that Dagster receives. A tick that fails after the store
+recorded a move therefore leaves the re-run to the next tick, and every model on a moved alias
+is re-run, not only the one whose probe saw the move. A model the cursor does not know yet (a
+new sensor, a new model, a model whose alias or endpoint changed in the config) starts from
+the snapshot stored before the tick's probe: moves seen by that probe are re-run, older ones
+are the baseline.
+
+Flapping aliases. A server may alternate the snapshot it reports (A, B, A, ...). The sensor
+requests one model's re-runs at most once per ``RESUMEBIAS_REAUDIT_MIN_INTERVAL_S`` seconds
+(default 86400, a day; 0: no limit; a whole number, else definitions refuse to load, naming
+the variable). A move within that time after the model's last re-run is a logged warning and
+part of the tick's skip reason, naming the snapshots seen since (with their epochs); the re-run
+owed is requested on the first tick after the interval, at the snapshot the alias then reports
+(none if it is back at the one last re-run). A genuine move to a new snapshot is thus re-run at
+once when the model was quiet for the interval, else when the interval is over. The weekly
+re-audit (``RESUMEBIAS_REAUDIT_CRON``) is not limited by it.
 """
 
 from __future__ import annotations
@@ -30,6 +46,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 import dagster as dg
@@ -46,7 +65,41 @@ ALIAS_SENSOR_ENV = "RESUMEBIAS_ALIAS_SENSOR"
 ALIAS_SENSOR_INTERVAL_ENV = "RESUMEBIAS_ALIAS_SENSOR_INTERVAL_S"
 REAUDIT_SCHEDULE_ENV = "RESUMEBIAS_REAUDIT_SCHEDULE"
 REAUDIT_CRON_ENV = "RESUMEBIAS_REAUDIT_CRON"
+REAUDIT_MIN_INTERVAL_ENV = "RESUMEBIAS_REAUDIT_MIN_INTERVAL_S"
+DEFAULT_REAUDIT_MIN_INTERVAL_S = 86400
+# Version 2 entries gained requested_at, requests and seen; entries without them still read.
 CURSOR_VERSION = 2
+
+
+class AutomationConfigError(ValueError):
+    """A setting of the automation is not valid; the message names the variable."""
+
+
+def seconds_setting(env: str, default: int, minimum: int, what: str) -> int:
+    """A whole number of seconds from ``env`` (empty or unset: ``default``), at least ``minimum``."""
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise AutomationConfigError(
+            f"{env}={raw!r}: give a whole number of seconds, {minimum} or more ({what}; default {default})"
+        )
+    return value
+
+
+def alias_sensor_interval_s() -> int:
+    return seconds_setting(ALIAS_SENSOR_INTERVAL_ENV, 3600, 1, "how often model_alias_sensor probes the aliases")
+
+
+def reaudit_min_interval_s() -> int:
+    return seconds_setting(
+        REAUDIT_MIN_INTERVAL_ENV, DEFAULT_REAUDIT_MIN_INTERVAL_S, 0,
+        "the least time between two re-runs of one model that model_alias_sensor requests; 0: no limit",
+    )
 
 
 def provider_pool(provider: str, base_url: str | None, vertex_location: str | None) -> str:
@@ -108,13 +161,20 @@ def probe_aliases(context, providers: ProvidersResource) -> dict[str, tuple[str,
     if not names:
         return {}
     observed = {}
+    store = providers.store()
     for name, resolved in providers.probe(names).items():
         if isinstance(resolved, Exception):  # one unreachable provider must not stop the others
             context.log.warning(f"{name}: could not probe the alias: {resolved}")
             continue
-        moved, epoch = providers.store().observe_snapshot(providers.settings(name), resolved)
+        settings = providers.settings(name)
+        moved, epoch = store.observe_snapshot(settings, resolved)
         if moved:
-            context.log.info(f"{name}: alias moved to {resolved} (snapshot epoch {epoch})")
+            seen = {h["resolved_model"]: h for h in store.snapshot_history(settings)}.get(resolved)
+            if seen and seen["first_seen"] != seen["last_seen"]:
+                context.log.info(f"{name}: alias moved back to {resolved} (snapshot epoch {epoch}, seen before: "
+                                 "its stored answers are served again)")
+            else:
+                context.log.info(f"{name}: alias moved to {resolved} (snapshot epoch {epoch})")
         observed[name] = (resolved, moved, epoch)
     return observed
 
@@ -127,9 +187,9 @@ def alias_id(settings: ProviderSettings) -> str:
 
 
 def read_cursor(cursor: str | None) -> dict[str, Any]:
-    """``{model: entry}`` of a sensor cursor: ``{"alias", "snapshot", "epoch"}`` (the epoch whose
-    re-runs were requested), or the snapshot name of a cursor written before the epochs were
-    kept in it (``{model: snapshot}``)."""
+    """``{model: entry}`` of a sensor cursor: ``{"alias", "snapshot", "epoch", "requested_at",
+    "requests", "seen"}`` (see ``requested_entry``), or the snapshot name of a cursor written
+    before the epochs were kept in it (``{model: snapshot}``)."""
     if not cursor:
         return {}
     data = json.loads(cursor)
@@ -138,34 +198,54 @@ def read_cursor(cursor: str | None) -> dict[str, Any]:
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
-def requested_epoch(entry: Any, alias: str, before: tuple[str, int] | None, now: tuple[str, int]) -> int:
-    """The epoch up to which a model's re-runs count as requested.
+def requested_entry(entry: Any, alias: str, before: tuple[str, int] | None, now: tuple[str, int]) -> dict[str, Any]:
+    """A model's cursor entry: the ``snapshot`` and ``epoch`` whose re-runs were requested last
+    (or the baseline), ``requested_at`` (epoch seconds; None: never by this cursor), ``requests``
+    (``{epoch: re-runs requested}``, for run keys of their own) and ``seen`` (the ``[snapshot,
+    epoch]`` pairs seen since the last re-run, for the flapping report).
 
     ``entry`` is the model's cursor entry, ``before`` and ``now`` the stored (snapshot, epoch)
     before and after this tick's probe. A cursor entry of the same alias is the answer. An
     entry of the old cursor format holds the snapshot last seen: if the store has moved on
-    from it, the re-run of the stored epoch is owed. No entry, or one of another alias (the
-    config changed): the epoch stored before this tick's probe, so moves this probe saw are
-    re-run and older ones are a baseline, as is an alias's first sighting.
+    from it, a re-run is owed. No entry, or one of another alias (the config changed): the
+    snapshot stored before this tick's probe, so moves this probe saw are re-run and older ones
+    are a baseline, as is an alias's first sighting.
     """
-    if isinstance(entry, dict) and entry.get("alias") == alias and isinstance(entry.get("epoch"), int):
-        return entry["epoch"]
+    if (isinstance(entry, dict) and entry.get("alias") == alias and isinstance(entry.get("epoch"), int)
+            and isinstance(entry.get("snapshot"), str)):
+        # An entry written before requests were kept: its epoch's plain run keys may have run.
+        return {"requested_at": None, "requests": {str(entry["epoch"]): 1}, **entry}
     if isinstance(entry, str) and before is not None:
-        return before[1] if before[0] == entry else max(before[1] - 1, 0)
-    return before[1] if before is not None else now[1]
+        snapshot, epoch = (entry, before[1]) if before[0] == entry else (entry, None)
+    else:
+        snapshot, epoch = before if before is not None else now
+    return {"alias": alias, "snapshot": snapshot, "epoch": epoch, "requested_at": None, "requests": {}}
 
 
-def build_model_alias_sensor(prediction_models, fit_models, jds) -> dg.SensorDefinition:
-    """The alias sensor over the given partitions (the definitions' by default)."""
+def _when(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
+
+
+def _seen_text(seen: list) -> str:
+    return ", ".join(s if e is None else f"{s} (epoch {e})" for s, e in seen)
+
+
+def build_model_alias_sensor(
+    prediction_models, fit_models, jds, clock: Callable[[], float] = time.time,
+) -> dg.SensorDefinition:
+    """The alias sensor over the given partitions (the definitions' by default); ``clock``
+    (epoch seconds) times the re-audit interval."""
+    min_interval = reaudit_min_interval_s()
 
     @dg.sensor(
         name="model_alias_sensor",
-        minimum_interval_seconds=int(os.environ.get(ALIAS_SENSOR_INTERVAL_ENV, "3600")),
+        minimum_interval_seconds=alias_sensor_interval_s(),
         default_status=dg.DefaultSensorStatus.RUNNING if _status(ALIAS_SENSOR_ENV) else dg.DefaultSensorStatus.STOPPED,
         jobs=[seniority_predictions_job, fit_scores_job],
         description="Probes each enabled provider model's alias (all at once, short timeout); when the store has "
         "recorded a new snapshot whose re-runs were not yet requested, re-runs that model's prediction and "
-        "fit-score partitions with fresh calls (old answers stay in the store).",
+        "fit-score partitions with fresh calls (old answers stay in the store; a snapshot seen before is served "
+        f"from them). At most one re-run per model per {REAUDIT_MIN_INTERVAL_ENV} (a flapping alias is reported).",
     )
     def model_alias_sensor(context: dg.SensorEvaluationContext, providers: ProvidersResource):
         previous = read_cursor(context.cursor)
@@ -173,7 +253,8 @@ def build_model_alias_sensor(prediction_models, fit_models, jds) -> dg.SensorDef
         store = providers.store()
         before = {name: store.snapshot(providers.settings(name)) for name in names}
         observed = probe_aliases(context, providers)
-        entries, requests, rerun = {}, [], []
+        t = clock()
+        entries, requests, rerun, flapping = {}, [], [], []
         for name in names:
             settings = providers.settings(name)
             now = store.snapshot(settings)
@@ -183,23 +264,51 @@ def build_model_alias_sensor(prediction_models, fit_models, jds) -> dg.SensorDef
                 continue
             resolved, epoch = now
             alias = alias_id(settings)
-            done = requested_epoch(previous.get(name), alias, before[name], now)
-            if epoch > done:
+            entry = requested_entry(previous.get(name), alias, before[name], now)
+            if entry["snapshot"] == resolved and entry["epoch"] != epoch:
+                if entry["epoch"] is not None:
+                    context.log.warning(f"{name}: the store holds snapshot epoch {epoch}, the cursor {entry['epoch']}: "
+                                        "the store was replaced; counting from the store's epoch")
+                entry["epoch"] = epoch
+            seen = [list(s) for s in entry.get("seen") or [[entry["snapshot"], entry["epoch"]]]]
+            if resolved not in [s for s, _ in seen]:
+                seen.append([resolved, epoch])
+            last = entry["requested_at"]
+            due = last is None or t >= last + min_interval
+            if resolved != entry["snapshot"] and due:
+                made = dict(entry["requests"])
+                n = made.get(str(epoch), 0)
+                # A snapshot this sensor re-ran before (the alias came back): run keys of their own.
+                reason = f"snapshot-{epoch}:{resolved}" + (f":rerun-{n + 1}" if n else "")
                 requests += rerun_requests(
-                    providers, [name], f"snapshot-{epoch}:{resolved}", prediction_models, fit_models, jds,
-                    {SNAPSHOT_TAG: resolved},
+                    providers, [name], reason, prediction_models, fit_models, jds, {SNAPSHOT_TAG: resolved},
                 )
                 rerun.append(f"{name} (snapshot {resolved}, epoch {epoch})")
-            elif epoch < done:
-                context.log.warning(f"{name}: the store holds snapshot epoch {epoch}, the cursor {done}: "
-                                    "the store was replaced; counting from the store's epoch")
-            entries[name] = {"alias": alias, "snapshot": resolved, "epoch": epoch}
+                made[str(epoch)] = n + 1
+                entries[name] = {"alias": alias, "snapshot": resolved, "epoch": epoch, "requested_at": t,
+                                 "requests": made, "seen": [[resolved, epoch]]}
+                continue
+            if not due and len(seen) > 1:
+                owed = (f"its re-run waits until {_when(last + min_interval)}" if resolved != entry["snapshot"]
+                        else "the snapshot of its last re-run: nothing owed")
+                flapping.append(f"{name} (snapshots seen: {_seen_text(seen)}; now {resolved}, {owed})")
+                context.log.warning(
+                    f"{name}: alias flapping: snapshots seen since its re-run at {_when(last)}: {_seen_text(seen)}; "
+                    f"now {resolved} (epoch {epoch}), {owed} (one re-run per {REAUDIT_MIN_INTERVAL_ENV}="
+                    f"{min_interval} s)"
+                )
+            if due:  # nothing owed and the interval is over: any flapping has settled
+                seen = [[entry["snapshot"], entry["epoch"]]]
+            entries[name] = {**entry, "alias": alias, "seen": seen}
         cursor = json.dumps({"version": CURSOR_VERSION, "models": entries}, sort_keys=True)
         if not requests:
             failed = sorted(set(names) - set(observed))
             note = f"; could not probe {', '.join(failed)}" if failed else ""
-            what = f"moved: {', '.join(rerun)}, with no partition here" if rerun else "no alias moved"
-            return dg.SensorResult(skip_reason=dg.SkipReason(f"{what} ({len(observed)} probed{note})"), cursor=cursor)
+            what = (f"moved: {', '.join(rerun)}, with no partition here" if rerun
+                    else "no re-run due" if flapping else "no alias moved")
+            flaps = f"; flapping: {'; '.join(flapping)}" if flapping else ""
+            return dg.SensorResult(skip_reason=dg.SkipReason(f"{what} ({len(observed)} probed{note}){flaps}"),
+                                   cursor=cursor)
         context.log.info(f"re-running {', '.join(rerun)}")
         return dg.SensorResult(run_requests=requests, cursor=cursor)
 

@@ -145,7 +145,12 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     # Where the store is, for the output (a URL without its password).
     path = store.location if store is not None else str(target)
     try:
-        design = study_design(args.n_per_level, args.seed, args.catalog_dir)
+        try:
+            design = study_design(args.n_per_level, args.seed, args.catalog_dir)
+        except ValueError as exc:
+            if isinstance(exc, CatalogError):
+                raise
+            return fail(f"--n-per-level {args.n_per_level}: {exc}")
         table = estimate_cost(
             models, design, store, judges=judges, generator=writers.get("--generator-model"),
             rewriter=writers.get("--rewriter-model"), tasks=args.task or ("seniority", "fit", "judge", "generation"),
@@ -344,6 +349,7 @@ def _pull_tables(args: argparse.Namespace) -> int:
         SharedTables,
         SharedTablesError,
         pull_into_duckdb,
+        redact,
     )
     from resumebias_dagster.settings import data_dir
 
@@ -351,12 +357,21 @@ def _pull_tables(args: argparse.Namespace) -> int:
     if not url:
         print(f"error: no shared tables to pull: give --url or set {TABLES_URL_ENV}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    setting = "--url" if args.url else TABLES_URL_ENV
     out = args.out or str(data_dir() / "shared-tables.duckdb")
     try:
-        counts = pull_into_duckdb(SharedTables(url, setting="--url" if args.url else TABLES_URL_ENV), SCHEMA, out)
+        shared = SharedTables(url, setting=setting)
+        counts, skipped = pull_into_duckdb(shared, SCHEMA, out, tables=_asset_names())
     except SharedTablesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    except OSError as exc:  # object storage unreachable, refused, or the bucket missing
+        reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        print(f"error: {setting}: cannot read {redact(url)}: {reason}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if skipped:
+        shown = ", ".join(repr(t) for t in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+        print(f"warning: skipped {len(skipped)} folders that are no table of this project: {shown}", file=sys.stderr)
     if not counts:
         print(f"error: no tables under {SCHEMA}/ at that URL", file=sys.stderr)
         return EXIT_INPUT_ERROR
@@ -364,6 +379,13 @@ def _pull_tables(args: argparse.Namespace) -> int:
         print(f"{SCHEMA}.{table}: {rows:,} rows")
     print(f'wrote {out}; e.g. duckdb {out} "select * from {SCHEMA}.{next(iter(counts))} limit 5"')
     return 0
+
+
+def _asset_names() -> set[str]:
+    """The tables this project writes: its assets' names (pull-tables pulls no other folder)."""
+    from resumebias_dagster.definitions import defs
+
+    return {key.path[-1] for key in defs.resolve_asset_graph().get_all_asset_keys()}
 
 
 COMMANDS: dict[str, Command] = {
@@ -413,8 +435,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (the console script exits with it)."""
+    from resumebias_dagster.settings import UntrustedFolderError
+
     args = build_parser().parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except UntrustedFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
 
 
 if __name__ == "__main__":

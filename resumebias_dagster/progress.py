@@ -70,7 +70,7 @@ class StudyProgress:
         self.done.append((self.jobs[len(self.done)], seconds))
         line = f"{self._label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s"
         if self._bar is not None:
-            self._bar.console.print(line, highlight=False)
+            self._bar.console.print(line, highlight=False, markup=False)  # a partition reads like markup
             self._bar.update(self._task, advance=1, left=self.left_text())
         else:
             print(line, file=self.out, flush=True)

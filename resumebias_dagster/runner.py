@@ -9,17 +9,43 @@ from pathlib import Path
 
 from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.progress import StudyProgress
-from resumebias_dagster.settings import data_dir, duckdb_path
+from resumebias_dagster.settings import UntrustedFolderError, data_dir, duckdb_path, remember_file, wrote_file
 
 INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
 
 
-def _dagster_home() -> Path:
-    """Runs go to $DAGSTER_HOME so `dagster dev` with the same home shows them in the UI."""
-    home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home").absolute()
+class UntrustedInstanceError(UntrustedFolderError):
+    """An instance config in the data folder that this tool did not write."""
+
+
+def remember_instance_config(path: Path) -> None:
+    remember_file(path)
+
+
+def dagster_home() -> Path:
+    """Runs go to $DAGSTER_HOME so `dagster dev` with the same home shows them in the UI.
+
+    ``$DAGSTER_HOME`` is the operator's choice, read as it is. Otherwise the instance config
+    is ``<data dir>/dagster_home/dagster.yaml`` as this tool writes it: Dagster runs what a
+    dagster.yaml names (a logging handler can be any callable), so one the tool did not write
+    (the current template, or a copy it wrote and remembers) is refused, never read."""
+    chosen = os.environ.get("DAGSTER_HOME")
+    if chosen:
+        return Path(chosen).absolute()
+    home = (data_dir() / "dagster_home").absolute()
     home.mkdir(parents=True, exist_ok=True)
-    if not (home / "dagster.yaml").exists():
-        shutil.copyfile(INSTANCE_TEMPLATE, home / "dagster.yaml")
+    config = home / "dagster.yaml"
+    if config.exists() and config.read_bytes() != INSTANCE_TEMPLATE.read_bytes():
+        if not wrote_file(config):
+            raise UntrustedInstanceError(
+                f"{config} was not written by resumebias (it differs from the instance config resumebias writes): a "
+                "dagster.yaml can run commands (a python_logs handler), so it is not read. To use it, set "
+                f"DAGSTER_HOME={home}; to let resumebias write its own, delete it"
+            )
+        config.unlink()  # written by an earlier version: replaced by today's template
+    if not config.exists():
+        shutil.copyfile(INSTANCE_TEMPLATE, config)
+        remember_instance_config(config)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -72,7 +98,7 @@ def _quiet_libraries(live: bool) -> None:
 
 
 def run_study(out=sys.stdout) -> int:
-    home = _dagster_home()
+    home = dagster_home()
     import dagster as dg
     import duckdb
 

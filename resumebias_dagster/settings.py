@@ -1,15 +1,106 @@
 """Locations on disk, from the environment (read when called, never cached at import)."""
 
+import hashlib
+import json
 import os
+import secrets
 from pathlib import Path
 
 from resumebias_dagster.catalog import CATALOG_DIR_ENV, is_preset
 
 DATA_DIR_ENV = "RESUMEBIAS_DATA_DIR"
+DEFAULT_DATA_DIR = "data"
+CREATED_MARK = ".created-by-resumebias"
+
+
+class UntrustedFolderError(ValueError):
+    """A folder or file the tool would read was not made by it, nor named by the operator."""
+
+
+class UntrustedDataDirError(UntrustedFolderError):
+    """``./data`` exists but this tool did not create it."""
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get(DATA_DIR_ENV) or "data").absolute()
+    """``$RESUMEBIAS_DATA_DIR`` (the operator's choice), else ``./data`` if this tool created it.
+
+    A ``data/`` folder that came with a clone or a copy can hold an instance config whose
+    logging handler runs a command, or a response store of forged answers: the default folder
+    is created when missing, and used only if the tool created it (the random token it left
+    there is also kept in the per-user state folder, which no clone can write)."""
+    chosen = os.environ.get(DATA_DIR_ENV)
+    if chosen:
+        return Path(chosen).absolute()
+    path = Path(DEFAULT_DATA_DIR).absolute()
+    try:
+        path.mkdir()
+        token = secrets.token_hex(16)
+        (path / CREATED_MARK).write_text(token + "\n")
+        _remember("data-dirs", f"{path}|{token}")
+        return path
+    except FileExistsError:
+        pass
+    if not path.is_symlink() and _identity(path) in _remembered("data-dirs"):
+        return path
+    raise UntrustedDataDirError(
+        f"{path} exists but was not created by resumebias on this account: a cloned or copied data folder can carry "
+        "an instance config that runs commands, or forged answers in its response store, so it is not read. To use "
+        f"it anyway, set {DATA_DIR_ENV}={path}; otherwise run from another folder, or move it away and let "
+        "resumebias create its own"
+    )
+
+
+def state_dir() -> Path:
+    """Per-user state of the tool (``$XDG_STATE_HOME/resumebias``): what it created and wrote."""
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base).absolute() / "resumebias"
+
+
+def _identity(path: Path) -> str:
+    """The folder's path and the random token the tool left in it when it created it: a
+    clone cannot know the token (it is kept in the per-user state folder too), and a folder
+    put in place of the created one has none (inode numbers are reused, so they cannot tell)."""
+    try:
+        token = (path / CREATED_MARK).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        token = ""
+    return f"{path}|{token}"
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _remembered(kind: str) -> set[str]:
+    try:
+        return {json.loads(line) for line in (state_dir() / kind).read_text().splitlines() if line.strip()}
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+def _remember(kind: str, entry: str) -> None:
+    """Append ``entry`` to the per-user list ``kind`` (one JSON string a line; appends of one
+    short line are atomic, so processes starting at once lose none)."""
+    folder = state_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / kind, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+    except OSError as exc:
+        raise UntrustedFolderError(
+            f"cannot record in {folder / kind} what resumebias created ({exc.strerror}): make that folder writable, "
+            f"set XDG_STATE_HOME to a writable folder, or name the data folder in {DATA_DIR_ENV}"
+        ) from None
+
+
+def remember_file(path: Path) -> None:
+    """Record that the tool wrote ``path`` as it is now (its content's digest)."""
+    _remember("written-files", f"{Path(path).absolute()}|{file_digest(path)}")
+
+
+def wrote_file(path: Path) -> bool:
+    """Whether the tool wrote ``path`` with its current content."""
+    return f"{Path(path).absolute()}|{file_digest(path)}" in _remembered("written-files")
 
 
 def duckdb_path() -> Path:

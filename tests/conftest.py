@@ -9,6 +9,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 TEST_OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
 
+# Tests that use no private data directory (the `data_dir` fixture) share the repository's
+# data/ folder, named here as an operator would: a data/ folder the tool did not create is
+# otherwise refused (tests/security/test_data_dir_trust.py).
+os.environ.setdefault("RESUMEBIAS_DATA_DIR", str(Path(__file__).resolve().parent.parent / "data"))
+
 
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
@@ -137,6 +142,21 @@ def store_target(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "responses.sqlite")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def everything_stored():
+    """A function giving all a store holds as bytes: the SQLite file with its WAL, or every row
+    of every table (to search for a secret, or for bytes that must be kept)."""
+
+    def read(store) -> bytes:
+        if store.backend == "sqlite":
+            return store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
+        rows = [repr(row) for table in ("responses", "snapshots", "claims")
+                for row in store._query(f"SELECT * FROM {table}")]
+        return "\n".join(rows).encode()
+
+    return read
 
 
 @pytest.fixture

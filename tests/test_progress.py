@@ -43,3 +43,15 @@ def test_a_terminal_gets_a_live_bar_with_what_runs_and_what_is_left():
     shown = out.getvalue()
     assert "fit_scores_job [a|m]" in shown and "1/3" in shown and "study_inputs: succeeded" in shown
     progress.close()
+
+
+@pytest.mark.parametrize("label", ["seniority_predictions_job [gemma3-270m]", "fit_scores_job [staff-engineer|gpt5]",
+                                   "fit_scores_job [bold]"])
+def test_the_live_lines_keep_the_partition(label):
+    # Rich reads "[word]" as markup and dropped it: issue 25, item 8.
+    out = io.StringIO()
+    progress = StudyProgress(["a"], out, live=True)
+    progress.start("a", label)
+    progress.finish(True)
+    progress.close()
+    assert f"{label}: succeeded in " in out.getvalue()

@@ -6,10 +6,13 @@ variable (``api_key_env``) and set-up reads them. Importing this module imports 
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
@@ -50,7 +53,7 @@ class ProvidersResource(dg.ConfigurableResource):
                             f"${STORE_URL_ENV} if set, else <data dir>/{STORE_FILE}")
     store_url: str = Field(
         default="", description="response store shared by several machines: postgresql://user@host:port/database, "
-        f"without a password (run config is kept with each run: give it in ${STORE_URL_ENV}, PGPASSWORD or "
+        f"one the deployment lists in ${STORE_URL_ENV} or $RESUMEBIAS_STORE_URLS, without a password (run config is kept with each run: give it in ${STORE_URL_ENV}, PGPASSWORD or "
         f"~/.pgpass); empty = store_path, else ${STORE_URL_ENV}, else <data dir>/{STORE_FILE}",
     )
     durable: bool = Field(default=False, description="fsync every stored response (survives power loss, slower)")
@@ -148,9 +151,38 @@ class ProvidersResource(dg.ConfigurableResource):
                                 progress=progress, catalog_dir=self._catalog_dir)
 
 
+# Stores run config may pick: $RESUMEBIAS_STORE_URL and these (separated by spaces or commas).
+# The worker's PGPASSWORD or ~/.pgpass goes to whatever server a store URL names, so the
+# deployment, not whoever writes run config, decides which servers those are.
+STORE_URLS_ENV = "RESUMEBIAS_STORE_URLS"
+
+
+def _store_identity(url: str) -> tuple[str, str, int, str]:
+    """(user, host, port, database) of a PostgreSQL URL: what decides where a password goes."""
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port or 5432
+    except ValueError:
+        port = -1
+    return unquote(parts.username or ""), (parts.hostname or "").lower(), port, parts.path.strip("/")
+
+
+def check_store_url_allowed(store_url: str, setting: str) -> None:
+    """Refuse ``store_url`` unless ``$RESUMEBIAS_STORE_URL`` or ``$RESUMEBIAS_STORE_URLS`` names
+    the same user, host, port and database (never echoing a URL: it may hold a password)."""
+    listed = [os.environ.get(STORE_URL_ENV, "")] + re.split(r"[\s,]+", os.environ.get(STORE_URLS_ENV, ""))
+    if _store_identity(store_url) in {_store_identity(u) for u in listed if u.strip()}:
+        return
+    raise StoreError(
+        f"{setting}: not a store this deployment lists: run config may only pick a store named in ${STORE_URL_ENV} "
+        f"or ${STORE_URLS_ENV} on the workers (the worker's PostgreSQL password goes to the server a store URL names)"
+    )
+
+
 def _check_store_url(store_url: str, store_path: str) -> None:
-    """``store_url`` as run config may give it: a PostgreSQL URL without a password (run
-    config is stored with the run and shown in the UI), and not together with ``store_path``."""
+    """``store_url`` as run config may give it: a PostgreSQL URL the deployment lists, without
+    a password (run config is stored with the run and shown in the UI), and not together with
+    ``store_path``."""
     if not store_url:
         return
     if store_path:
@@ -165,6 +197,7 @@ def _check_store_url(store_url: str, store_path: str) -> None:
             f"store's password cannot go there; set the whole URL in ${STORE_URL_ENV} on each worker, or give the "
             "password with PGPASSWORD or a ~/.pgpass file"
         )
+    check_store_url_allowed(store_url, "providers.store_url")
 
 
 @contextmanager

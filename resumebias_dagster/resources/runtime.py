@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from resumebias_dagster.core.common.shared_files import SharedFiles
@@ -32,9 +30,12 @@ def model_runtime(
 
 
 def fetch_classifier(shared: SharedFiles, trained: TrainedClassifier) -> TrainedClassifier:
-    """``trained`` with its folder fetched from ``shared`` into this machine's classifiers folder."""
+    """``trained`` with its folder fetched from ``shared`` into this machine's classifiers folder,
+    at ``fetched/<content hash>``: the table's path names the folder on the machine that
+    trained it, and never where a fetched folder goes (``x/..`` would replace data/models)."""
     if not trained.content_sha256:
         raise ValueError(f"{trained.path}: the classifier table has no content hash to fetch the folder by; "
                          f"re-materialise fine_tuned_classifiers")
-    local = shared.fetch_folder("classifiers", trained.content_sha256, classifiers_dir() / Path(trained.path).name)
+    local = shared.fetch_folder("classifiers", trained.content_sha256,
+                                classifiers_dir() / "fetched" / trained.content_sha256)
     return TrainedClassifier(str(local), trained.fingerprint, trained.content_sha256)

@@ -1,4 +1,5 @@
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,13 +12,68 @@ from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHan
 from pydantic import Field
 
 from resumebias_dagster.core.common.filesystems import require_local_disk
-from resumebias_dagster.core.common.shared_tables import SCHEMA, TABLES_URL_ENV, SharedTables, check_tables_url
-from resumebias_dagster.settings import duckdb_path
+from resumebias_dagster.core.common.shared_tables import (
+    SCHEMA,
+    TABLES_URL_ENV,
+    SharedTables,
+    SharedTablesError,
+    check_tables_url,
+    redact,
+)
+from resumebias_dagster.settings import ConfigPathError, checked_path, duckdb_path
 
 # Asset metadata of a table filled only on request (imported_predictions): until someone
 # materialises it, downstream assets read it as the declared table with no rows. The value
 # names its model in core/tables/.
 EMPTY_UNTIL_MATERIALISED = "resumebias/empty_until_materialised"
+
+
+# Run config can set every field of an I/O manager, and anyone who reaches the UI writes run
+# config. DuckDB splices the schema into its SQL unquoted, so a schema (or a shared table's
+# folder) is a plain identifier; files lie under the allowed folders (settings.checked_path);
+# DuckDB settings are limited to those that change no file, extension or network access.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+CONNECTION_SETTINGS = frozenset({"threads", "memory_limit", "max_memory", "preserve_insertion_order"})
+
+
+def check_identifier(value: str, setting: str) -> str:
+    """``value`` if it is a plain SQL identifier (and folder name), else ``ConfigPathError``."""
+    if not IDENTIFIER.fullmatch(value or ""):
+        raise ConfigPathError(
+            f"{setting}: {value!r} is not a schema name: use letters, digits and underscores (not starting with a "
+            "digit, at most 63)"
+        )
+    return value
+
+
+def check_connection_config(config: dict, setting: str) -> None:
+    refused = sorted(set(config) - CONNECTION_SETTINGS)
+    if refused:
+        raise ConfigPathError(
+            f"{setting}: {', '.join(refused)} cannot be set from run config (only {', '.join(sorted(CONNECTION_SETTINGS))}): "
+            "other DuckDB settings reach files, extensions or the network"
+        )
+
+
+def check_shared_url(url: str, setting: str) -> str:
+    """``url`` if it is ``$RESUMEBIAS_TABLES_URL``, a folder under it, or a ``file:///`` folder
+    under the allowed folders; else ``SharedTablesError`` naming ``setting``."""
+    check_tables_url(url, setting)
+    deployed = os.environ.get(TABLES_URL_ENV, "").strip().rstrip("/")
+    own = url.rstrip("/")
+    segments = own.split("://", 1)[1].split("/")
+    if ".." not in segments and deployed and (own == deployed or own.startswith(deployed + "/")):
+        return url
+    if url.startswith("file://"):
+        try:
+            checked_path(url.removeprefix("file://"), setting)
+            return url
+        except ConfigPathError:
+            pass
+    raise SharedTablesError(
+        f"{setting}: {redact(url)} is neither ${TABLES_URL_ENV} ({redact(deployed) if deployed else 'unset'}) nor a "
+        "folder under it, nor a file:/// folder under the data directory or RESUMEBIAS_ALLOWED_ROOTS"
+    )
 
 
 def _typed_select(obj: pd.DataFrame) -> str:
@@ -95,6 +151,9 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         return [_TypedPandasHandler()]
 
     def create_io_manager(self, context):
+        check_identifier(self.schema_ or SCHEMA, "io_manager.schema")
+        checked_path(self.database, "io_manager.database")
+        check_connection_config(self.connection_config or {}, "io_manager.connection_config")
         if Path(self.database).stem == (self.schema_ or SCHEMA):
             # DuckDB names the catalog after the file: `audit.t` would be ambiguous.
             raise ValueError(f"io_manager: database file {self.database} must not be named like the schema {self.schema_!r}")
@@ -117,7 +176,8 @@ class SharedTablesIOManager(ConfigurableIOManager):
     table_schema: str = Field(default=SCHEMA, description="folder (and DuckDB schema when pulled) of the tables")
 
     def _shared(self) -> SharedTables:
-        return SharedTables(self.url, setting="io_manager.url")
+        check_identifier(self.table_schema, "io_manager.table_schema")
+        return SharedTables(check_shared_url(self.url, "io_manager.url"), setting="io_manager.url")
 
     def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
         if not isinstance(obj, pd.DataFrame):

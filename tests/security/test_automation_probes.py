@@ -18,7 +18,6 @@ Each test failed on the code before this change.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -42,6 +41,9 @@ from resumebias_dagster.core.providers.store import ResponseStore
 from resumebias_dagster.core.providers.types import ProviderSettings
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.testing import fake_providers as fp
+from resumebias_dagster.testing.sensors import LogRecords as _Records
+from resumebias_dagster.testing.sensors import all_partitions, requested
+from resumebias_dagster.testing.sensors import tick as _tick
 
 JDS = ["jd-a", "jd-b"]
 
@@ -51,33 +53,6 @@ def _resource(data_dir, entries) -> ProvidersResource:
     file = data_dir / "models.yaml"
     file.write_text(yaml.safe_dump({"models": entries}))
     return ProvidersResource(models_file=str(file), store_path=str(data_dir / "responses.sqlite"))
-
-
-class _Records(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def warnings(self) -> list[str]:
-        return [r.getMessage() for r in self.records if r.levelno == logging.WARNING]
-
-
-def _tick(sensor, providers, cursor, log: _Records | None = None):
-    with dg.build_sensor_context(cursor=cursor, resources={"providers": providers}) as context:
-        if log is not None:
-            context.log.addHandler(log)  # the sensor's logger does not reach the root logger
-        return sensor(context)
-
-
-def _requested(result) -> list[tuple[str, str]]:
-    return sorted((r.job_name, str(r.partition_key)) for r in result.run_requests)
-
-
-def _all_partitions(model: str) -> list[tuple[str, str]]:
-    return sorted([("seniority_predictions_job", model)] + [("fit_scores_job", f"{jd}|{model}") for jd in JDS])
 
 
 def _stored_epoch(data_dir, providers: ProvidersResource, name: str) -> int:
@@ -136,7 +111,7 @@ def test_a_slow_provider_is_a_warning_while_the_others_are_probed_at_the_same_ti
     log = _Records()
     second = _tick(sensor, providers, first.cursor, log)
 
-    assert _requested(second) == _all_partitions("fast")
+    assert requested(second) == all_partitions("fast", JDS)
     assert {r.tags[SNAPSHOT_TAG] for r in second.run_requests} == {"gpt-5-2511"}
     # Concurrent: the slow server had been asked, and had not answered, when the fast one answered.
     assert seen_by_fast == [(1, {})]
@@ -212,7 +187,7 @@ def test_a_tick_that_fails_after_the_move_was_stored_leaves_the_rerun_to_the_nex
 
     # The next tick is given the cursor of the last tick that succeeded, as Dagster does.
     second = _tick(sensor, providers, first.cursor)
-    assert _requested(second) == _all_partitions("moving")
+    assert requested(second) == all_partitions("moving", JDS)
     assert {r.tags[SNAPSHOT_TAG] for r in second.run_requests} == {"gpt-5-2511"}
     assert all("snapshot-1" in r.run_key for r in second.run_requests), "run keys name the epoch"
     assert len({r.run_key for r in second.run_requests}) == len(second.run_requests)
@@ -236,7 +211,7 @@ def test_every_model_on_a_moved_alias_is_rerun(data_dir, fake_key, fake_server, 
     first = _tick(sensor, providers, None)
     snapshots["openai/gpt-5"] = "gpt-5-2511"
     second = _tick(sensor, providers, first.cursor)
-    assert _requested(second) == sorted(_all_partitions("gpt-cold") + _all_partitions("gpt-warm"))
+    assert requested(second) == sorted(all_partitions("gpt-cold", JDS) + all_partitions("gpt-warm", JDS))
 
 
 # ------------------------------------------------------------------ B3: the model's own request
@@ -290,9 +265,22 @@ def test_pool_tags_name_the_host_only(data_dir, fake_key, fake_server, model_ent
     first = _tick(sensor, providers, None)
     snapshots["openai/gpt-5"] = "gpt-5-2511"
     second = _tick(sensor, providers, first.cursor)
-    assert _requested(second) == _all_partitions("gateway")
+    assert requested(second) == all_partitions("gateway", JDS)
     assert {r.tags[POOL_TAG] for r in second.run_requests} == {pool}
     shown = json.dumps([
         [r.tags, r.run_key] for r in [*direct, *second.run_requests]
     ] + [first.cursor, second.cursor, model_tags("gateway")])
     assert USER_SECRET not in shown and QUERY_SECRET not in shown and "auditor" not in shown
+
+
+def test_a_snapshot_name_with_a_lone_surrogate_is_recorded(data_dir, fake_key, fake_server, model_entry):
+    # The store's SQLite insert failed on it and so did every tick (issue 25, item 4).
+    snapshots = {"openai/gpt-5": "gpt-5-2508"}
+    server = fake_server("openai", resolved_model=lambda alias: snapshots[alias])
+    providers = _resource(data_dir, [model_entry("openai", server.base_url, name="moving")])
+    sensor = build_model_alias_sensor({"moving"}, {"moving"}, JDS)
+    first = _tick(sensor, providers, None)
+    snapshots["openai/gpt-5"] = "gpt-5-\ud800"
+    second = _tick(sensor, providers, first.cursor)
+    assert requested(second) == all_partitions("moving", JDS)
+    assert {r.tags[SNAPSHOT_TAG] for r in second.run_requests} == {"gpt-5-\ufffd"}

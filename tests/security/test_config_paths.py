@@ -131,7 +131,8 @@ def _mounts(tmp_path, fs_type: str):
     return table
 
 
-@pytest.mark.parametrize("fs_type", ["nfs4", "cifs", "fuse.s3fs"])
+# The second four: folders shared from a host into a VM or container (issue 25, item 10).
+@pytest.mark.parametrize("fs_type", ["nfs4", "cifs", "fuse.s3fs", "vboxsf", "virtiofs", "fuse.grpcfuse", "drvfs"])
 def test_the_response_store_refuses_a_network_filesystem(fs_type, tmp_path, monkeypatch):
     from resumebias_dagster.core.common import filesystems
     from resumebias_dagster.core.common.filesystems import NetworkFilesystemError
@@ -152,6 +153,7 @@ def test_the_duckdb_file_refuses_a_network_filesystem(tmp_path, monkeypatch):
     from resumebias_dagster.resources.storage import ResumebiasIOManager
 
     monkeypatch.setattr(filesystems, "MOUNTS_FILE", str(_mounts(tmp_path, "nfs")))
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
     io_manager = ResumebiasIOManager(database=str(tmp_path / "shared" / "resumebias.duckdb"), schema="audit")
     with pytest.raises(Exception) as raised:
         dg.materialize([job_descriptions], resources={"io_manager": io_manager, "catalog": CatalogResource()})

@@ -121,6 +121,9 @@ def test_numbers_from_binary_files_follow_the_same_rule():
 def test_column_lists_show_headers_and_count_the_rest():
     assert show_columns(["model", "gpt5_score", SECRET, "Run"]) == "model, Run; 2 other column(s) not shown"
     assert show_columns([SECRET]) == "1 column(s) not shown"
+    # A first line of one word is no header one can tell from a passphrase (issue 25, item 10).
+    assert show_columns(["correct_horse_battery_staple"]) == "1 column(s) not shown"
+    assert show_columns(["model"], known=("model",)) == "model"
     assert show_columns([]) == "none"
     # Known column names are shown even where the generic rule would not show them.
     assert show_columns(["p_1"], known=("p_1",)) == "p_1"
@@ -151,6 +154,14 @@ def test_analyze_fit_never_echoes_a_secret_first_line(tmp_path, capsys, line, su
     else:
         assert_clean_failure(code, out, err, path, "not a Parquet file")
         assert "LINE 1" not in err and "read_parquet" not in err  # no DuckDB query echo
+
+
+def test_analyze_fit_never_echoes_a_word_only_first_line(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    path.write_text("correct_horse_battery_staple\n")
+    code, out, err = run(capsys, "analyze-fit", path)
+    assert_clean_failure(code, out, err, path, "found: 1 column(s) not shown")
+    assert "correct_horse" not in err
 
 
 def test_secret_between_parquet_magic_bytes(tmp_path, capsys):

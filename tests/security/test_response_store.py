@@ -35,14 +35,6 @@ def store(any_store):
     return any_store
 
 
-def everything_stored(store) -> bytes:
-    """All the store holds: the SQLite file with its WAL, or every row of every table."""
-    if store.backend == "sqlite":
-        return store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
-    rows = [repr(row) for table in ("responses", "snapshots", "claims") for row in store._query(f"SELECT * FROM {table}")]
-    return "\n".join(rows).encode()
-
-
 # ------------------------------------------------------------------ 7: the whole endpoint is in the key
 
 
@@ -64,7 +56,8 @@ def test_two_upstreams_behind_one_gateway_never_share_answers(settings_for):
     assert request_key(one, request) != request_key(two, request)
 
 
-def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(fake_server, settings_for, store, fake_key):
+def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(fake_server, settings_for, store, fake_key,
+                                                                              everything_stored):
     server = fake_server("openai")
     port = server.base_url.split(":")[2].split("/")[0]
     secret_url = f"http://scott:tiger-pass-42@127.0.0.1:{port}/v1?key=sk-url-secret-999"

@@ -6,7 +6,8 @@ terminals, CI logs and bug reports, so they quote only what is plausibly harmles
 
 * a header name when it is a known column name, or looks like a header: at most
   ``MAX_WORD`` characters, each a letter, underscore, space or hyphen (no digits,
-  no other symbols);
+  no other symbols), in a header of more than one column (a lone word such as
+  ``correct_horse_battery_staple`` could be a passphrase);
 * a cell value when it is such a short word, or a short plain number (at most
   ``MAX_NUMBER`` characters of ``[+-]digits[.digits][e[+-]digits]``, like ``-3``,
   ``1.5``, ``1e300``).
@@ -111,6 +112,9 @@ def show_columns(names: Iterable[str], known: Iterable[str] = ()) -> str:
     """``a, b; 2 other column(s) not shown``: the header names that may be shown, and a count of the rest."""
     known = tuple(known)
     names = [str(n) for n in names]
+    if len(names) == 1 and names[0] not in known and names[0].strip() not in known:
+        # A first line of one word is no header one can tell from a passphrase.
+        return "1 column(s) not shown"
     shown = [n.strip() or repr(n) for n in names if is_shown_header(n, known)]
     hidden = len(names) - len(shown)
     if not names:

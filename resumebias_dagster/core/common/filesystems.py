@@ -10,6 +10,18 @@ mounted folder.
 The filesystem of a path is read from the kernel's mount table (``/proc/self/mounts`` on
 Linux): the longest mount point that contains the path decides. Elsewhere (macOS, Windows)
 there is no such table and nothing is refused.
+
+Folders shared from a host into a virtual machine or a container are refused too: the host
+side can open the same file while its locks are not passed through (or only emulated in the
+guest), and SQLite's WAL needs shared memory the bridge does not share:
+- ``vboxsf`` (VirtualBox shared folders), ``vmhgfs``/``fuse.vmhgfs-fuse`` (VMware),
+  ``prl_fs`` (Parallels): locking not passed to the host; WAL databases are known to break.
+- ``virtiofs`` (QEMU/libvirt, Docker Desktop and Podman machines): POSIX locks stay in the
+  guest unless the host daemon runs with ``--posix-lock``, which nothing here can check.
+- ``fuse.grpcfuse``, ``osxfs``, ``fakeowner`` (Docker Desktop's older file sharing).
+- ``drvfs`` and ``9p`` (WSL's Windows drives): no byte-range locks.
+A container keeps its data on a named volume (a local filesystem) instead of a bind mount
+of the host's folder.
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ NETWORK_FILESYSTEMS = frozenset({
     "gpfs", "beegfs", "orangefs", "pvfs2", "davfs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone",
     "fuse.goofys", "fuse.mountpoint-s3", "fuse.juicefs", "fuse.glusterfs", "fuse.cephfs", "fuse.davfs2",
     "fuse.blobfuse", "fuse.blobfuse2", "fuse.geesefs", "fuse.alluxio-fuse",
+    # Host folders shared into a VM or container (see the module doc).
+    "vboxsf", "vmhgfs", "fuse.vmhgfs-fuse", "prl_fs", "virtiofs", "fuse.grpcfuse", "osxfs", "fakeowner", "drvfs",
 })
 
 

@@ -18,6 +18,11 @@ JSON. Accepted: one JSON object, alone, in a markdown fence, or with prose aroun
 Repaired: trailing commas before ``}`` or ``]`` (a common slip that changes no meaning).
 Refused: anything else that is not strict JSON (single quotes, comments, NaN, unquoted
 keys), duplicate keys, a top-level array or scalar, and two or more objects.
+
+Text. What the parsers hand on is valid UTF-8: a lone surrogate (an answer holding the
+JSON escape ``\\ud800``, or a byte that is not UTF-8 kept surrogate-escaped by the store)
+becomes U+FFFD (``valid_utf8``), because DuckDB, Parquet and PostgreSQL refuse to write it.
+The store keeps the answer exactly as it came.
 """
 
 from __future__ import annotations
@@ -49,6 +54,36 @@ _DECORATION = str.maketrans({c: " " for c in "*_`\"“”#>"})
 _QUOTE = re.compile(r"(?<![a-z])'|'(?![a-z])")  # a quote mark, not the apostrophe of "isn't"
 _BULLET = re.compile(r"^(?:[-•]|\d+[.)])\s+")
 _TRAILING = " \t.!;,:)]}("
+
+
+def valid_utf8(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so that it encodes as UTF-8.
+
+    Through UTF-16 with ``surrogatepass``: a surrogate pair split over two code points (CESU)
+    becomes its character again, and only a truly lone surrogate is replaced.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def _valid_strings(value: Any) -> Any:
+    """``value`` (parsed JSON) with every string, keys included, made valid UTF-8."""
+    if isinstance(value, str):
+        return valid_utf8(value)
+    if isinstance(value, list):
+        return [_valid_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_utf8(k): _valid_strings(v) for k, v in value.items()}
+    return value
+
+
+# A JSON escape of a surrogate (``\ud800``): only then can a parsed string hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -168,6 +203,7 @@ def parse_json_object(text: str | None) -> Parsed:
     """
     if text is None or not text.strip():
         return Parsed(reason="empty answer")
+    text = valid_utf8(text)
     body = _strip_trailing_commas(_unfence(text).strip())
     start = body.find("{")
     if start < 0:
@@ -187,4 +223,9 @@ def parse_json_object(text: str | None) -> Parsed:
             return Parsed(reason="more than one JSON object")
         except (json.JSONDecodeError, ValueError, RecursionError):
             pass
+    if _SURROGATE_ESCAPE.search(body, start, end):
+        try:
+            value = _valid_strings(value)
+        except RecursionError:
+            return Parsed(reason="the JSON is nested too deeply to read")
     return Parsed(value)

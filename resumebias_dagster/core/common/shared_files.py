@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from resumebias_dagster.core.common.shared_tables import (
 
 MANIFEST = "MANIFEST.json"
 CHUNK = 1 << 20
+DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class SharedFileError(RuntimeError):
@@ -110,6 +112,9 @@ class SharedFiles:
     def fetch_folder(self, kind: str, digest: str, dest: str | os.PathLike) -> Path:
         """The folder of ``digest`` at ``dest``: already there with that content, or fetched,
         checked file by file, and moved into place."""
+        if not DIGEST.fullmatch(digest or ""):
+            # It names a folder of the shared files: a table row could otherwise point anywhere.
+            raise SharedFileError(f"{self.location(kind)}: {digest[:80]!r} is not a SHA-256 content hash")
         dest = Path(dest)
         if dest.is_dir() and folder_digest(dest) == digest:
             return dest

@@ -20,8 +20,9 @@ Credentials never go in the URL: S3 keys come from the environment (``AWS_ACCESS
 from __future__ import annotations
 
 import os
+import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,8 +195,11 @@ class SharedTables:
 
         with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(files))) as pool:
             pieces = list(pool.map(read_one, files))
-        pieces = [p for p in pieces if p.num_rows] or pieces[:1]
-        data = pa.concat_tables(pieces, promote_options="permissive") if len(pieces) > 1 else pieces[0]
+        kept = [(path, p) for path, p in zip(files, pieces) if p.num_rows] or [(next(iter(files)), pieces[0])]
+        try:
+            data = pa.concat_tables([p for _, p in kept], promote_options="permissive") if len(kept) > 1 else kept[0][1]
+        except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
+            raise SharedTablesError(f"{schema}/{table}: {_type_clash(kept)}; ({exc})") from None
         return data.to_pandas()
 
     def tables(self, schema: str) -> list[str]:
@@ -206,21 +210,47 @@ class SharedTables:
         return sorted(Path(i.path).name for i in infos if i.type == pa.fs.FileType.Directory)
 
 
-def pull_into_duckdb(shared: SharedTables, schema: str, database: str | os.PathLike) -> dict[str, int]:
-    """Copy every shared table into ``schema.<table>`` of the DuckDB file ``database`` (replaced
-    whole), so ``duckdb FILE "select ..."`` inspects them; returns rows per table."""
+def _type_clash(pieces: list[tuple[str, object]]) -> str:
+    """Which column has which types in which files, for a message."""
+    types: dict[str, dict[str, str]] = {}
+    for path, piece in pieces:
+        for field in piece.schema:
+            types.setdefault(field.name, {}).setdefault(str(field.type), path)
+    clashes = [f"{name} is {' in '.join(f'{t} ({p})' for t, p in seen.items())}"
+               for name, seen in types.items() if len(seen) > 1]
+    return "column types differ between partitions: " + ("; ".join(clashes) or "see below") + \
+        "; re-materialise the partitions written by an older version"
+
+
+# A table's folder name becomes a DuckDB identifier when pulled: only asset-like names.
+TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def pull_into_duckdb(shared: SharedTables, schema: str, database: str | os.PathLike,
+                     tables: Collection[str] | None = None) -> tuple[dict[str, int], list[str]]:
+    """Copy the shared tables into ``schema.<table>`` of the DuckDB file ``database`` (replaced
+    whole), so ``duckdb FILE "select ..."`` inspects them; returns rows per table, and the
+    folders skipped: a folder whose name is not in ``tables`` (the project's asset names), or
+    not a plain identifier, is no table of ours (a bucket is written by many hands)."""
     import duckdb
 
+    if not TABLE_NAME.fullmatch(schema):
+        raise SharedTablesError(f"schema {schema!r} is not a plain identifier")
+    found = shared.tables(schema)
+    wanted = [t for t in found if TABLE_NAME.fullmatch(t) and (tables is None or t in tables)]
+    skipped = [t for t in found if t not in wanted]
+    frames = {}
+    for table in wanted:  # read (and check) everything before the file is touched
+        frame = shared.read(schema, table)
+        if frame is not None:
+            frames[table] = frame
+    if not frames:
+        return {}, skipped
     Path(database).parent.mkdir(parents=True, exist_ok=True)
-    counts = {}
     with duckdb.connect(str(database)) as con:
         con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        for table in shared.tables(schema):
-            frame = shared.read(schema, table)
-            if frame is None:
-                continue
+        for table, frame in frames.items():
             con.register("pulled", frame)
             con.execute(f'CREATE OR REPLACE TABLE "{schema}"."{table}" AS SELECT * FROM pulled')
             con.unregister("pulled")
-            counts[table] = len(frame)
-    return counts
+    return {t: len(f) for t, f in frames.items()}, skipped

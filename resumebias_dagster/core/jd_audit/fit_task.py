@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.common.parsing import parse_json_object
+from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
 from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
@@ -38,7 +38,8 @@ def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     """The fields of a parsed JSON answer, or the reason it is unusable.
 
     Strict on what the statistics read (an integer score 1-10; "8" and 8.0 are accepted as 8,
-    "8/10" or 7.5 are not) and lenient on the prose fields, which are kept as given.
+    "8/10" or 7.5 are not) and lenient on the prose fields, which are kept as given, save that
+    they are made valid UTF-8 (a lone surrogate would fail the table write on every re-run).
     """
     if not isinstance(value, dict):
         return None, "the answer is not a JSON object"
@@ -62,13 +63,13 @@ def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
             return None
         if not isinstance(items, list):
             items = [items]
-        return json.dumps([str(i) for i in items], ensure_ascii=False)
+        return valid_utf8(json.dumps([str(i) for i in items], ensure_ascii=False))
 
     justification = value.get("justification")
     return {
         "score": float(raw),
         "recommend": recommend,
-        "justification": None if justification is None else str(justification),
+        "justification": None if justification is None else valid_utf8(str(justification)),
         "strengths": listed("strengths"),
         "concerns": listed("concerns"),
     }, None

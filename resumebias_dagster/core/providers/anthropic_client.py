@@ -16,7 +16,7 @@ import anthropic
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient
-from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult
+from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult, split_query
 
 # What an endpoint without keys gets instead of a key the SDK would find in the environment.
 _NO_KEY = "no-key"
@@ -25,12 +25,14 @@ _NO_KEY = "no-key"
 class AnthropicClient(ProviderClient):
     def _make_sdk_client(self, http_client: Any) -> anthropic.AsyncAnthropic:
         s = self.settings
+        base_url, query = split_query(s.sdk_base_url)
         return anthropic.AsyncAnthropic(
             # Both explicit: without them the SDK reads ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
             # profiles on disk and ANTHROPIC_BASE_URL, and would send a key to a host the
             # config did not name. An endpoint without keys gets a placeholder.
             api_key=self._api_key.reveal() if self._api_key else _NO_KEY,
-            base_url=s.sdk_base_url,
+            base_url=base_url,
+            default_query=query or None,
             max_retries=s.max_retries,
             timeout=s.timeout_s,
             http_client=http_client,

@@ -11,6 +11,11 @@ an attempt abandoned at its read timeout, which the provider may go on generatin
 retry a timed-out generation like any other failure; unless the model sets
 ``retry_timeouts: true``, the transport ends the call at the first read timeout instead, so
 an abandoned generation is paid for once per run, not once per retry.
+
+A 2xx answer the client then fails to read (the SDK's JSON parser recursing too deep, bytes
+that are not UTF-8, a shape the client does not expect) is paid for: the transport keeps the
+last response, and ``complete`` returns its body, as it came, as a ``malformed_response``
+result, which the store keeps as final, so no later run pays for it again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import traceback
 from abc import ABC, abstractmethod
 from typing import Any
 
+from resumebias_dagster.core.common.parsing import valid_utf8
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret, redact, scrub
 
@@ -111,11 +117,13 @@ class _AttemptAbandoned(BaseException):
 
 
 class _Attempts:
-    __slots__ = ("sent", "billed", "abandoned")
+    __slots__ = ("sent", "billed", "abandoned", "response")
 
     def __init__(self) -> None:
         self.sent = self.billed = 0
         self.abandoned = False
+        # The call's last HTTP response (the SDK's own object: the body it read stays on it).
+        self.response: Any = None
 
 
 class _CountingTransport:
@@ -141,8 +149,10 @@ class _CountingTransport:
                     counter.abandoned = True
                     raise _AttemptAbandoned() from None
             raise
-        if counter is not None and 200 <= response.status_code < 300:
-            counter.billed += 1
+        if counter is not None:
+            counter.response = response
+            if 200 <= response.status_code < 300:
+                counter.billed += 1
         return response
 
     async def aclose(self) -> None:
@@ -154,6 +164,20 @@ class _CountingTransport:
 
     async def __aexit__(self, *args: Any) -> None:
         await self._inner.__aexit__(*args)
+
+
+async def _body_of(response: Any) -> bytes | None:
+    """The body of ``response`` (read now if the SDK had not), or None if it cannot be had."""
+    if response is None:
+        return None
+    try:
+        return response.content
+    except Exception:  # noqa: BLE001 - httpx2.ResponseNotRead: read it below
+        pass
+    try:
+        return await response.aread()
+    except Exception:  # noqa: BLE001 - a closed or consumed stream: no body to keep
+        return None
 
 
 def rate_limiter(requests_per_minute: float | None):
@@ -252,8 +276,9 @@ class ProviderClient(ABC):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every failure becomes a typed result
+                # RecursionError included: the SDKs parse a body nested too deep that way.
                 kind, message = self._classify(exc)
-                result = ChatResult(key="", error_kind=kind, error_message=message)
+                result = await self._unread_answer(counter, exc) or self._no_answer(counter, kind, message)
             finally:
                 _ATTEMPTS.reset(token)
             result.key = key
@@ -261,7 +286,44 @@ class ProviderClient(ABC):
             result.attempts = counter.sent
             result.billed_attempts = counter.billed
             result.error_message = scrub(result.error_message, self._secrets)
+            # Names, not the answer: made valid UTF-8 here, for every table and store they reach.
+            for name in ("error_message", "resolved_model", "finish_reason"):
+                value = getattr(result, name)
+                if isinstance(value, str):
+                    setattr(result, name, valid_utf8(value))
             return result
+
+    async def _unread_answer(self, counter: _Attempts, exc: BaseException) -> ChatResult | None:
+        """A ``malformed_response`` result holding the body of a 2xx answer the client failed
+        to read (``exc``), or None when the call's last response was no 2xx or has no body."""
+        response = counter.response
+        if response is None or not 200 <= response.status_code < 300:
+            return None
+        body = await _body_of(response)
+        if body is None:
+            return None
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        return ChatResult(
+            key="", error_kind=t.MALFORMED_RESPONSE,
+            # surrogateescape: the bytes come back exactly with text.encode("utf-8", "surrogateescape").
+            text=body.decode("utf-8", "surrogateescape"),
+            error_message=f"HTTP {response.status_code} answer the client could not read ({self._scrubbed(detail)}); "
+                          f"its body ({len(body):,} bytes) is stored as it came",
+        )
+
+    @staticmethod
+    def _no_answer(counter: _Attempts, kind: str, message: str) -> ChatResult:
+        if kind == t.MALFORMED_RESPONSE:
+            # Final only with a 2xx body in hand: an unreadable error body says what its status
+            # says, a 2xx body that could not be read at all is a failed connection.
+            response = counter.response
+            if response is None:
+                kind = t.UNEXPECTED
+            elif 200 <= response.status_code < 300:
+                kind = t.CONNECTION
+            else:
+                kind = status_kind(response.status_code, message)
+        return ChatResult(key="", error_kind=kind, error_message=message)
 
     def _classify_stainless(self, sdk: Any, exc: BaseException) -> tuple[str, str]:
         """Error kind of an exception of the openai or anthropic SDK: both are generated by

@@ -5,7 +5,8 @@ the store just before its call, so two runs (two processes, two machines sharing
 never pay for the same key: the second waits for the first one's answer. Each response is
 written to the store before anything else happens to it (parsing included), so a run killed
 at any point has lost only the calls still in flight, the next run makes exactly the
-missing ones, and an answer no parser can read is a typed row, never a crash.
+missing ones, and an answer no parser can read is a typed row, never a crash. The results
+handed to the tasks carry valid UTF-8 text; the store keeps each answer as it came.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from resumebias_dagster.core.common.parsing import parse_json_object
+from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.pricing import cost_usd, price_for
 from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
@@ -115,6 +116,19 @@ def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
     )
 
 
+def _handed_on(result: ChatResult) -> ChatResult:
+    """``result`` as the tasks read it: its text valid UTF-8 (a lone surrogate becomes U+FFFD;
+    DuckDB and Parquet refuse one), and no text on an error (the body of a malformed answer
+    stays in the store, exactly as it came, like every answer)."""
+    if result.text is not None:
+        result.text = None if result.error_kind else valid_utf8(result.text)
+    for name in ("error_message", "resolved_model"):
+        value = getattr(result, name)
+        if isinstance(value, str):
+            setattr(result, name, valid_utf8(value))
+    return result
+
+
 def _with_parsed_json(request: ChatRequest, result: ChatResult) -> ChatResult:
     """Parse a JSON-mode answer (already stored as text); failing to parse is a typed row."""
     if request.json_mode and result.ok:
@@ -195,7 +209,7 @@ async def run_requests_async(
     results = []
     for key, request in zip(keys, requests):
         result = fresh.get(key) or replace(stored[key])
-        results.append(_with_parsed_json(request, result))
+        results.append(_with_parsed_json(request, _handed_on(result)))
     for result in results:
         if result.error_kind:
             stats.errors[result.error_kind] += 1

@@ -13,7 +13,7 @@ from openai.types.chat import ChatCompletion
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, is_provider_host
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, is_provider_host, split_query
 
 # An endpoint that needs no key still needs a non-empty string in the SDK.
 _NO_KEY = "no-key"
@@ -22,10 +22,12 @@ _NO_KEY = "no-key"
 class OpenAIClient(ProviderClient):
     def _make_sdk_client(self, http_client: Any) -> openai.AsyncOpenAI:
         s = self.settings
+        base_url, query = split_query(s.sdk_base_url)
         return openai.AsyncOpenAI(
             api_key=self._api_key.reveal() if self._api_key else _NO_KEY,
             # Always explicit: OPENAI_BASE_URL in the environment must not redirect the key.
-            base_url=s.sdk_base_url,
+            base_url=base_url,
+            default_query=query or None,
             max_retries=s.max_retries,
             timeout=s.timeout_s,
             http_client=http_client,
@@ -76,7 +78,8 @@ class OpenAIClient(ProviderClient):
                 result.error_kind = status_kind(code, message) if isinstance(code, int) else t.SERVER_ERROR
                 result.error_message = f"HTTP 200 with error {code}: {message}"
             else:
-                result.error_kind, result.error_message = t.MALFORMED_RESPONSE, "response has no choices"
+                # Valid JSON without an answer: like an empty one, called again up to a limit.
+                result.error_kind, result.error_message = t.EMPTY, "response has no choices"
             return result
         choice = response.choices[0]
         message = choice.message
@@ -86,11 +89,11 @@ class OpenAIClient(ProviderClient):
             result.error_kind, result.error_message = t.REFUSAL, refusal
         elif choice.finish_reason == "content_filter":
             result.error_kind, result.error_message = t.CONTENT_FILTER, "finish_reason content_filter"
-        elif not (message.content or "").strip():
+        elif not (text := content_text(message.content)).strip():
             result.error_kind = t.EMPTY
             result.error_message = f"no text (finish_reason {choice.finish_reason})"
         else:
-            result.text = message.content
+            result.text = text
         content = getattr(getattr(choice, "logprobs", None), "content", None)
         if content:
             result.logprobs = [
@@ -105,3 +108,22 @@ class OpenAIClient(ProviderClient):
 
     def _classify(self, exc: BaseException) -> tuple[str, str]:
         return self._classify_stainless(openai, exc)
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's ``content``: a string, or a list of parts as some
+    OpenAI-compatible servers send it (``[{"type": "text", "text": ...}]``; Mistral's
+    reasoning models add ``{"type": "thinking", ...}`` parts, which are not the answer): the
+    text parts joined. Anything else raises, and the answer is stored raw as malformed."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            part = part if isinstance(part, dict) else getattr(part, "__dict__", {})
+            if part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        return "".join(texts)
+    raise TypeError(f"message content is {type(content).__name__}, neither text nor a list of parts")

@@ -7,12 +7,13 @@ Nothing here imports a provider SDK; the clients (``openai_client``, ``google_cl
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from resumebias_dagster.core.models.model_config import ModelConfigError, default_max_tokens, resolve_max_tokens
 
@@ -23,6 +24,10 @@ from resumebias_dagster.core.models.model_config import ModelConfigError, defaul
 # Terminal: the provider answered and that answer is the observation (and was billed).
 REFUSAL = "refusal"  # the model declined (OpenAI message.refusal, Anthropic stop_reason "refusal")
 CONTENT_FILTER = "content_filter"  # a provider safety filter blocked the prompt or the output
+# A 2xx whose body the client could not read (not JSON, not the wire format, nested deeper than
+# the SDK's parser recurses, not UTF-8): billed, and the same server answers the same way, so the
+# body is stored as it came (ChatResult.text holds it, surrogate-escaped) and not paid for again.
+MALFORMED_RESPONSE = "malformed_response"
 # Transient up to a limit: a flaky server may answer "" once; a model that spends max_tokens on
 # reasoning answers "" every time, so after EMPTY_CALL_LIMIT calls of one key the row is final.
 EMPTY = "empty"  # an answer with no text
@@ -31,7 +36,6 @@ RATE_LIMITED = "rate_limited"  # 429 after every retry
 SERVER_ERROR = "server_error"  # 5xx / 408 / 409 / 529 after every retry
 TIMEOUT = "timeout"  # no answer within timeout_s, every attempt
 CONNECTION = "connection"  # refused, reset, DNS: no HTTP response at all
-MALFORMED_RESPONSE = "malformed_response"  # a 2xx whose body is not the provider's wire format
 AUTH = "auth"  # 401 / 402 / 403: key missing, wrong, out of credit; stops the run's other calls
 NOT_FOUND = "not_found"  # 404: unknown model alias or endpoint; stops the run's other calls
 BAD_REQUEST = "bad_request"  # other 4xx: a parameter the endpoint refuses
@@ -41,11 +45,17 @@ ABORTED = "aborted"
 # Set by the task parsers (core/common/parsing.py) on a stored answer, never by a client.
 UNPARSABLE = "unparsable"
 
-TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER})
+TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER, MALFORMED_RESPONSE})
 TRANSIENT_KINDS = frozenset(
-    {RATE_LIMITED, SERVER_ERROR, TIMEOUT, CONNECTION, MALFORMED_RESPONSE, AUTH, NOT_FOUND, BAD_REQUEST, UNEXPECTED}
+    {RATE_LIMITED, SERVER_ERROR, TIMEOUT, CONNECTION, AUTH, NOT_FOUND, BAD_REQUEST, UNEXPECTED}
 )
 EMPTY_CALL_LIMIT = 3
+# Every transient kind is bounded by what it cost: once a key's calls were billed this many
+# times (an attempt abandoned at its read timeout, an error object inside a 200, ...) its row is
+# final whatever the last call brought. A failure the provider does not bill (429, 5xx, a
+# refused connection, a 4xx) stays transient without limit: it costs nothing, and made final it
+# would turn a day of rate limits or an outage into holes in the data for good.
+BILLED_CALL_LIMIT = 3
 # One of these means every other call of the same model would fail the same way.
 RUN_STOPPING_KINDS = frozenset({AUTH, NOT_FOUND})
 
@@ -199,7 +209,8 @@ class ChatResult:
     @property
     def terminal(self) -> bool:
         """Whether this is the request's final outcome (an answer, or a terminal error); an
-        empty answer becomes final only after EMPTY_CALL_LIMIT calls (the store counts them)."""
+        empty answer becomes final only after EMPTY_CALL_LIMIT calls, any other outcome after
+        BILLED_CALL_LIMIT billed attempts (the store counts them)."""
         return self.error_kind is None or self.error_kind in TERMINAL_KINDS
 
 
@@ -249,8 +260,7 @@ class ProviderSettings:
         base_url = o.get("base_url")
         vertex = provider == "google" and bool(o.get("vertex_project") or o.get("vertex_location"))
         key_env = o.get("api_key_env")
-        if base_url is not None and (not isinstance(base_url, str) or "://" not in base_url):
-            raise ProviderConfigError(f"model {spec.name!r}: base_url must be an http(s) URL such as https://host/v1")
+        check_base_url(spec.name, base_url)
         custom = _is_custom_endpoint(base_url, provider)
         if vertex and custom and not key_env:
             raise ProviderConfigError(
@@ -297,6 +307,7 @@ class ProviderSettings:
 
     def validate(self) -> None:
         where = f"model {self.name!r}"
+        check_base_url(self.name, self.base_url)
         if self.max_concurrency < 1:
             raise ProviderConfigError(f"{where}: max_concurrency must be >= 1, got {self.max_concurrency}")
         if self.requests_per_minute is not None and not float(self.requests_per_minute) > 0:
@@ -329,17 +340,19 @@ class ProviderSettings:
     @property
     def endpoint(self) -> str:
         """Which server answers, for the store key: the whole endpoint of a configured
-        ``base_url`` (scheme, host, port and path, credentials removed), so two ports of one
-        host or two upstreams behind one gateway never share answers. The providers' own
+        ``base_url`` (scheme, host, port, path and query, credentials removed), so two ports of
+        one host or two upstreams behind one gateway (by path or by ``?upstream=``) never share
+        answers. The query enters as a hash (``query_fingerprint``). The providers' own
         endpoints keep the names they had before (their host; a Vertex location), so stores
         written earlier keep serving them.
         """
         if self.provider == "google":
             if self.base_url:
-                return f"{'vertex' if self.vertex else 'gemini-api'}:{url_without_secrets(self.base_url)}"
+                return (f"{'vertex' if self.vertex else 'gemini-api'}:{url_without_secrets(self.base_url)}"
+                        f"{query_fingerprint(self.base_url)}")
             return f"vertex:{self.vertex_location}" if self.vertex else "gemini-api:default"
         if self.base_url:
-            return url_without_secrets(self.base_url)
+            return url_without_secrets(self.base_url) + query_fingerprint(self.base_url)
         return {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}[self.provider]
 
     @property
@@ -436,6 +449,86 @@ def url_without_secrets(url: str) -> str:
     return f"{scheme}://{netloc}{path}" if scheme else f"{netloc}{path}"
 
 
+# A query parameter named like one of these (its last word: api_key, x-api-key, access_token,
+# client_secret, sig ...) carries a credential: it says who pays, not who answers.
+_CREDENTIAL_WORDS = frozenset({
+    "key", "apikey", "token", "accesstoken", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
+    "authorization", "credential", "credentials",
+})
+
+
+def is_credential_param(name: str) -> bool:
+    """Whether a query parameter's name says it carries a credential."""
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    return bool(words) and (words[-1] in _CREDENTIAL_WORDS or "".join(words) in _CREDENTIAL_WORDS)
+
+
+def query_fingerprint(url: str) -> str:
+    """``?query-sha256=<16 hex>`` of the query of ``url`` without its credentials ('' when it
+    has none): part of the endpoint, so ``?upstream=a`` and ``?upstream=b`` never share answers,
+    while a rotated key in ``?api_key=`` keeps them. A hash, not the text: a value may be a
+    credential under a name no one can recognise, and the endpoint is stored with every answer."""
+    pairs = sorted((name, value) for name, value in parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True)
+                   if not is_credential_param(name))
+    if not pairs:
+        return ""
+    canonical = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
+    return f"?query-sha256={hashlib.sha256(canonical.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+
+
+def split_query(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without query and fragment, and the query's parameters. The openai and anthropic
+    SDKs append their paths to the base URL's text (``/v1?upstream=a`` reached the server as
+    ``/v1/?upstream=achat/completions``); given as ``default_query`` the query goes with every
+    request, after the path."""
+    parts = urlsplit(url)
+    if not parts.query and not parts.fragment:
+        return url, {}
+    return urlunsplit(parts._replace(query="", fragment="")), dict(parse_qsl(parts.query, keep_blank_values=True))
+
+
+def is_loopback_host(host: str) -> bool:
+    """localhost, 127.0.0.0/8, ::1 (or 0.0.0.0, which reaches this machine): never on a network."""
+    host = host.lower().rstrip(".")
+    if host in ("localhost", "0.0.0.0"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def check_base_url(name: str, base_url: str | None) -> None:
+    """Refuse a ``base_url`` that is not https, unless it is plain HTTP to this machine.
+
+    Plain HTTP sends the key (and the résumés) readable to every host on the way. Loopback
+    (localhost, 127.0.0.1, ::1) never leaves the machine, so a local server (vLLM, Ollama, a
+    fake provider in tests) may use it. Private-network addresses (10/8, 192.168/16, a LAN
+    name) are refused too: anyone on that network, a shared Wi-Fi, a cloud VPC, other
+    containers, could read the traffic, and a name may resolve anywhere. Such a server is
+    reached through https or a tunnel to a loopback port.
+    """
+    if base_url is None:
+        return
+    where = f"model {name!r}: base_url"
+    if not isinstance(base_url, str) or "://" not in base_url:
+        raise ProviderConfigError(f"{where} must be an http(s) URL such as https://host/v1")
+    parts = urlsplit(base_url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ProviderConfigError(f"{where} must be an http(s) URL such as https://host/v1")
+    if scheme == "http" and not is_loopback_host(parts.hostname or ""):
+        raise ProviderConfigError(
+            f"{where} {url_without_secrets(base_url)} is plain HTTP to another machine: the key and the résumés "
+            "would cross the network unencrypted. Use https://, or reach the server through this machine's "
+            "loopback (http://127.0.0.1, http://localhost or http://[::1], e.g. an SSH tunnel: "
+            "ssh -L 8000:server:8000). Private-network addresses are refused too: anyone on that network can "
+            "read plain HTTP."
+        )
+
+
 def url_host(url: str) -> str:
     """``host[:port]`` of ``url``, without credentials."""
     return url_without_secrets(url).split("://", 1)[-1].split("/", 1)[0]
@@ -491,4 +584,6 @@ def request_key(settings: ProviderSettings, request: ChatRequest) -> str:
         # Absent at epoch 0, so the keys of a store made before any alias moved stay valid.
         payload["snapshot_epoch"] = settings.snapshot_epoch
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a prompt may hold a lone surrogate (a résumé a model wrote); valid text
+    # encodes as before, so existing keys stay valid.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()

@@ -19,6 +19,7 @@ loop the only thing on its core)::
 
 
 from resumebias_dagster.testing.fake_providers.replies import (
+    HOSTILE_KINDS,
     WIRES,
     FakeRequest,
     FaultProfile,
@@ -29,8 +30,10 @@ from resumebias_dagster.testing.fake_providers.replies import (
     content_filter,
     empty,
     error_in_200,
+    hostile,
     malformed,
     rate_limited,
+    raw_body,
     refusal,
     reset,
     server_error,
@@ -41,7 +44,7 @@ from resumebias_dagster.testing.fake_providers.resumes import structured_resume,
 from resumebias_dagster.testing.fake_providers.server import FakeProviderServer, main
 
 __all__ = [
-    "WIRES", "FakeProviderServer", "FakeRequest", "FaultProfile", "Reply", "Stats", "answer", "auth_error",
-    "content_filter", "empty", "error_in_200", "main", "malformed", "rate_limited", "refusal", "reset",
-    "server_error", "slow", "status", "structured_resume", "structured_resume_answers",
+    "HOSTILE_KINDS", "WIRES", "FakeProviderServer", "FakeRequest", "FaultProfile", "Reply", "Stats", "answer",
+    "auth_error", "content_filter", "empty", "error_in_200", "hostile", "main", "malformed", "rate_limited",
+    "raw_body", "refusal", "reset", "server_error", "slow", "status", "structured_resume", "structured_resume_answers",
 ]

@@ -22,7 +22,7 @@ _ANTHROPIC_TYPE = {400: "invalid_request_error", 401: "authentication_error", 40
 class Reply:
     """What the server does with one request. Build with the functions below."""
 
-    kind: str  # answer | status | error200 | reset | malformed
+    kind: str  # answer | status | error200 | reset | malformed | hostile | raw
     text: str | None = None
     finish: str | None = None  # None (normal) | refusal | content_filter | empty
     status: int = 200
@@ -30,6 +30,29 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0
     echo_key: bool = False
+    # kind "hostile": which of HOSTILE_KINDS; kind "raw": the body sent as is (status 200).
+    hostile: str | None = None
+    body: bytes | None = None
+
+
+# 2xx answers that are valid HTTP but hostile to a client's parsing (issue 25): an answer
+# holding a lone surrogate (the JSON escape \ud800), a message content given as a list of
+# parts (as some OpenAI-compatible servers send it), a body nested deeper than a JSON parser
+# recurses, and bytes that are not UTF-8 inside the answer. Each is billed like any answer.
+HOSTILE_KINDS = ("lone_surrogate", "list_content", "deep_nesting", "invalid_utf8")
+DEEP_NESTING = 100_000
+
+
+def hostile(kind: str, text: str | None = None) -> Reply:
+    """A 2xx answer of one of ``HOSTILE_KINDS`` (``text`` None: the server's answer)."""
+    if kind not in HOSTILE_KINDS:
+        raise ValueError(f"hostile kind must be one of {HOSTILE_KINDS}, got {kind!r}")
+    return Reply("hostile", text=text, hostile=kind)
+
+
+def raw_body(body: bytes) -> Reply:
+    """HTTP 200 with ``body`` exactly as given (content-type application/json)."""
+    return Reply("raw", body=body)
 
 
 def answer(text: str | None = None, delay_s: float = 0.0) -> Reply:
@@ -82,7 +105,8 @@ def error_in_200(code: int = 502, message: str = "upstream provider overloaded")
 def slow(delay_s: float, then: Reply | None = None) -> Reply:
     """Answer only after ``delay_s`` (past the client's timeout, the client gives up first)."""
     base = then or answer()
-    return Reply(base.kind, base.text, base.finish, base.status, base.message, base.headers, delay_s, base.echo_key)
+    return Reply(base.kind, base.text, base.finish, base.status, base.message, base.headers, delay_s, base.echo_key,
+                 base.hostile, base.body)
 
 
 def reset() -> Reply:
@@ -119,6 +143,8 @@ class FaultProfile:
             return reset()
         if kind == "timeout":
             return slow(self.timeout_delay_s)
+        if kind in HOSTILE_KINDS:
+            return hostile(kind)
         raise ValueError(f"unknown fault kind {kind!r}")
 
 

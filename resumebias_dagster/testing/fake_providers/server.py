@@ -17,6 +17,7 @@ from resumebias_dagster.testing.fake_providers.replies import (
     _ANTHROPIC_TYPE,
     _GEMINI_STATUS,
     _REASONS,
+    DEEP_NESTING,
     WIRES,
     FakeRequest,
     FaultProfile,
@@ -212,6 +213,13 @@ class FakeProviderServer:
         if reply.kind == "malformed":
             self._count("malformed")
             self._write_raw(writer, 200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
+        elif reply.kind == "raw":
+            self._count("raw")
+            self._write_raw(writer, 200, reply.body or b"", "application/json")
+        elif reply.kind == "hostile":
+            self._count(f"hostile_{reply.hostile}")
+            text = reply.text if reply.text is not None else self.answer(request)
+            self._write_raw(writer, 200, self._hostile_body(request, text, reply.hostile), "application/json")
         elif reply.kind == "error200":
             self._count("error_in_200")
             self._write(writer, 200, self._error_body(reply.status, reply.message))
@@ -313,6 +321,31 @@ class FakeProviderServer:
             }
         return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "fake"}
 
+    def _hostile_body(self, req: FakeRequest, text: str, kind: str) -> bytes:
+        """The bytes of a 2xx answer of ``text`` made hostile in the way ``kind`` names."""
+        if kind == "lone_surrogate":
+            # json.dumps writes the lone surrogate as the escape \ud800: valid JSON, invalid UTF-8 once decoded.
+            return json.dumps(self._answer_body(req, text + "\ud800", None)).encode()
+        if kind == "list_content":
+            body = self._answer_body(req, text, None)
+            half = max(1, len(text) // 2)
+            parts = [text[:half], text[half:]] if len(text) > 1 else [text]
+            if self.wire == "openai":
+                body["choices"][0]["message"]["content"] = [{"type": "text", "text": p} for p in parts]
+            elif self.wire == "anthropic":
+                body["content"] = [{"type": "text", "text": p} for p in parts]
+            else:
+                body["candidates"][0]["content"]["parts"] = [{"text": p} for p in parts]
+            return json.dumps(body).encode()
+        if kind == "deep_nesting":
+            head = json.dumps(self._answer_body(req, text, None)).encode()
+            return head[:-1] + b', "nested": ' + b"[" * DEEP_NESTING + b"]" * DEEP_NESTING + b"}"
+        if kind == "invalid_utf8":
+            marker = "\u2063MARK\u2063"
+            body = json.dumps(self._answer_body(req, text + marker, None), ensure_ascii=False).encode()
+            return body.replace(marker.encode(), b" \xff\xfe\xed\xa0\x80")
+        raise ValueError(f"unknown hostile kind {kind!r}")
+
     def _error_body(self, code: int, message: str) -> dict[str, Any]:
         if self.wire == "openai":
             return {"error": {"message": message, "type": "fake_error", "code": code}}
@@ -356,7 +389,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")
     parser.add_argument("--latency-s", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
-    parser.add_argument("--faults", default="rate_limited,server_error,unavailable,reset")
+    parser.add_argument("--faults", default="rate_limited,server_error,unavailable,reset",
+                        help="comma-separated: rate_limited, server_error, unavailable, reset, timeout, and the "
+                             "hostile 2xx answers lone_surrogate, list_content, deep_nesting, invalid_utf8")
     parser.add_argument("--retry-after-s", type=float, default=0.01)
     parser.add_argument("--timeout-delay-s", type=float, default=1.0, help="how long a 'timeout' fault stalls")
     parser.add_argument("--seed", type=int, default=0)

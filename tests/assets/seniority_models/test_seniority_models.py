@@ -130,7 +130,7 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     per_variant = rows.groupby(["variant_kind", "original_idx", "variant"])[["p_junior", "p_mid", "p_senior"]].nunique()
     assert (per_variant == 1).all().all()
     assert rows["resolved_model"].str.startswith("minilm-classifier@").all()
-    assert folder_digest(worker_b / "models" / "classifiers" / Path(path).name) == digest
+    assert folder_digest(worker_b / "models" / "classifiers" / "fetched" / digest) == digest
     stored = assert_stored_columns_match(tmp_path / "study.duckdb")
     assert {"classifier_training_set", "fine_tuned_classifiers", "seniority_predictions"} <= stored
 

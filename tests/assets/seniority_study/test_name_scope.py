@@ -20,6 +20,13 @@ ASSETS = [base_resumes, variants.name_variants, variants.name_variants_differ_on
 
 
 def _materialise(tmp_path, name_config: dict):
+    # The DuckDB file lies in tmp_path: the operator's allowed folders include it here.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
+        return _materialise_in(tmp_path, name_config)
+
+
+def _materialise_in(tmp_path, name_config: dict):
     return dg.materialize(
         ASSETS,
         resources={

@@ -93,8 +93,30 @@ def test_a_worker_without_the_folder_fetches_the_classifier_by_hash(classifier, 
     runtime = ModelRuntime(resolve_compute=lambda: None, cache_dir=tmp_path,
                            classifiers={"minilm": gone}, fetch_classifier=lambda t: fetch_classifier(shared, t))
     local = runtime.classifier("minilm")
-    assert local.path == str(tmp_path / "worker-b" / "models" / "classifiers" / "minilm-abc123")
+    assert local.path == str(tmp_path / "worker-b" / "models" / "classifiers" / "fetched" / digest)
     assert folder_digest(local.path) == digest and local.fingerprint == "abc123"
+
+
+@pytest.mark.parametrize("path", ["/x/..", "..", "/x/minilm/../.."])
+def test_a_fetched_folder_stays_in_its_content_hash_folder(classifier, tmp_path, monkeypatch, path):
+    # A classifier path ending in /.. made the fetch replace data/models (issue 25, item 10).
+    shared = SharedFiles(f"file://{tmp_path}/store")
+    digest = shared.put_folder(classifier, "classifiers")
+    data = tmp_path / "worker-b"
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(data))
+    keep = data / "models" / "keep.txt"
+    keep.parent.mkdir(parents=True)
+    keep.write_text("other models")
+    local = fetch_classifier(shared, TrainedClassifier(path, "abc123", digest))
+    assert keep.read_text() == "other models"
+    assert local.path == str(data / "models" / "classifiers" / "fetched" / digest)
+
+
+@pytest.mark.parametrize("digest", ["../../models", "a" * 63, "A" * 64, ""])
+def test_a_content_hash_that_is_not_one_is_refused(tmp_path, digest):
+    shared = SharedFiles(f"file://{tmp_path}/store")
+    with pytest.raises(SharedFileError, match="not a SHA-256 content hash"):
+        shared.fetch_folder("classifiers", digest, tmp_path / "dest")
 
 
 def test_a_missing_folder_without_shared_files_says_what_to_do(tmp_path):

@@ -74,7 +74,8 @@ def test_pull_makes_a_local_duckdb_file_of_every_table(shared, tmp_path):
     shared.write("audit", "fit_scores", frame("a", "x"), {"model": "a", "jd": "x"})
     shared.write("audit", "fit_scores", frame("b", "x"), {"model": "b", "jd": "x"})
     shared.write("audit", "summary", frame("a", "x", 2))
-    counts = pull_into_duckdb(shared, "audit", tmp_path / "pulled.duckdb")
+    counts, skipped = pull_into_duckdb(shared, "audit", tmp_path / "pulled.duckdb")
+    assert skipped == []
     assert counts == {"fit_scores": 6, "summary": 2}
     with duckdb.connect(str(tmp_path / "pulled.duckdb"), read_only=True) as con:
         assert con.execute("select model, count(*) from audit.fit_scores group by all order by 1").fetchall() == [

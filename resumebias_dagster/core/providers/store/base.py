@@ -4,13 +4,16 @@ A backend (``sqlite.SQLiteStore``, ``postgres.PostgresStore``) brings a connecti
 transactions and a few words of its SQL dialect; the statements below are written with ``?``
 placeholders and run unchanged on both.
 
-Rules of a row: an answer or a terminal error (refusal, content filter) is final and never
-replaced; an empty answer is called again until its key has had ``EMPTY_CALL_LIMIT`` calls,
-then final; a transient error (rate limit, 5xx, timeout, connection, ...) is kept for the
-record and replaced by whatever the next call of that key brings. ``calls``, ``attempts``
-and ``billed_attempts`` add up over every call of the key across runs. The text is stored
-exactly as it came; parsing happens after it is stored, so an answer no parser can read is
-still kept (and paid for only once). Each answer is its own committed transaction.
+Rules of a row: an answer or a terminal error (refusal, content filter, a 2xx body the
+client could not read, kept raw) is final and never replaced; an empty answer is called again
+until its key has had ``EMPTY_CALL_LIMIT`` calls, then final; a transient error (rate limit,
+5xx, timeout, connection, ...) is kept for the record and replaced by whatever the next call
+of that key brings, until the key's calls were billed ``BILLED_CALL_LIMIT`` times (abandoned
+generations, errors inside a 200): then it is final too, so no key is paid for without bound.
+``calls``, ``attempts`` and ``billed_attempts`` add up over every call of the key across runs.
+The text is stored exactly as it came, lone surrogates and all (a backend that cannot hold one
+as text keeps the text's bytes); parsing happens after it is stored, so an answer no parser
+can read is still kept (and paid for only once). Each answer is its own committed transaction.
 
 Claims. A run claims each key just before calling it (table ``claims``), and the stored
 answer releases the claim in the same transaction. A run that finds a key claimed by another
@@ -41,6 +44,7 @@ from typing import Any
 
 from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.core.providers.types import (
+    BILLED_CALL_LIMIT,
     EMPTY,
     EMPTY_CALL_LIMIT,
     TERMINAL_KINDS,
@@ -63,16 +67,19 @@ COLUMNS = (
 CLAIM_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
 _UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]
 # A row that is not final takes the new call's outcome; its counters add up. An empty answer
-# is final once its key has had EMPTY_CALL_LIMIT calls.
+# is final once its key has had EMPTY_CALL_LIMIT calls, any outcome once its key's calls were
+# billed BILLED_CALL_LIMIT times.
 UPSERT = (
     f"INSERT INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)}) "
     f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _UPDATABLE)}, "
     "calls = responses.calls + 1, "
     "attempts = COALESCE(responses.attempts, 0) + COALESCE(excluded.attempts, 0), "
     "billed_attempts = COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0), "
-    f"done = CASE WHEN excluded.error_kind = '{EMPTY}' "
-    f"THEN CASE WHEN responses.calls + 1 >= {EMPTY_CALL_LIMIT} THEN 1 ELSE 0 END "
-    "ELSE excluded.done END "
+    "done = CASE WHEN excluded.done = 1 THEN 1 "
+    f"WHEN excluded.error_kind = '{EMPTY}' AND responses.calls + 1 >= {EMPTY_CALL_LIMIT} THEN 1 "
+    "WHEN COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0) "
+    f">= {BILLED_CALL_LIMIT} THEN 1 "
+    "ELSE 0 END "
     "WHERE responses.done = 0"
 )
 _CHUNK = 500
@@ -154,10 +161,24 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def json_text(value: Any, sort_keys: bool = False) -> str:
+    """``value`` as JSON text that any backend stores: UTF-8 as is, and where a string holds a
+    lone surrogate (which no UTF-8 text column takes), ASCII with ``\\uXXXX`` escapes, which
+    read back to the same value."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, sort_keys=sort_keys)
+    return text
+
+
 def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatResult) -> dict[str, Any]:
     """The row of ``result``, as a fresh first call of its key would store it."""
     now = now_iso()
-    done = result.error_kind is None or result.error_kind in TERMINAL_KINDS
+    done = (result.error_kind is None or result.error_kind in TERMINAL_KINDS
+            or (result.error_kind == EMPTY and EMPTY_CALL_LIMIT <= 1)
+            or (result.billed_attempts or 0) >= BILLED_CALL_LIMIT)
     return {
         "key": result.key,
         "model": settings.name,
@@ -166,7 +187,7 @@ def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatRes
         "alias": settings.model,
         "resolved_model": result.resolved_model,
         "task": task_of(request),
-        "request_json": json.dumps(request.as_json(), ensure_ascii=False, sort_keys=True),
+        "request_json": json_text(request.as_json(), sort_keys=True),
         "text": result.text,
         "finish_reason": result.finish_reason,
         "input_tokens": result.input_tokens,
@@ -176,7 +197,7 @@ def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatRes
         "latency_s": result.latency_s,
         "attempts": result.attempts,
         "billed_attempts": result.billed_attempts,
-        "logprobs_json": None if result.logprobs is None else json.dumps(result.logprobs, ensure_ascii=False),
+        "logprobs_json": None if result.logprobs is None else json_text(result.logprobs),
         "error_kind": result.error_kind,
         "error_message": result.error_message,
         "done": int(done),
@@ -403,7 +424,8 @@ class ResponseStore:
 
     # ------------------------------------------------------------------ snapshots
 
-    _SNAPSHOT = "SELECT resolved_model, epoch FROM snapshots WHERE provider = ? AND endpoint = ? AND alias = ?"
+    _SNAPSHOT = ("SELECT resolved_model, epoch, seen_at FROM snapshots "
+                 "WHERE provider = ? AND endpoint = ? AND alias = ?")
 
     @_operation
     def snapshot(self, settings: ProviderSettings) -> tuple[str, int] | None:
@@ -411,18 +433,43 @@ class ResponseStore:
         rows = self._query(self._SNAPSHOT, (settings.provider, settings.endpoint, settings.model))
         return (rows[0][0], int(rows[0][1])) if rows else None
 
+    _HISTORY = ("SELECT resolved_model, epoch, first_seen, last_seen FROM snapshot_epochs "
+                "WHERE provider = ? AND endpoint = ? AND alias = ? ORDER BY epoch")
+    _SEEN = ("INSERT INTO snapshot_epochs (provider, endpoint, alias, resolved_model, epoch, first_seen, last_seen) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider, endpoint, alias, resolved_model) "
+             "DO UPDATE SET last_seen = excluded.last_seen")
+
+    @_operation
+    def snapshot_history(self, settings: ProviderSettings) -> list[dict[str, Any]]:
+        """Every snapshot the settings' alias was seen resolving to, oldest epoch first:
+        ``{"resolved_model", "epoch", "first_seen", "last_seen"}`` (UTC, ISO 8601)."""
+        rows = self._query(self._HISTORY, (settings.provider, settings.endpoint, settings.model))
+        return [dict(zip(("resolved_model", "epoch", "first_seen", "last_seen"), r)) for r in rows]
+
     @_operation
     def observe_snapshot(self, settings: ProviderSettings, resolved_model: str) -> tuple[bool, int]:
         """Record what the alias resolves to now; (moved, epoch). The first sighting sets the
-        baseline (epoch 0, not a move); each later change bumps the epoch."""
+        baseline (epoch 0, not a move). Each snapshot keeps the epoch it was first given
+        (``snapshot_epochs``): a move back to one seen before returns to its epoch, so its
+        stored answers (keyed by the epoch) are served again; a new snapshot gets the next
+        epoch, never one of another snapshot."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         alias = (settings.provider, settings.endpoint, settings.model)
         with self._transaction():
             self._lock_snapshots()
             rows = self._query(self._SNAPSHOT, alias)
             row = rows[0] if rows else None
+            known = {r[0]: int(r[1]) for r in self._query(self._HISTORY, alias)}
+            if row is not None and row[0] not in known:
+                # A store from before the history was kept knows only the current snapshot:
+                # older ones' epochs are lost, so a return to one of them gets a new epoch.
+                known[row[0]] = int(row[1])
+                self._execute(self._SEEN, (*alias, row[0], int(row[1]), row[2], row[2]))
             moved = row is not None and row[0] != resolved_model
-            epoch = 0 if row is None else int(row[1]) + int(moved)
+            if resolved_model in known:
+                epoch = known[resolved_model]
+            else:
+                epoch = max([*known.values(), *([int(row[1])] if row else [])], default=-1) + 1
             if row is None or moved:
                 self._execute(
                     "INSERT INTO snapshots (provider, endpoint, alias, resolved_model, epoch, seen_at) "
@@ -431,6 +478,7 @@ class ResponseStore:
                     "seen_at = excluded.seen_at",
                     (*alias, resolved_model, epoch, now),
                 )
+            self._execute(self._SEEN, (*alias, resolved_model, epoch, now, now))
         return moved, epoch
 
     def close(self) -> None:

@@ -31,11 +31,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from resumebias_dagster.core.providers.store.base import ResponseStore, StoreError, default_store_path
+from resumebias_dagster.core.common.parsing import valid_utf8
+from resumebias_dagster.core.providers.store.base import COLUMNS, ResponseStore, StoreError, default_store_path
 
 # "RBrs": marks the file as a response store of this project.
 APPLICATION_ID = 0x52427273
-_SCHEMA_VERSION = 3
+# 4: snapshot_epochs (each snapshot keeps its epoch); a store of version 3 gains the table at open.
+_SCHEMA_VERSION = 4
 _TABLES = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -72,6 +74,16 @@ CREATE TABLE IF NOT EXISTS snapshots (
     epoch INTEGER NOT NULL,
     seen_at TEXT NOT NULL,
     PRIMARY KEY (provider, endpoint, alias)
+);
+CREATE TABLE IF NOT EXISTS snapshot_epochs (
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    resolved_model TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (provider, endpoint, alias, resolved_model)
 );
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
@@ -201,9 +213,11 @@ class SQLiteStore(ResponseStore):
             return
         with self._transaction():
             # Another process may have done this while we waited for the lock.
-            if self._conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            ours_now = self._conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+            if not ours_now or self._conn.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
                 # Statement by statement: executescript would commit the open transaction first.
-                script = (_MIGRATE_V2 if v2 else "") + _TABLES
+                # _TABLES creates only what is missing: a store of version 3 gains snapshot_epochs.
+                script = (_MIGRATE_V2 if v2 and not ours_now else "") + _TABLES
                 for statement in filter(str.strip, script.split(";")):
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -219,6 +233,30 @@ class SQLiteStore(ResponseStore):
 
     def _execute(self, sql: str, args: Iterable[Any] = ()) -> None:
         self._conn.execute(sql, tuple(args))
+
+    def _encode(self, values: dict[str, Any]) -> list[Any]:
+        # sqlite3 binds a str as UTF-8 and raises on a lone surrogate (an answer holding the
+        # JSON escape \ud800, a body kept surrogate-escaped): the answer would be lost and paid
+        # again every run. Such a text is stored as its bytes (surrogatepass: a BLOB in the
+        # column, read back to the same str); names and messages are made valid instead.
+        encoded = []
+        for column in COLUMNS:
+            value = values[column]
+            if isinstance(value, str) and not value.isascii():
+                if column == "text":
+                    try:
+                        value.encode("utf-8")
+                    except UnicodeEncodeError:
+                        value = value.encode("utf-8", "surrogatepass")
+                else:
+                    value = valid_utf8(value)
+            encoded.append(value)
+        return encoded
+
+    def _decode(self, record: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(record["text"], bytes):
+            record["text"] = record["text"].decode("utf-8", "surrogatepass")
+        return record
 
     def _statements(self, *statements: tuple[str, Iterable[Any]]) -> list[list[tuple] | int]:
         results = []

@@ -1,0 +1,137 @@
+"""A ``data/`` folder in the working directory is the tool's only if the tool created it
+(issue 25, item 3). A cloned folder can ship ``data/dagster_home/dagster.yaml`` whose logging
+handler runs a command, and ``data/responses.sqlite`` with forged answers; neither may be read
+unless the operator names the folder. Each test failed on the code before issue 25."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from resumebias_dagster import settings
+
+HOSTILE_INSTANCE = """\
+python_logs:
+  dagster_handler_config:
+    handlers:
+      pwn:
+        "()": os.system
+        command: "touch {marker}"
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A fresh working directory, no data folder named by the environment, and a private
+    per-user state folder (where the tool remembers the data folders it created)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("RESUMEBIAS_DATA_DIR", raising=False)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return folder
+
+
+def _plant(folder, marker):
+    home = folder / "data" / "dagster_home"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text(HOSTILE_INSTANCE.format(marker=marker))
+    (folder / "data" / "responses.sqlite").write_bytes(b"forged")
+
+
+def test_a_data_folder_the_tool_did_not_create_is_refused(workdir, tmp_path):
+    marker = tmp_path / "pwned"
+    _plant(workdir, marker)
+    with pytest.raises(settings.UntrustedDataDirError) as raised:
+        settings.data_dir()
+    message = str(raised.value)
+    assert str(workdir / "data") in message and "not created by resumebias" in message
+    assert "RESUMEBIAS_DATA_DIR" in message  # how to opt in
+
+
+def test_resumebias_run_in_a_cloned_folder_runs_no_planted_command(workdir, tmp_path):
+    marker = tmp_path / "pwned"
+    _plant(workdir, marker)
+    done = subprocess.run([sys.executable, "-m", "resumebias_dagster.cli", "run"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "not created by resumebias" in done.stderr and "Traceback" not in done.stderr
+    assert not marker.exists()
+
+
+def test_a_data_folder_the_tool_created_is_used_again(workdir):
+    first = settings.data_dir()
+    assert first == workdir / "data" and first.is_dir()
+    (first / "reports").mkdir()
+    assert settings.data_dir() == first
+
+
+def test_a_folder_replacing_the_created_one_is_refused(workdir):
+    created = settings.data_dir()
+    shutil.rmtree(created)
+    created.mkdir()  # the same path, another folder (say a fresh clone in its place)
+    with pytest.raises(settings.UntrustedDataDirError):
+        settings.data_dir()
+
+
+def test_a_symlink_named_data_is_refused(workdir, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workdir / "data").symlink_to(elsewhere)
+    with pytest.raises(settings.UntrustedDataDirError):
+        settings.data_dir()
+
+
+def test_the_operator_opts_in_by_naming_the_folder(workdir, monkeypatch, tmp_path):
+    _plant(workdir, tmp_path / "pwned")
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(workdir / "data"))
+    assert settings.data_dir() == workdir / "data"
+
+
+def test_an_instance_config_the_tool_did_not_write_is_refused(tmp_path, monkeypatch):
+    from resumebias_dagster import runner
+
+    data = tmp_path / "chosen"
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(data))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (data / "dagster_home").mkdir(parents=True)
+    (data / "dagster_home" / "dagster.yaml").write_text(HOSTILE_INSTANCE.format(marker=tmp_path / "pwned"))
+    with pytest.raises(runner.UntrustedInstanceError) as raised:
+        runner.dagster_home()
+    message = str(raised.value)
+    assert "dagster.yaml" in message and "not written by resumebias" in message
+    assert f"DAGSTER_HOME={data / 'dagster_home'}" in message  # how to opt in
+
+
+def test_the_tool_writes_its_instance_config_and_reads_it_again(tmp_path, monkeypatch):
+    from resumebias_dagster import runner
+
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "chosen"))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    home = runner.dagster_home()
+    assert (home / "dagster.yaml").read_bytes() == runner.INSTANCE_TEMPLATE.read_bytes()
+    monkeypatch.delenv("DAGSTER_HOME")
+    assert runner.dagster_home() == home
+    # An instance config it wrote from an older template is brought up to date.
+    (home / "dagster.yaml").write_text("# an older resumebias template\n")
+    runner.remember_instance_config(home / "dagster.yaml")
+    monkeypatch.delenv("DAGSTER_HOME")
+    runner.dagster_home()
+    assert (home / "dagster.yaml").read_bytes() == runner.INSTANCE_TEMPLATE.read_bytes()
+
+
+def test_an_explicit_dagster_home_is_the_operators_choice(tmp_path, monkeypatch):
+    from resumebias_dagster import runner
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert runner.dagster_home() == home
+    assert (home / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
