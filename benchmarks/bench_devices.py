@@ -56,7 +56,7 @@ def export(folder: Path) -> None:
     seniority = [seniority_prompt(t, template) for t in resume_texts(N_SENIORITY, 0)]
     resumes = generate_resumes(n_per_level=40, seed=0)
     jd = load_job_descriptions().iloc[0]
-    # Study 003's arm (the study003 preset: 37 prompts), as the numbers recorded in the README.
+    # Study 003's arm (the study003 preset: 37 prompts), as the numbers recorded in docs/performance.md.
     variants = probe_variants(select_probe_resumes(resumes, "software_engineer", ["mid"], 1),
                               catalog_dir="preset:study003")
     fit = local_fit_prompts(variants, jd["text"], load_fit_template())

@@ -61,7 +61,7 @@ def main() -> None:
     jds = load_job_descriptions()
     jd = jds[jds["jd"] == args.jd].iloc[0] if args.jd else jds.iloc[0]
     # Study 003's arm (the study003 preset: one mid-level résumé, 37 prompts a JD), as the
-    # numbers recorded in the README; the default design probes 9 résumés (351 prompts).
+    # numbers recorded in docs/performance.md; the default design probes 9 résumés (351 prompts).
     arm = select_probe_resumes(generate_resumes(n_per_level=40, seed=0), "software_engineer", ["mid"], 1)
     variants = probe_variants(arm, catalog_dir="preset:study003")
     prompts = local_fit_prompts(variants, jd["text"], load_fit_template())

@@ -1,9 +1,11 @@
 """What `resumebias run` shows while it works.
 
-Every finished run prints one line (job, partition, outcome, seconds). On a terminal a live
-bar (rich) sits under those lines: runs done of the plan, the run in progress, the time
-elapsed and an estimate of what is left. Written to a file or a pipe, only the lines are
-printed, so a log holds no bar redraws.
+Every finished step prints one line as it ends (step, partition, outcome, seconds), every
+finished run one more (job, partition, outcome, seconds). On a terminal a live bar (rich) sits
+under those lines: runs done of the plan, the run in progress, the time elapsed and an
+estimate of what is left. Written to a file or a pipe, only the lines are printed (and one
+when a run starts, so a log says what is under way), flushed as they come, with no bar
+redraws (issue 26, item 8).
 """
 
 from __future__ import annotations
@@ -60,20 +62,30 @@ class StudyProgress:
         left = estimate_left(self.done, self.jobs[len(self.done):])
         return "" if left is None else f"about {_clock(left)} left"
 
+    def _line(self, line: str) -> None:
+        if self._bar is not None:
+            self._bar.console.print(line, highlight=False, markup=False)  # a partition reads like markup
+        else:
+            print(line, file=self.out, flush=True)
+
     def start(self, job: str, label: str) -> None:
         self._label, self._started = label, time.monotonic()
         if self._bar is not None:
             self._bar.update(self._task, description=label, left=self.left_text())
+        else:
+            self._line(f"{label}: started")
+
+    def step(self, step_key: str, partition: str | None, seconds: float, ok: bool) -> None:
+        """A step of the run in progress ended (called as it ends, not when the run does)."""
+        label = step_key + (f" [{partition}]" if partition else "")
+        self._line(f"  {label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s")
 
     def finish(self, ok: bool) -> float:
         seconds = time.monotonic() - self._started
         self.done.append((self.jobs[len(self.done)], seconds))
-        line = f"{self._label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s"
+        self._line(f"{self._label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s")
         if self._bar is not None:
-            self._bar.console.print(line, highlight=False, markup=False)  # a partition reads like markup
             self._bar.update(self._task, advance=1, left=self.left_text())
-        else:
-            print(line, file=self.out, flush=True)
         return seconds
 
     def close(self) -> None:

@@ -73,32 +73,84 @@ def release_abandoned_runs(instance, out=None) -> int:
     return released
 
 
-def step_timings(instance, run_id: str) -> dict[str, float]:
-    """Seconds from start to success of each step of a finished run."""
+STEP_ENDS = {"STEP_SUCCESS": True, "STEP_FAILURE": False}
+
+
+def run_job(job_def, instance, progress: StudyProgress, *, partition: str | None = None,
+            tags: dict[str, str] | None = None, run_config: dict | None = None):
+    """Execute a job in this process, telling ``progress`` of each step as it ends.
+
+    The run's events reach a listener on the instance as they are stored, in the thread that
+    runs the steps, so a step's line is printed when the step ends, not when the run does
+    (issue 26, item 8). Returns the result and the seconds of each step that succeeded."""
+    from dagster._core.utils import make_new_run_id
+
+    run_id = make_new_run_id()
     started: dict[str, float] = {}
     took: dict[str, float] = {}
-    for entry in instance.all_logs(run_id):
-        event = entry.dagster_event
-        if event is None:
-            continue
-        if event.event_type_value == "STEP_START":
-            started[event.step_key] = entry.timestamp
-        elif event.event_type_value == "STEP_SUCCESS" and event.step_key in started:
-            took[event.step_key] = entry.timestamp - started[event.step_key]
-    return took
+
+    def on_event(entry) -> None:
+        try:
+            event = entry.dagster_event
+            step = event.step_key if event is not None else None
+            if step is None:
+                return
+            if event.event_type_value == "STEP_START":
+                started[step] = entry.timestamp
+            elif event.event_type_value in STEP_ENDS:
+                seconds = entry.timestamp - started.get(step, entry.timestamp)
+                if STEP_ENDS[event.event_type_value]:
+                    took[step] = seconds
+                progress.step(step, partition, seconds, STEP_ENDS[event.event_type_value])
+        except Exception as exc:  # noqa: BLE001 (a progress line must never fail the run)
+            print(f"(progress line failed: {exc!r})", file=sys.stderr)
+
+    instance.add_event_listener(run_id, on_event)
+    try:
+        result = job_def.execute_in_process(
+            instance=instance, partition_key=partition, tags=tags, run_config=run_config, run_id=run_id,
+            raise_on_error=False,
+        )
+    finally:
+        getattr(instance, "_subscribers", {}).pop(run_id, None)  # Dagster has no public remove
+    return result, took
+
+
+# What `_quiet_libraries` sets for a log; tqdm reads TQDM_* when it is imported.
+QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 def _quiet_libraries(live: bool) -> None:
-    """Library output that is expected, not a problem: transformers' progress bars for loading
-    and writing weights (kept on a terminal, noise in a log)."""
-    if not live:
-        from transformers.utils import logging as transformers_logging
+    """Library output that is expected, not a problem: progress bars (transformers' loading
+    and writing weights, its GGUF dequantisation, huggingface_hub's downloads) are kept on a
+    terminal and switched off in a log, where each redraw is a carriage-return frame.
 
-        transformers_logging.disable_progress_bar()
+    Called before the libraries are imported: tqdm (the GGUF conversion's bar is a plain
+    ``tqdm.auto.tqdm``) reads ``TQDM_DISABLE`` at import; where tqdm was already imported
+    (another caller in this process) its default is switched off directly."""
+    if live:
+        return
+    os.environ.update(QUIET_ENV)
+    if "tqdm" in sys.modules:
+        import functools
+
+        import tqdm.std
+
+        init = tqdm.std.tqdm.__dict__["__init__"]
+        if not getattr(init, "_resumebias_quiet", False):  # once: a bar asking for disable=False still gets it
+            quiet_init = functools.partialmethod(init, disable=True)
+            quiet_init._resumebias_quiet = True
+            tqdm.std.tqdm.__init__ = quiet_init
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    disable_progress_bars()
 
 
 def run_study(out=sys.stdout) -> int:
     home = dagster_home()
+    _quiet_libraries(live=out.isatty())  # before the libraries with progress bars are imported
     import dagster as dg
     import duckdb
 
@@ -119,17 +171,14 @@ def run_study(out=sys.stdout) -> int:
     plan += [("study_tables", None, {})]
     totals: dict[str, float] = {}
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    _quiet_libraries(live=out.isatty())
     progress = StudyProgress([job for job, _, _ in plan], out)
     try:
         for job_name, partition, tags in plan:
             progress.start(job_name, job_name + (f" [{partition}]" if partition else ""))
-            result = defs.resolve_job_def(job_name).execute_in_process(
-                instance=instance, partition_key=partition, tags={**launcher, **tags}, run_config=quiet,
-                raise_on_error=False,
-            )
+            result, took = run_job(defs.resolve_job_def(job_name), instance, progress, partition=partition,
+                                   tags={**launcher, **tags}, run_config=quiet)
             progress.finish(result.success)
-            for step, seconds in step_timings(instance, result.run_id).items():
+            for step, seconds in took.items():
                 totals[step] = totals.get(step, 0.0) + seconds
             if not result.success:
                 progress.close()

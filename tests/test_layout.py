@@ -1,4 +1,5 @@
-"""The package's layout holds: no module over 600 lines, core free of Dagster."""
+"""The package's layout holds: no module over 600 lines, core free of Dagster, no import cycles,
+and the packages of core/ importing only those on a lower layer (the two studies never each other)."""
 
 import ast
 from pathlib import Path
@@ -96,3 +97,72 @@ def test_no_import_cycles():
 def test_the_cycle_check_finds_a_loop():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# The packages of core/ in layers: a package imports only packages on a lower layer, never one
+# on its own layer or above, so the two studies stay independent of each other and the shared
+# code beneath them cannot reach up into either. tables (the table schemas) sits under
+# resumes because the résumé row is a table; models/inference and then providers/fairness
+# form the tier of machinery the studies use; reporting and the cost estimate sit on top.
+LAYERS: dict[str, int] = {
+    "common": 0,
+    "tables": 1,
+    "resumes": 2,
+    "models": 3,
+    "inference": 3,
+    "providers": 4,
+    "fairness": 4,
+    "seniority": 5,
+    "jd_audit": 5,
+    "reporting": 6,
+    "estimate": 6,
+}
+CORE = "resumebias_dagster.core"
+
+
+def _core_package(module: str) -> str | None:
+    """The top-level package (or module, as ``estimate``) of core/ that ``module`` belongs to."""
+    rest = module[len(CORE) + 1:] if module.startswith(CORE + ".") else ""
+    return rest.split(".")[0] or None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Edges (importer, imported) from a core package to one on its own layer or above."""
+    found = set()
+    for module, deps in graph.items():
+        if (here := _core_package(module)) is None:
+            continue
+        for dep in deps:
+            there = _core_package(dep)
+            if there is not None and there != here and LAYERS[there] >= LAYERS[here]:
+                found.add((module, dep))
+    return found
+
+
+def test_every_core_package_has_a_layer():
+    graph = import_graph()
+    unplaced = sorted({p for m in graph if (p := _core_package(m)) is not None} - set(LAYERS))
+    assert not unplaced, f"place these core packages in LAYERS of tests/test_layout.py: {unplaced}"
+
+
+def test_core_packages_import_only_lower_layers():
+    found = sorted(layer_violations(import_graph()))
+    assert not found, "imports against the layer order of core/ (" + ", ".join(
+        f"{p}={n}" for p, n in LAYERS.items()) + "):\n" + "\n".join(f"{a} -> {b}" for a, b in found)
+
+
+def test_the_studies_never_import_each_other():
+    graph = import_graph()
+    crossing = sorted(
+        (m, d) for m, deps in graph.items() for d in deps
+        if {_core_package(m), _core_package(d)} == {"seniority", "jd_audit"})
+    assert not crossing, "the two studies import each other (share through core/resumes/): " + ", ".join(
+        f"{a} -> {b}" for a, b in crossing)
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {f"{CORE}.resumes.layout": {f"{CORE}.seniority.names"}, f"{CORE}.seniority.names": {f"{CORE}.common"},
+             f"{CORE}.common": set()}
+    assert layer_violations(graph) == {(f"{CORE}.resumes.layout", f"{CORE}.seniority.names")}
+    assert layer_violations({f"{CORE}.jd_audit.x": {f"{CORE}.seniority.y"}}) == {
+        (f"{CORE}.jd_audit.x", f"{CORE}.seniority.y")}

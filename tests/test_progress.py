@@ -15,7 +15,7 @@ def test_estimate_uses_each_jobs_mean_and_the_overall_mean_for_new_jobs():
     assert estimate_left([], ["fit"]) is None
 
 
-def test_a_log_gets_one_line_per_run_and_no_bar():
+def test_a_log_gets_a_line_as_each_run_starts_and_ends_and_no_bar():
     out = io.StringIO()
     progress = StudyProgress(["inputs", "fit"], out)
     assert not progress.live
@@ -26,9 +26,11 @@ def test_a_log_gets_one_line_per_run_and_no_bar():
     progress.close()
     progress.close()
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("study_inputs: succeeded in ")
-    assert lines[1].startswith("fit_scores_job [a|m]: FAILED in ")
-    assert lines[2].startswith("2 of 2 runs in ") and len(lines) == 3
+    assert lines[0] == "study_inputs: started"
+    assert lines[1].startswith("study_inputs: succeeded in ")
+    assert lines[2] == "fit_scores_job [a|m]: started"
+    assert lines[3].startswith("fit_scores_job [a|m]: FAILED in ")
+    assert lines[4].startswith("2 of 2 runs in ") and len(lines) == 5
     assert "\x1b[" not in out.getvalue()
 
 
@@ -55,3 +57,22 @@ def test_the_live_lines_keep_the_partition(label):
     progress.finish(True)
     progress.close()
     assert f"{label}: succeeded in " in out.getvalue()
+
+
+def test_a_step_gets_its_line_in_a_log_and_above_the_bar():
+    for live in (False, True):
+        out = io.StringIO()
+        progress = StudyProgress(["fit"], out, live=live)
+        progress.start("fit", "fit_scores_job [staff-engineer|gpt5]")
+        progress.step("fit_scores", "staff-engineer|gpt5", 12.34, True)
+        progress.step("fit_plots", None, 0.5, False)
+        progress.finish(True)
+        progress.close()
+        shown = out.getvalue()
+        assert "  fit_scores [staff-engineer|gpt5]: succeeded in 12.3 s" in shown
+        assert "  fit_plots: FAILED in 0.5 s" in shown
+        if not live:  # a log also says which run is under way, before its steps end
+            assert shown.splitlines()[:3] == ["fit_scores_job [staff-engineer|gpt5]: started",
+                                              "  fit_scores [staff-engineer|gpt5]: succeeded in 12.3 s",
+                                              "  fit_plots: FAILED in 0.5 s"]
+            assert "\r" not in shown

@@ -62,9 +62,18 @@ def test_resumebias_run_on_a_fresh_data_dir_ends_with_the_reports_path(tmp_path)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
     assert calls > 0
-    # Not a terminal: one plain line per run (no live bar), the models config it used first.
+    # Not a terminal: plain lines (no live bar), the models config it used first.
     assert f"models config: {catalog / 'models.yaml'}" in proc.stdout
-    assert "\r" not in proc.stdout
+    # No library progress bar either: each of its redraws is a carriage return (issue 26, item 8).
+    assert "\r" not in output
+    # A line for each step as it ends (step, partition, seconds), inside its run's lines.
+    runs = proc.stdout.split("\n\nSECONDS PER ASSET")[0]
+    steps = re.findall(r"^  (\w+)(?: \[(\S+)\])?: succeeded in \d+\.\d s$", runs, re.MULTILINE)
+    assert ("seniority_predictions", "fake-screener") in steps and ("style_validation", "") in steps
+    assert {("fit_scores", f"{jd}|fake-screener") for jd in JDS} <= set(steps)
+    jd = JDS[0]
+    assert re.search(rf"^fit_scores_job \[{jd}\|fake-screener\]: started\n  fit_scores \[{jd}\|fake-screener\]: "
+                     rf"succeeded in \S+ s\nfit_scores_job \[{jd}\|fake-screener\]: succeeded in ", runs, re.MULTILINE)
     assert "Telemetry" not in output  # the instance it creates sends no usage statistics
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     ends = [line for line in lines[-3:] if line.startswith("Report: ")]

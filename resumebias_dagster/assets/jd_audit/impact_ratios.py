@@ -9,8 +9,8 @@ from resumebias_dagster.assets._metadata import (
     impact_ratios_metadata,
 )
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
-from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, name_groups
-from resumebias_dagster.core.fairness.impact import (
+from resumebias_dagster.core.jd_audit.impact import DEFAULT_SCORE_CUT, name_groups
+from resumebias_dagster.core.jd_audit.impact import (
     fit_impact_ratios as compute_fit_impact_ratios,
 )
 from resumebias_dagster.resources.catalog import CatalogResource

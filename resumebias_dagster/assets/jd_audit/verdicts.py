@@ -6,8 +6,8 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, verdicts_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots
-from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, name_groups
 from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.impact import DEFAULT_SCORE_CUT, name_groups
 from resumebias_dagster.core.jd_audit.probes import axis_arms
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts as compute_fit_verdicts
 from resumebias_dagster.resources.catalog import CatalogResource

@@ -35,12 +35,12 @@ Groups come from names, which are a proxy for the perceived group, never a perso
 every table says so in ``group_source``. The seniority study's names come from the pools of
 ``name_pools.yaml`` (the ``demographic`` of a name variant gives race and sex); the fit audit's
 from the ``groups`` each name level declares in ``probe_axes.yaml`` (a level with ``sex: null``
-is left out of the sex and intersection rows).
+is left out of the sex and intersection rows), which ``core/jd_audit/impact.py`` reads: what
+selection and group mean in each study lives with the study, the measure here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -56,10 +56,9 @@ from resumebias_dagster.core.common.labels import (
     race_of,
 )
 from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, side_contrast
-from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, columns, conform, empty_table
+from resumebias_dagster.core.tables import SeniorityImpactRatios, columns, conform, empty_table
 
 CONFIDENCE = 0.95
-DEFAULT_SCORE_CUT = 7.0
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
 # Both studies' impact-ratio tables have these columns (core/tables/), in this order.
 IMPACT_COLUMNS = tuple(columns(SeniorityImpactRatios))
@@ -67,9 +66,6 @@ SENIORITY_SELECTIONS = ("predicted_senior", "at_or_above_true_level")
 SENIORITY_GROUP_SOURCE = (
     "name pools of name_pools.yaml (the variant's demographic gives race and sex); "
     "names are a proxy for perceived group, not identity"
-)
-FIT_GROUP_SOURCE = (
-    "groups declared per name level in probe_axes.yaml; names are a proxy for perceived group, not identity"
 )
 NOTE_REFERENCE = "reference group (highest rate): ratio 1 by definition"
 NOTE_NO_ROWS = "no individual for whom the selection is defined"
@@ -290,96 +286,3 @@ def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, s
     model's ``resolved_models``."""
     return impact_table(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE,
                         SeniorityImpactRatios, snapshots)
-
-
-# --------------------------------------------------------------------------- fit audit
-
-
-def name_groups(catalog_dir=None) -> dict[str, dict[str, dict[str, str | None]]]:
-    """Axis -> level -> {sex, race_ethnicity}: the ``groups`` the axes of ``probe_axes.yaml`` declare."""
-    from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.jd_audit.probes import AXES_FILE, load_probe_axes
-
-    groups = {a.id: a.params["groups"] for a in load_probe_axes(catalog_dir).axes if "groups" in a.params}
-    if not groups:
-        raise CatalogError(
-            f"{AXES_FILE}: no axis declares `groups` (level -> {{sex, race_ethnicity}}), so the fit audit "
-            "has no groups to compare; add them under the firstName axis as the packaged file does"
-        )
-    return groups
-
-
-def score_selection(score_cut: float) -> str:
-    """The ``selection`` name of "score at or above ``score_cut``"."""
-    return f"score_at_least_{score_cut:g}"
-
-
-def _at_least(distribution: pd.Series, cut: float) -> np.ndarray:
-    """P(score >= cut) from each row's stored 1-10 distribution (a JSON list; NaN without)."""
-    codes, uniques = pd.factorize(distribution)
-    probs = np.array([sum(p for s, p in zip(range(1, 11), json.loads(u)) if s >= cut) for u in uniques] + [np.nan])
-    return probs[codes]
-
-
-def fit_selection_rows(scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]],
-                       score_cut: float = DEFAULT_SCORE_CUT) -> tuple[pd.DataFrame, tuple[str, str]]:
-    """One row per name variant of the fit audit (model, job description, résumé, level) with
-    its selection values, and the selections' names: recommend yes over the runs that
-    answered, and a score at or above ``score_cut`` (the probability from the model's score
-    distribution where it stores one, else the share of valid runs)."""
-    from resumebias_dagster.core.jd_audit.fit_stats import recommend_yes
-
-    if not 1 <= score_cut <= 10:
-        raise ValueError(f"score_cut must lie on the 1-10 score scale, got {score_cut!r}")
-    selection = score_selection(score_cut)
-    required = ("model", "axis", "level", "score")
-    missing = [c for c in required if c not in scores.columns]
-    if missing:
-        raise ValueError(f"fit scores: missing columns {missing}; expected {', '.join(required)}")
-    named = scores[scores["axis"].isin(list(groups))]
-    lookup = {(axis, level): g for axis, levels in groups.items() for level, g in levels.items()}
-    pairs = list(zip(named["axis"], named["level"].astype(str)))
-    unknown = sorted({p for p in pairs if p not in lookup})
-    if unknown:
-        axis, level = unknown[0]
-        raise ValueError(
-            f"fit scores: level {level!r} of axis {axis!r} has no declared group in probe_axes.yaml "
-            f"(`groups` of {axis}: {sorted(groups[axis])}); re-score with the current probes or declare it"
-        )
-    score = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
-    sampled = np.where(np.isnan(score), np.nan, score >= score_cut)
-    if "score_distribution" in named.columns:
-        exact = _at_least(named["score_distribution"], score_cut)
-        has = pd.Series(~np.isnan(exact), index=named.index).groupby(named["model"]).transform("all").to_numpy(bool)
-        sampled = np.where(has, exact, sampled)
-    rows = pd.DataFrame({
-        "model": named["model"].to_numpy(), "jd": named["jd"].to_numpy() if "jd" in named.columns else "",
-        "resume": (named["resume_id"].astype(str).to_numpy() if "resume_id" in named.columns else "0"),
-        "level": named["level"].astype(str).to_numpy(), "axis": named["axis"].to_numpy(),
-        "name": named["name"].to_numpy(object) if "name" in named.columns else None,
-        "recommend_yes": recommend_yes(named), selection: sampled.astype(float),
-    })
-    out = rows.groupby(["model", "jd", "resume", "axis", "level"], sort=True, dropna=False).agg(
-        name=("name", "first"), recommend_yes=("recommend_yes", "mean"), **{selection: (selection, "mean")}).reset_index()
-    out["name"] = out["name"].where(out["name"].notna(), out["level"])  # one name per level: the level names it
-    out["sex"] = [lookup[(a, lv)]["sex"] for a, lv in zip(out["axis"], out["level"])]
-    out["race_ethnicity"] = [lookup[(a, lv)]["race_ethnicity"] for a, lv in zip(out["axis"], out["level"])]
-    return out, ("recommend_yes", selection)
-
-
-def fit_impact_ratios(
-    scores: pd.DataFrame,
-    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
-    score_cut: float = DEFAULT_SCORE_CUT,
-    snapshots: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """Impact ratios of the fit audit over the name variants (the levels of the axes in
-    ``groups``, default: ``name_groups()``), pooled over job descriptions and résumés per
-    model: selected = ``recommend`` yes, or a score at or above ``score_cut``. ``snapshots``
-    gives each model's ``resolved_models``."""
-    if not 1 <= score_cut <= 10:
-        raise ValueError(f"score_cut must lie on the 1-10 score scale, got {score_cut!r}")
-    if not len(scores):
-        return empty_table(FitImpactRatios)
-    rows, selections = fit_selection_rows(scores, name_groups() if groups is None else groups, score_cut)
-    return impact_table(rows, selections, FIT_GROUP_SOURCE, FitImpactRatios, snapshots)

@@ -357,8 +357,8 @@ def analyze_fit_file(path: str | os.PathLike, settings=None) -> tuple[pd.DataFra
     """(``fit_effects``, the fit audit's ``Verdicts``) of a fit-score file (raises
     ``FitScoreFileError`` on bad input). Arms and name groups come from the catalog's
     ``probe_axes.yaml``; a file whose levels are not declared there gets no group findings."""
-    from resumebias_dagster.core.fairness.impact import name_groups
     from resumebias_dagster.core.inference import load_inference_settings
+    from resumebias_dagster.core.jd_audit.impact import name_groups
     from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 
     settings = settings or load_inference_settings()

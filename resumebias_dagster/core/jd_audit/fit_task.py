@@ -155,8 +155,14 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
 
     from resumebias_dagster.core.jd_audit.local_fit import score_distribution
     from resumebias_dagster.core.models.calibration import calibrated_settings
-    from resumebias_dagster.core.models.local_llm import count_prompt_tokens, load_causal_lm, sample_labels, tempered
-    from resumebias_dagster.core.seniority.task import resolved_source, sampling_seed
+    from resumebias_dagster.core.models.local_llm import (
+        count_prompt_tokens,
+        load_causal_lm,
+        sample_labels,
+        sampling_seed,
+        tempered,
+    )
+    from resumebias_dagster.core.models.model_sources import resolved_source
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")

@@ -22,9 +22,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.fairness.impact import DEFAULT_SCORE_CUT, fit_selection_rows, impact_findings
+from resumebias_dagster.core.fairness.impact import impact_findings
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
 from resumebias_dagster.core.jd_audit.fit_stats import SCORE_DEVIATION, pooled_levels, text_values
+from resumebias_dagster.core.jd_audit.impact import DEFAULT_SCORE_CUT, fit_selection_rows
 
 REFERENCE_RACE = "white"
 

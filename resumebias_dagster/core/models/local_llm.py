@@ -532,6 +532,11 @@ def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
+def sampling_seed(model: str, salt: str = "seniority") -> int:
+    """A seed that depends only on the model's name (and the study's ``salt``), so re-runs draw the same samples."""
+    return int.from_bytes(hashlib.sha256(f"{salt}|{model}".encode()).digest()[:8], "little")
+
+
 def sample_labels(probs: np.ndarray, temperature: float, n_samples: int, seed: int) -> np.ndarray:
     """``n_samples`` label indices per row drawn from ``tempered(probs, temperature)``:
     shape (n, n_samples). T == 0 repeats the argmax."""

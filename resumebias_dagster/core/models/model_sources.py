@@ -61,3 +61,16 @@ def _in_hub_cache(repo_id: str) -> bool:
         return False
     found = try_to_load_from_cache(repo_id, "config.json")
     return isinstance(found, str)
+
+
+def resolved_source(source: str) -> str:
+    """A version-pinned name for a model source (package version for ``pypi:`` sources)."""
+    if source.startswith("pypi:"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        package = source[len("pypi:"):].split("/", 1)[0]
+        try:
+            return f"{source}=={version(package.replace('_', '-'))}"
+        except PackageNotFoundError:
+            return source
+    return source

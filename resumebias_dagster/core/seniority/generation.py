@@ -5,8 +5,8 @@ responsibilities (mentoring, hiring, strategy) differ by level; the level words 
 never appear. All vocabulary lives in the catalog (``occupations.yaml``, ``employers.yaml``,
 ``places.yaml``, ``people.yaml``); this module only assembles it.
 
-The facts of a résumé (``ResumeContent``) are written by ``render_resume``, the one renderer
-of both generators: this template and a provider model's structured answer
+The facts of a résumé (``ResumeContent``) are written by ``render_resume`` (``core/resumes/layout.py``),
+the one renderer of both generators: this template and a provider model's structured answer
 (``core/seniority/llm_generation.py``), so the probe edits of ``core/jd_audit/probes/`` parse either.
 """
 
@@ -24,7 +24,7 @@ import pandas as pd
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
-from resumebias_dagster.core.seniority.resume_text import (
+from resumebias_dagster.core.resumes.layout import (
     COLUMNS,
     MONTHS,
     REFERENCE_INDEX,

@@ -5,7 +5,7 @@ Base résumés come back structured. The prompt is notebook 004's (``prompts/res
 verbatim) followed by ``prompts/resume_fields.txt``, which asks for one JSON object: name,
 contact, summary, positions (title, employer, city, start, end, bullets), education (degree,
 school, year), skills, certifications, an occupation code of the catalog and the seniority.
-``resume_from_answer`` validates it strictly and ``core.seniority.generation.render_resume`` writes it,
+``resume_from_answer`` validates it strictly and ``core.resumes.layout.render_resume`` writes it,
 the offline generator's own renderer, so the probe edits and checks of the job-description
 audit (``core/jd_audit/probes/``) work on generated résumés as on the template's. The rewrites
 (``resume_overstated.txt``, ``resume_understated.txt``) stay free text: they append the
@@ -33,23 +33,23 @@ import pandas as pd
 from resumebias_dagster.core.common.diffing import tokens
 from resumebias_dagster.core.common.labels import LEVEL_WORDS, SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import load_prompt
-from resumebias_dagster.core.jd_audit.probes import INTERESTS, timeline_problems
 from resumebias_dagster.core.providers.fanout import RunStats
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
-from resumebias_dagster.core.seniority.generation import occupation_labels
-from resumebias_dagster.core.seniority.names import name_tokens
-from resumebias_dagster.core.seniority.resume_text import (
+from resumebias_dagster.core.resumes.layout import (
     COLUMNS,
+    HEADERS,
     REFERENCE_INDEX,
     REFERENCE_MONTH,
     REFERENCE_YEAR,
-    SECTION_HEADERS,
     Degree,
     Position,
     ResumeContent,
     month_label,
     resume_row,
 )
+from resumebias_dagster.core.resumes.names import name_tokens
+from resumebias_dagster.core.resumes.timeline import timeline_problems
+from resumebias_dagster.core.seniority.generation import occupation_labels
 
 Run = Callable[[Sequence[ChatRequest]], tuple[list[ChatResult], RunStats]]
 NEUTRAL_PROMPT = "resume_neutral"
@@ -68,7 +68,7 @@ _OPTIONAL_FIELDS = ("certifications",)
 _CONTACT_FIELDS = ("email", "phone", "city", "linkedin")
 _POSITION_FIELDS = ("title", "employer", "city", "start", "end", "bullets")
 _DEGREE_FIELDS = ("degree", "school", "year")
-_HEADERS = frozenset((*SECTION_HEADERS, INTERESTS))
+_HEADERS = frozenset(HEADERS)
 _LEVEL_WORDS = re.compile(LEVEL_WORDS)
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _NAME = re.compile(r"[A-Z][A-Za-z'-]+ [A-Z][A-Za-z'-]+")

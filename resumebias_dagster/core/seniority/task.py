@@ -8,7 +8,6 @@ or a provider model through a ``run`` callable (the transport of ``core.provider
 from __future__ import annotations
 
 import functools
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -51,11 +50,6 @@ def variant_table(style_variants: pd.DataFrame, name_variants: pd.DataFrame) -> 
     return table.astype({"original_idx": "int64", "name": object})
 
 
-def sampling_seed(model: str, salt: str = "seniority") -> int:
-    """A seed that depends only on the model's name, so re-runs draw the same samples."""
-    return int.from_bytes(hashlib.sha256(f"{salt}|{model}".encode()).digest()[:8], "little")
-
-
 def rows_from_distributions(
     variants: pd.DataFrame,
     probs: np.ndarray,
@@ -92,19 +86,6 @@ def rows_from_distributions(
     return out.astype({"error": object, "name": object})
 
 
-def resolved_source(source: str) -> str:
-    """A version-pinned name for a model source (package version for ``pypi:`` sources)."""
-    if source.startswith("pypi:"):
-        from importlib.metadata import PackageNotFoundError, version
-
-        package = source[len("pypi:"):].split("/", 1)[0]
-        try:
-            return f"{source}=={version(package.replace('_', '-'))}"
-        except PackageNotFoundError:
-            return source
-    return source
-
-
 def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None,
                            log=None) -> pd.DataFrame:
     """Score every variant once with an embedded LLM and sample ``runs_per_cell`` labels."""
@@ -116,9 +97,11 @@ def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, te
         count_prompt_tokens,
         load_causal_lm,
         sample_labels,
+        sampling_seed,
         score_labels_with_mass,
         tempered,
     )
+    from resumebias_dagster.core.models.model_sources import resolved_source
 
     source = spec.option("source")
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
@@ -145,7 +128,7 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     import time
 
     from resumebias_dagster.core.models.finetune import classify, load_classifier, trained_metrics
-    from resumebias_dagster.core.models.local_llm import sample_labels, tempered
+    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
 
     model, tokenizer = load_classifier(model_dir, settings)
     max_length = trained_metrics(model_dir)["config"]["max_length"]

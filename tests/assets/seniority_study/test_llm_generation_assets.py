@@ -11,7 +11,7 @@ import yaml
 from resumebias_dagster.assets.jd_audit import fit
 from resumebias_dagster.assets.seniority_study import resumes, variants
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
-from resumebias_dagster.core.seniority.resume_text import REFERENCE_INDEX
+from resumebias_dagster.core.resumes.layout import REFERENCE_INDEX
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

@@ -16,11 +16,10 @@ from resumebias_dagster.core.fairness.impact import (
     NOTE_NONE_SELECTED,
     NOTE_REFERENCE,
     NOTE_ZERO,
-    fit_impact_ratios,
     impact_table,
-    name_groups,
     seniority_impact_ratios,
 )
+from resumebias_dagster.core.jd_audit.impact import fit_impact_ratios, name_groups
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 
 GROUPS = {"firstName": {

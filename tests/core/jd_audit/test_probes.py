@@ -15,11 +15,11 @@ from resumebias_dagster.core.jd_audit.probes import (
     load_probe_axes,
     probe_variants,
     select_probe_resumes,
-    timeline_problems,
     verify_single_signal,
 )
+from resumebias_dagster.core.resumes.layout import MONTHS
+from resumebias_dagster.core.resumes.timeline import timeline_problems
 from resumebias_dagster.core.seniority.generation import generate_resumes
-from resumebias_dagster.core.seniority.resume_text import MONTHS
 
 AXES = ["firstName", "graduationYear", "addressCountry", "careerGap", "companyNames", "companyLocations", "school",
         "anonymize", "promptInjection", "placebo"]
@@ -330,9 +330,9 @@ def test_a_user_folder_without_the_file_falls_back_to_the_packaged_axes(tmp_path
 def _wait_after_degree(text):
     """Months from January of the degree year to the first thing after it: the first position,
     or a gap line (a one-position career's gap comes straight after the degree)."""
-    from resumebias_dagster.core.jd_audit.probes.layout import _parse
+    from resumebias_dagster.core.resumes.layout import parse_layout
 
-    layout = _parse(text)
+    layout = parse_layout(text)
     first = min([layout.career()[-1].start, *(g.start for g in layout.gaps)])
     return first - 12 * layout.degree_year
 

@@ -18,6 +18,12 @@ from resumebias_dagster.core.jd_audit.probes import (
     select_probe_resumes,
 )
 from resumebias_dagster.core.providers import run_requests
+from resumebias_dagster.core.resumes.layout import (
+    COLUMNS,
+    REFERENCE_INDEX,
+    REFERENCE_MONTH,
+    REFERENCE_YEAR,
+)
 from resumebias_dagster.core.seniority.generation import generate_resumes, occupation_labels
 from resumebias_dagster.core.seniority.llm_generation import (
     GenerationError,
@@ -25,16 +31,6 @@ from resumebias_dagster.core.seniority.llm_generation import (
     generate_neutral_resumes,
     llm_base_resumes,
     resume_from_answer,
-)
-from resumebias_dagster.core.seniority.resume_text import (
-    COLUMNS,
-    REFERENCE_INDEX,
-    REFERENCE_MONTH,
-    REFERENCE_YEAR,
-    Degree,
-    Position,
-    ResumeContent,
-    render_resume,
 )
 from resumebias_dagster.core.seniority.style_validation import word_count
 from resumebias_dagster.testing import fake_providers as fp
@@ -223,28 +219,6 @@ def test_template_output_is_unchanged_by_the_shared_renderer(n_per_level, seed):
     texts = hashlib.sha256("\x00".join(df["text"]).encode()).hexdigest()
     table = hashlib.sha256(df.to_csv(index=False).encode()).hexdigest()
     assert (texts, table) == TEMPLATE_HASHES[n_per_level, seed]
-
-
-def test_render_resume_writes_the_layout_the_probes_parse():
-    content = ResumeContent(
-        name="Ada Quill", email="ada.quill@example.com", phone="(303) 555-0100", city="Denver, CO", linkedin="",
-        summary="Physicist with 5 years of professional experience in optics.",
-        positions=(
-            Position("Optics Engineer", "Lumen Works", "Denver, CO", 2020 * 12 + 2, None, ("Built a lens bench.",)),
-            Position("Lab Intern", "Prism Labs", "Omaha, NE", 2018 * 12 + 5, 2018 * 12 + 7, ("Logged data.",),
-                     "A maker of prisms."),
-        ),
-        education=(Degree("B.S. Physics", "State College", 2019),),
-        skills=("Zemax", "Python"), coursework=("Optics", "Lasers"), certifications=("PMP",),
-    )
-    assert render_resume(content) == (
-        "Ada Quill\nada.quill@example.com | (303) 555-0100 | Denver, CO\n\nSUMMARY\n"
-        "Physicist with 5 years of professional experience in optics.\n\nEXPERIENCE\n"
-        "Optics Engineer\nLumen Works | Denver, CO | Mar 2020 – Present\n- Built a lens bench.\n\n"
-        "Lab Intern\nPrism Labs | Omaha, NE | Jun 2018 – Aug 2018\nA maker of prisms.\n- Logged data.\n\n"
-        "EDUCATION\nB.S. Physics\nState College | 2019\nRelevant coursework: Optics, Lasers\nCertification: PMP\n"
-        "\nSKILLS\nZemax, Python\n"
-    )
 
 
 # --------------------------------------------------------------------------- structured answers

@@ -4,14 +4,13 @@ import pytest
 from resumebias_dagster.catalog import CatalogError
 from resumebias_dagster.core.common.diffing import tokens, unexplained_changes
 from resumebias_dagster.core.common.labels import DEMOGRAPHICS, race_of
+from resumebias_dagster.core.resumes.names import name_tokens, replace_person
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.core.seniority.names import (
     NAME_SCOPES,
     load_name_pools,
-    name_tokens,
     name_variants,
     replace_first_line,
-    replace_person,
     variant_problems,
 )
 

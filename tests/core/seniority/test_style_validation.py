@@ -224,7 +224,7 @@ def _rewriter_strings() -> list[str]:
 
 def test_overlap_with_the_rewriters_words_is_the_recorded_one(lexicon):
     """The lexicon was fixed without reading the rewriter; where the two meet is recorded here
-    and in the README. A change of either file that changes the overlap must be reviewed:
+    and in docs/findings.md. A change of either file that changes the overlap must be reviewed:
     never add a rewriter word to the lexicon to raise a tone score."""
     written = "\n".join(_rewriter_strings())
     overlap = {}

@@ -3,7 +3,7 @@
 Every variant differs from its baseline in exactly one signal: a name, a country, a school,
 the employers, a gap, a hidden instruction, or (placebo arm) an edit that cannot matter.
 Axes and levels are data (``catalog/probe_axes.yaml``, where the edits are described);
-``layout`` parses the résumé layout of ``core/seniority/resume_text.py``, ``axes`` reads the
+the edits read and rewrite the résumé layout of ``core/resumes/layout.py``; ``axes`` reads the
 catalog, ``edits`` applies one level, ``variants`` builds and checks the variants table.
 
 A variant is named ``<axis>_<level>`` (``addressCountry_brazil``, ``anonymize_all``);
@@ -21,16 +21,11 @@ from resumebias_dagster.core.jd_audit.probes.axes import (
     axis_arms,
     load_probe_axes,
 )
-from resumebias_dagster.core.jd_audit.probes.layout import (
-    DEGREE_TO_FIRST_POSITION_MONTHS,
-    timeline_problems,
-)
 from resumebias_dagster.core.jd_audit.probes.terms import (
     ANONYMIZE_SIGNALS,
     ARMS,
     AXES_FILE,
     BASELINE,
-    INTERESTS,
     PLACEBO_OPS,
     PLACEHOLDERS,
     PROBLEM_COLUMNS,
@@ -55,9 +50,7 @@ __all__ = [
     "Axis",
     "BASELINE",
     "DEFAULT_ARM",
-    "DEGREE_TO_FIRST_POSITION_MONTHS",
     "GROUP_SEXES",
-    "INTERESTS",
     "PLACEBO_OPS",
     "PLACEHOLDERS",
     "PROBLEM_COLUMNS",
@@ -69,7 +62,6 @@ __all__ = [
     "load_probe_axes",
     "probe_variants",
     "select_probe_resumes",
-    "timeline_problems",
     "verify_single_signal",
     "with_baseline_additions",
 ]

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
 from resumebias_dagster.core.jd_audit.probes.edits import _EDITS, _words
-from resumebias_dagster.core.jd_audit.probes.layout import _AXIS_ID, _LEVEL_ID
-from resumebias_dagster.core.jd_audit.probes.terms import ARMS, AXES_FILE, BASELINE, Axis, CatalogDir, ProbeAxes
+from resumebias_dagster.core.jd_audit.probes.terms import (
+    ARMS,
+    AXES_FILE,
+    BASELINE,
+    Axis,
+    CatalogDir,
+    ProbeAxes,
+)
 
 # --------------------------------------------------------------------------- axes
+
+_AXIS_ID = re.compile(r"[a-z][A-Za-z0-9]*")
+_LEVEL_ID = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 
 def _load_axis(axis_id: Any, spec: Any) -> Axis:
@@ -50,7 +60,7 @@ GROUP_SEXES = ("male", "female", None)
 
 def _check_groups(groups: Any, axis: Axis) -> dict[str, dict[str, str | None]]:
     """``groups``: level -> {sex, race_ethnicity}, the perceived group of each name level
-    (the impact-ratio tables, core/fairness/impact.py); every level once, nothing else."""
+    (the impact-ratio tables, core/jd_audit/impact.py); every level once, nothing else."""
     if axis.edit != "person_name":
         raise ValueError("`groups` declares the perceived group of names: only a person_name axis has one")
     if not isinstance(groups, dict):

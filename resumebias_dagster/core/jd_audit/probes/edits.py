@@ -7,35 +7,41 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from resumebias_dagster.core.common.diffing import tokens
-from resumebias_dagster.core.jd_audit.probes.layout import (
-    _NOW,
-    _YEARS_PHRASE,
-    _dates,
-    _employer_line,
-    _end,
-    _field_kind,
-    _label,
-    _Layout,
-    _Position,
+from resumebias_dagster.core.jd_audit.probes.terms import (
+    ANONYMIZE_SIGNALS,
+    PLACEBO_OPS,
+    PLACEHOLDERS,
+    Axis,
+    Signal,
 )
-from resumebias_dagster.core.jd_audit.probes.terms import ANONYMIZE_SIGNALS, PLACEBO_OPS, PLACEHOLDERS, Axis, Signal
-from resumebias_dagster.core.seniority.names import name_tokens, replace_person
-from resumebias_dagster.core.seniority.resume_text import (
+from resumebias_dagster.core.resumes.layout import (
+    REFERENCE_INDEX,
     REFERENCE_YEAR,
+    YEARS_PHRASE,
+    Layout,
+    PositionLine,
+    contact_line,
+    date_range,
+    employer_line,
+    end_month,
+    field_kind,
+    gap_line,
+    school_line,
     years_phrase,
 )
+from resumebias_dagster.core.resumes.names import name_tokens, replace_person
 
 # --------------------------------------------------------------------------- edits
 
 
-def _own_name(layout: _Layout) -> tuple[str, str]:
+def _own_name(layout: Layout) -> tuple[str, str]:
     first, _, last = layout.lines[0].strip().partition(" ")
     if not last:
         raise ValueError(f"the first line {layout.lines[0]!r} is not a first and last name")
     return first, last
 
 
-def pool_name(value: str | list[str], position: int, layout: _Layout) -> str:
+def pool_name(value: str | list[str], position: int, layout: Layout) -> str:
     """The "First Last" a person_name level writes into the résumé at ``position`` of the arm.
 
     A single name is itself. From a pool the résumé at position k gets entry k modulo the
@@ -52,7 +58,7 @@ def pool_name(value: str | list[str], position: int, layout: _Layout) -> str:
     raise ValueError(f"every name of the pool shares a word with the résumé's own name {layout.lines[0].strip()!r}")
 
 
-def _person_name(layout: _Layout, value: str, axis: Axis) -> Signal:
+def _person_name(layout: Layout, value: str, axis: Axis) -> Signal:
     old_first, old_last = _own_name(layout)
     new_first, _, new_last = value.partition(" ")
     text = replace_person("\n".join(layout.lines), old_first, old_last, new_first, new_last)
@@ -67,25 +73,25 @@ def _name_forms(first: str, last: str) -> set[str]:
     return name_tokens(first, last) | set(tokens(first + last)) | set(tokens(last + first))
 
 
-def _shift_education(layout: _Layout, lines: list[str], years: int) -> tuple[list[str], list[str], set[int]]:
+def _shift_education(layout: Layout, lines: list[str], years: int) -> tuple[list[str], list[str], set[int]]:
     """Move every degree year and every position before the degree by ``years`` (so their
     order and the internship's season stay); returns the removed and added values and lines."""
     removed, added, changed = [], [], set()
     for s in layout.schools:
-        lines[s.line] = f"{s.school} | {s.year + years}"
+        lines[s.line] = school_line(s.school, s.year + years)
         removed.append(str(s.year))
         added.append(str(s.year + years))
         changed.add(s.line)
     for p in layout.before_degree():
-        moved = _Position(p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years)
-        lines[p.line] = _employer_line(p.employer, p.city, _dates(moved))
-        removed.append(_dates(p))
-        added.append(_dates(moved))
+        moved = PositionLine(p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years)
+        lines[p.line] = employer_line(p.employer, p.city, moved.dates)
+        removed.append(p.dates)
+        added.append(moved.dates)
         changed.add(p.line)
     return removed, added, changed
 
 
-def _graduation_year(layout: _Layout, value: int, axis: Axis) -> Signal | None:
+def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
     # The degree year dates a career: a candidate who graduated years earlier and has worked
     # since shows the same positions over a longer career (an unexplained decade between
     # degree and first job would be a second signal, a career gap). Each position keeps its
@@ -100,31 +106,31 @@ def _graduation_year(layout: _Layout, value: int, axis: Axis) -> Signal | None:
     if not career:
         raise ValueError("EXPERIENCE has no position after the degree to date the career by")
     first = career[-1].start
-    span = _NOW - first + 1
+    span = REFERENCE_INDEX - first + 1
     new_span = span - 12 * offset
     if new_span < 3 * len(career):
         raise ValueError(f"a degree in {value} leaves {new_span} months for {len(career)} positions")
 
     def moved(month: int) -> int:  # a month boundary of the career, scaled towards the reference month
-        return _NOW + 1 - round((_NOW + 1 - month) * new_span / span)
+        return REFERENCE_INDEX + 1 - round((REFERENCE_INDEX + 1 - month) * new_span / span)
 
     lines = list(layout.lines)
     removed, added, changed = _shift_education(layout, lines, offset)
     for p in career:
-        new = _Position(p.line, p.employer, p.city, moved(p.start), None if p.end is None else moved(p.end + 1) - 1)
-        lines[p.line] = _employer_line(p.employer, p.city, _dates(new))
-        removed.append(_dates(p))
-        added.append(_dates(new))
+        new = PositionLine(p.line, p.employer, p.city, moved(p.start), None if p.end is None else moved(p.end + 1) - 1)
+        lines[p.line] = employer_line(p.employer, p.city, new.dates)
+        removed.append(p.dates)
+        added.append(new.dates)
         changed.add(p.line)
     for g in layout.gaps:
-        new_gap = f"{g.label} | {_label(moved(g.start))} – {_label(None if g.end is None else moved(g.end + 1) - 1)}"
+        new_gap = gap_line(g.label, date_range(moved(g.start), None if g.end is None else moved(g.end + 1) - 1))
         removed.append(lines[g.line])
         added.append(new_gap)
         lines[g.line] = new_gap
         changed.add(g.line)
-    years = sum(_end(None if p.end is None else moved(p.end + 1) - 1) - moved(p.start) + 1 for p in career) // 12
+    years = sum(end_month(None if p.end is None else moved(p.end + 1) - 1) - moved(p.start) + 1 for p in career) // 12
     for i in layout.sections.get("SUMMARY", ()):
-        if m := _YEARS_PHRASE.search(lines[i]):
+        if m := YEARS_PHRASE.search(lines[i]):
             phrase = m.group(0).replace(m.group(0).split(" of ")[0], years_phrase(years), 1)
             removed.append(m.group(0))
             added.append(phrase)
@@ -133,7 +139,7 @@ def _graduation_year(layout: _Layout, value: int, axis: Axis) -> Signal | None:
     return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed))
 
 
-def _address(layout: _Layout, value: str, axis: Axis) -> Signal | None:
+def _address(layout: Layout, value: str, axis: Axis) -> Signal | None:
     i = layout.contact_field("location")
     if i is None:
         raise ValueError(f"the contact line {layout.lines[1]!r} has no location")
@@ -142,11 +148,11 @@ def _address(layout: _Layout, value: str, axis: Axis) -> Signal | None:
     contact = list(layout.contact)
     contact[i] = value
     lines = list(layout.lines)
-    lines[1] = " | ".join(contact)
+    lines[1] = contact_line(contact)
     return Signal(tuple(lines), (layout.contact[i],), (value,), frozenset({1}))
 
 
-def _career_gap(layout: _Layout, value: str, axis: Axis) -> Signal | None:
+def _career_gap(layout: Layout, value: str, axis: Axis) -> Signal | None:
     # The gap goes right before the newest position, whose dates stay. Everything older
     # moves back by `months`, so every tenure and the total experience stay, the dates stay
     # in order, and the degree still leads straight into the first position: a career with a
@@ -159,18 +165,18 @@ def _career_gap(layout: _Layout, value: str, axis: Axis) -> Signal | None:
     lines = list(layout.lines)
     removed, added, changed = _shift_education(layout, lines, -(months // 12))
     for p in career[1:]:
-        new = _Position(p.line, p.employer, p.city, p.start - months, p.end - months)
-        lines[p.line] = _employer_line(p.employer, p.city, _dates(new))
-        removed.append(_dates(p))
-        added.append(_dates(new))
+        new = PositionLine(p.line, p.employer, p.city, p.start - months, p.end - months)
+        lines[p.line] = employer_line(p.employer, p.city, new.dates)
+        removed.append(p.dates)
+        added.append(new.dates)
         changed.add(p.line)
     for g in layout.gaps:
-        new_gap = f"{g.label} | {_label(g.start - months)} – {_label(_end(g.end) - months)}"
+        new_gap = gap_line(g.label, date_range(g.start - months, end_month(g.end) - months))
         removed.append(lines[g.line])
         added.append(new_gap)
         lines[g.line] = new_gap
         changed.add(g.line)
-    gap = f"{value} | {_label(newest.start - months)} – {_label(newest.start - 1)}"
+    gap = gap_line(value, date_range(newest.start - months, newest.start - 1))
     added.append(gap)
     # Written where the next (older) entry begins: its title line, or the section's end.
     older = [p.line - 1 for p in layout.positions if p.line > newest.line]
@@ -185,7 +191,7 @@ def _career_gap(layout: _Layout, value: str, axis: Axis) -> Signal | None:
     return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed), inserts=True)
 
 
-def _rename(layout: _Layout, values: list[str], field: str) -> Signal | None:
+def _rename(layout: Layout, values: list[str], field: str) -> Signal | None:
     """Map the distinct employers (or their cities), in order of appearance, onto ``values``."""
     distinct = list(dict.fromkeys(getattr(p, field) for p in layout.positions))
     if not distinct:
@@ -199,33 +205,33 @@ def _rename(layout: _Layout, values: list[str], field: str) -> Signal | None:
     for p in layout.positions:
         employer = new[p.employer] if field == "employer" else p.employer
         city = new[p.city] if field == "city" else p.city
-        lines[p.line] = _employer_line(employer, city, _dates(p))
+        lines[p.line] = employer_line(employer, city, p.dates)
     return Signal(tuple(lines), tuple(distinct), tuple(new.values()), frozenset(p.line for p in layout.positions))
 
 
-def _employer_names(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
+def _employer_names(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
     return _rename(layout, value, "employer")
 
 
-def _employer_locations(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
+def _employer_locations(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
     return _rename(layout, value, "city")
 
 
-def _school(layout: _Layout, value: str, axis: Axis) -> Signal | None:
+def _school(layout: Layout, value: str, axis: Axis) -> Signal | None:
     if not layout.schools:
         raise ValueError("EDUCATION has no 'School | year' line")
     if all(s.school == value for s in layout.schools):
         return None
     lines = list(layout.lines)
     for s in layout.schools:
-        lines[s.line] = f"{value} | {s.year}"
+        lines[s.line] = school_line(value, s.year)
     return Signal(
         tuple(lines), tuple(s.school for s in layout.schools), (value,), frozenset(s.line for s in layout.schools)
     )
 
 
-def _duration(p: _Position) -> str:
-    months = (_NOW if p.end is None else p.end) - p.start + 1
+def _duration(p: PositionLine) -> str:
+    months = (REFERENCE_INDEX if p.end is None else p.end) - p.start + 1
     years, rest = divmod(months, 12)
     parts = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in ((years, "year"), (rest, "month")) if n]
     return " ".join(parts) + (" (current)" if p.end is None else "")
@@ -235,7 +241,7 @@ def _letters(values: Iterable[str], template: str) -> dict[str, str]:
     return {v: template.format(letter=chr(ord("A") + k)) for k, v in enumerate(dict.fromkeys(values))}
 
 
-def _anonymize(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
+def _anonymize(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
     blind = set(value)
     ph = axis.params["placeholders"]
     lines = list(layout.lines)
@@ -251,22 +257,22 @@ def _anonymize(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
     if "name" in blind:
         put(0, lines[0], ph["name"], ph["name"])
     signal_of = {"email": "contact", "phone": "contact", "link": "links", "location": "locations"}
-    contact = [ph[_field_kind(f)] if signal_of[_field_kind(f)] in blind else f for f in layout.contact]
+    contact = [ph[field_kind(f)] if signal_of[field_kind(f)] in blind else f for f in layout.contact]
     for old, new in zip(layout.contact, contact):
-        put(1, old, new, " | ".join(contact))
+        put(1, old, new, contact_line(contact))
     employer_of = _letters((p.employer for p in layout.positions), ph["employer"])
     for p in layout.positions:
         employer = employer_of[p.employer] if "employers" in blind else p.employer
         city = ph["location"] if "locations" in blind else p.city
-        dates = _duration(p) if "dates" in blind else _dates(p)
-        for old, new in ((p.employer, employer), (p.city, city), (_dates(p), dates)):
-            put(p.line, old, new, _employer_line(employer, city, dates))
+        dates = _duration(p) if "dates" in blind else p.dates
+        for old, new in ((p.employer, employer), (p.city, city), (p.dates, dates)):
+            put(p.line, old, new, employer_line(employer, city, dates))
     school_of = _letters((s.school for s in layout.schools), ph["school"])
     for s in layout.schools:
         school = school_of[s.school] if "schools" in blind else s.school
         year = ph["year"] if "dates" in blind else str(s.year)
         for old, new in ((s.school, school), (str(s.year), year)):
-            put(s.line, old, new, f"{school} | {year}")
+            put(s.line, old, new, school_line(school, year))
     if not removed:
         return None
     if "name" in blind:
@@ -282,7 +288,7 @@ def _anonymize(layout: _Layout, value: list[str], axis: Axis) -> Signal | None:
     return Signal(tuple(lines), tuple(removed), tuple(added), changed)
 
 
-def _add_line(layout: _Layout, value: dict[str, str], axis: Axis) -> Signal:
+def _add_line(layout: Layout, value: dict[str, str], axis: Axis) -> Signal:
     lines = list(layout.lines)
     if value["where"] == "top":
         lines[2:2] = [value["text"]]
@@ -294,7 +300,7 @@ def _add_line(layout: _Layout, value: dict[str, str], axis: Axis) -> Signal:
     return Signal(tuple(lines), (), (value["text"],), frozenset(), inserts=True)
 
 
-def _placebo(layout: _Layout, value: dict[str, str], axis: Axis) -> Signal | None:
+def _placebo(layout: Layout, value: dict[str, str], axis: Axis) -> Signal | None:
     lines = list(layout.lines)
     op = value["op"]
     if op == "blank_line":
@@ -407,7 +413,7 @@ def _check_placebo(value: Any, axis: Axis) -> None:
             _words(value.get(key), f"replace_word's {key!r}")
 
 
-_EDITS: dict[str, tuple[Callable[[_Layout, Any, Axis], Signal | None], Callable[[Any, Axis], None]]] = {
+_EDITS: dict[str, tuple[Callable[[Layout, Any, Axis], Signal | None], Callable[[Any, Axis], None]]] = {
     "person_name": (_person_name, _check_person),
     "graduation_year": (_graduation_year, _check_year),
     "address": (_address, _check_text),

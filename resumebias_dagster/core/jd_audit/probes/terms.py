@@ -13,7 +13,6 @@ AXES_FILE = "probe_axes.yaml"
 # fit_effects gives these arms meaning: placebo sets the noise floor, probe the bias index.
 ARMS = ("probe", "anonymize", "prompt_injection", "placebo")
 BASELINE = "baseline"
-INTERESTS = "INTERESTS"
 VARIANT_COLUMNS = columns(ProbeVariants)  # the probe_variants table (core/tables/)
 PROBLEM_COLUMNS = ["resume_id", "variant", "problem"]
 ANONYMIZE_SIGNALS = ("name", "contact", "links", "employers", "schools", "locations", "dates")

@@ -12,11 +12,9 @@ from resumebias_dagster.core.common.diffing import tokens, unexplained_changes
 from resumebias_dagster.core.jd_audit.design import load_fit_design
 from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
 from resumebias_dagster.core.jd_audit.probes.edits import _EDITS, pool_name
-from resumebias_dagster.core.jd_audit.probes.layout import _Layout, _parse, timeline_problems
 from resumebias_dagster.core.jd_audit.probes.terms import (
     AXES_FILE,
     BASELINE,
-    INTERESTS,
     PROBLEM_COLUMNS,
     VARIANT_COLUMNS,
     Axis,
@@ -24,6 +22,8 @@ from resumebias_dagster.core.jd_audit.probes.terms import (
     ProbeAxes,
     Signal,
 )
+from resumebias_dagster.core.resumes.layout import INTERESTS, Layout, parse_layout
+from resumebias_dagster.core.resumes.timeline import timeline_problems
 
 # --------------------------------------------------------------------------- public
 
@@ -44,7 +44,7 @@ def _spec(axes: ProbeAxes | Iterable[str] | None, catalog_dir: CatalogDir) -> Pr
     return spec if axes is None else spec.select(axes)
 
 
-def _name(axis: Axis, level: str, layout: _Layout, position: int, resume_id: Any) -> str | None:
+def _name(axis: Axis, level: str, layout: Layout, position: int, resume_id: Any) -> str | None:
     """The name a person_name level writes into the résumé at ``position`` of the arm (None
     for any other edit)."""
     if axis.edit != "person_name":
@@ -55,7 +55,7 @@ def _name(axis: Axis, level: str, layout: _Layout, position: int, resume_id: Any
         raise ValueError(f"probe variant {axis.id}_{level} of résumé {resume_id}: {exc}") from exc
 
 
-def _signal(axis: Axis, level: str, layout: _Layout, resume_id: Any, name: str | None = None) -> Signal | None:
+def _signal(axis: Axis, level: str, layout: Layout, resume_id: Any, name: str | None = None) -> Signal | None:
     """The level applied to the résumé; a person_name level writes ``name`` (one of its pool)."""
     value = name if axis.edit == "person_name" else axis.levels[level]
     try:
@@ -101,7 +101,7 @@ def probe_variants(
     for position, (resume_id, text) in enumerate(zip(base["resume_id"], base["text"])):
         baseline = with_baseline_additions(text, spec.interests)
         try:
-            layout = _parse(baseline)
+            layout = parse_layout(baseline)
         except ValueError as exc:
             raise ValueError(f"probe_variants: résumé {resume_id}: {exc}") from exc
         rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline))
@@ -184,7 +184,7 @@ def check_probe_variants(
         baseline = baselines.iloc[0]
         if rows.loc[rows["variant"] == BASELINE, "name"].notna().any():
             problems.append((resume_id, BASELINE, "the baseline records a name; only name variants do"))
-        layout = _parse(baseline)
+        layout = parse_layout(baseline)
         base_timeline = set(timeline_problems(baseline))
         configured = {f"{a.id}_{level}" for a in spec.axes for level in a.levels}
         present = set(rows["variant"]) - {BASELINE}
@@ -231,12 +231,12 @@ def _name_problem(axis: Axis, level: str, name: str | None) -> str | None:
     return None
 
 
-def _consistency_problems(layout: _Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:
+def _consistency_problems(layout: Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:
     """Timeline problems the variant adds to its baseline's, and a change of total experience
     by an axis that does not declare experience part of its signal."""
     try:
         found = [f"timeline: {p}" for p in timeline_problems(text) if p not in base_timeline]
-        variant = _parse(text)
+        variant = parse_layout(text)
     except ValueError as exc:
         return [f"not in the résumé layout any more: {exc}"]
     # A variant without dated positions (the anonymisation of dates) has no timeline to compare.

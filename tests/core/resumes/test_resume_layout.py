@@ -1,0 +1,47 @@
+"""The résumé layout (core/resumes/layout.py): the text render_resume writes, read back by parse_layout."""
+
+from resumebias_dagster.core.resumes.layout import (
+    Degree,
+    Position,
+    ResumeContent,
+    parse_layout,
+    render_resume,
+)
+from resumebias_dagster.core.resumes.timeline import timeline_problems
+
+CONTENT = ResumeContent(
+    name="Ada Quill", email="ada.quill@example.com", phone="(303) 555-0100", city="Denver, CO", linkedin="",
+    summary="Physicist with 5 years of professional experience in optics.",
+    positions=(
+        Position("Optics Engineer", "Lumen Works", "Denver, CO", 2020 * 12 + 2, None, ("Built a lens bench.",)),
+        Position("Lab Intern", "Prism Labs", "Omaha, NE", 2018 * 12 + 5, 2018 * 12 + 7, ("Logged data.",),
+                 "A maker of prisms."),
+    ),
+    education=(Degree("B.S. Physics", "State College", 2019),),
+    skills=("Zemax", "Python"), coursework=("Optics", "Lasers"), certifications=("PMP",),
+)
+
+
+def test_render_resume_writes_the_layout_the_probes_parse():
+    assert render_resume(CONTENT) == (
+        "Ada Quill\nada.quill@example.com | (303) 555-0100 | Denver, CO\n\nSUMMARY\n"
+        "Physicist with 5 years of professional experience in optics.\n\nEXPERIENCE\n"
+        "Optics Engineer\nLumen Works | Denver, CO | Mar 2020 – Present\n- Built a lens bench.\n\n"
+        "Lab Intern\nPrism Labs | Omaha, NE | Jun 2018 – Aug 2018\nA maker of prisms.\n- Logged data.\n\n"
+        "EDUCATION\nB.S. Physics\nState College | 2019\nRelevant coursework: Optics, Lasers\nCertification: PMP\n"
+        "\nSKILLS\nZemax, Python\n"
+    )
+
+
+def test_parse_layout_reads_back_what_render_resume_wrote():
+    layout = parse_layout(render_resume(CONTENT))
+    assert layout.lines[0] == CONTENT.name
+    assert layout.contact == (CONTENT.email, CONTENT.phone, CONTENT.city)
+    assert [(p.employer, p.city, p.start, p.end) for p in layout.positions] == [
+        (p.employer, p.city, p.start, p.end) for p in CONTENT.positions]
+    assert [(s.school, s.year) for s in layout.schools] == [(d.school, d.year) for d in CONTENT.education]
+    assert set(layout.sections) == {"SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS"}
+    assert [layout.contact_field(k) for k in ("email", "phone", "location", "link")] == [0, 1, 2, None]
+    # The internship ends before the degree year: not a career position, no gap to explain.
+    assert layout.career() == layout.positions[:1]
+    assert timeline_problems(render_resume(CONTENT)) == []
