@@ -34,12 +34,11 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.inference import load_inference_settings, verdict_records
     from resumebias_dagster.core.seniority.importer import PredictionFileError, read_prediction_files
     from resumebias_dagster.core.seniority.metrics import analysis_json
     from resumebias_dagster.core.seniority.report import format_report
-
-    from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.inference import load_inference_settings, verdict_records
     from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 
     try:
@@ -196,15 +195,14 @@ def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _analyze_fit(args: argparse.Namespace) -> int:
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.inference import verdict_records
     from resumebias_dagster.core.jd_audit.fit_import import (
         FitScoreFileError,
         analyze_fit_file,
         effects_json,
         format_fit_report,
     )
-
-    from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.inference import verdict_records
 
     try:
         effects, verdicts = analyze_fit_file(args.path)

@@ -33,11 +33,10 @@ os.environ.setdefault("RESUMEBIAS_MODEL_CACHE", str(SHARED_MODEL_CACHE))
 # Fake provider APIs on 127.0.0.1 (resumebias_dagster.testing.fake_providers) and models pointing
 # the real SDK clients at them, with tiny timeouts and retry delays.
 
-import pytest
-
-from resumebias_dagster.core.models.model_config import parse_models
-from resumebias_dagster.core.providers import ProviderSettings, ResponseStore
-from resumebias_dagster.testing.fake_providers import FakeProviderServer
+# Imported after the environment above is set (offline hubs, the model cache).
+from resumebias_dagster.core.models.model_config import parse_models  # noqa: E402
+from resumebias_dagster.core.providers import ProviderSettings, ResponseStore  # noqa: E402
+from resumebias_dagster.testing.fake_providers import FakeProviderServer  # noqa: E402
 
 # Recognisable, so a test can search every output for it.
 FAKE_KEY = "sk-FAKEKEY-3b9d7c1e5f0a42d8-do-not-leak"

@@ -85,7 +85,7 @@ def _typed_select(obj: pd.DataFrame) -> str:
     columns = []
     for name, dtype in obj.dtypes.items():
         quoted = '"' + str(name).replace('"', '""') + '"'
-        columns.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if dtype == object else quoted)
+        columns.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if pd.api.types.is_object_dtype(dtype) else quoted)
     return "SELECT " + ", ".join(columns) + " FROM obj"
 
 

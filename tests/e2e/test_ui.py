@@ -43,7 +43,10 @@ def test_materialize_from_the_asset_graph_shows_metadata(page, webserver, screen
     from playwright.sync_api import expect
 
     jds = load_job_descriptions()
-    shot = lambda name: page.screenshot(path=str(screenshots / name), full_page=True)
+
+    def shot(name):
+        return page.screenshot(path=str(screenshots / name), full_page=True)
+
     # A fresh instance greets the first visit with a newsletter dialog that covers the page.
     page.add_locator_handler(
         page.get_by_text("Join the Dagster community"), lambda: page.get_by_role("button", name="Skip").click()

@@ -249,7 +249,8 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
     fit_key, effects_key = dg.AssetKey("fit_scores"), dg.AssetKey("fit_effects")
     all_keys = set(module.PARTITIONS.get_partition_keys())
     assert len(all_keys) == 2 * 17
-    dims = lambda key: module.PARTITIONS.get_partition_key_from_str(key).keys_by_dimension
+    def dims(key):
+        return module.PARTITIONS.get_partition_key_from_str(key).keys_by_dimension
 
     with dg.DagsterInstance.get() as instance:
         assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"

@@ -26,8 +26,14 @@ import pytest
 
 from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.models.model_config import parse_models
-from resumebias_dagster.core.providers import ChatRequest, ChatResult, ProviderConfigError, ProviderSettings, request_key
-from resumebias_dagster.core.providers import run_requests
+from resumebias_dagster.core.providers import (
+    ChatRequest,
+    ChatResult,
+    ProviderConfigError,
+    ProviderSettings,
+    request_key,
+    run_requests,
+)
 from resumebias_dagster.core.providers.types import BILLED_CALL_LIMIT, TRANSIENT_KINDS
 from resumebias_dagster.testing import fake_providers as fp
 

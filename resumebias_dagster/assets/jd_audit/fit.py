@@ -8,6 +8,7 @@ from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
 from resumebias_dagster.core.jd_audit.fit_stats import (
     fit_effects as compute_fit_effects,
@@ -17,7 +18,6 @@ from resumebias_dagster.core.jd_audit.job_descriptions import (
     load_fit_template,
     load_job_descriptions,
 )
-from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.probes import (
     DEFAULT_ARM,
     axis_arms,

@@ -46,7 +46,6 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from resumebias_dagster.core.inference import (
     Estimate,

@@ -19,9 +19,9 @@ def name_tokens(first: str, last: str) -> set[str]:
     as in e-mail addresses and LinkedIn slugs); separated forms such as ``first.last`` or
     ``first-last`` tokenise into the words themselves.
     """
-    f = [t.lower() for t in _TOKEN.findall(first)]
-    l = [t.lower() for t in _TOKEN.findall(last)]
-    return set(f) | set(l) | {"".join(f) + "".join(l), "".join(l) + "".join(f)}
+    firsts = [t.lower() for t in _TOKEN.findall(first)]
+    lasts = [t.lower() for t in _TOKEN.findall(last)]
+    return set(firsts) | set(lasts) | {"".join(firsts) + "".join(lasts), "".join(lasts) + "".join(firsts)}
 
 
 def _cased(new: str, found: str) -> str:
@@ -48,12 +48,13 @@ def replace_person(text: str, old_first: str, old_last: str, new_first: str, new
     if shared:
         raise ValueError(f"the new name {new!r} shares {sorted(shared)} with {old!r}")
     # Letters only as boundaries: "greg.smith", "smith07" and "Smith," all contain "smith".
-    f, l = re.escape(old_first), re.escape(old_last)
-    full = re.compile(rf"(?<![A-Za-z])(?:{f}\s+{l}|{l},\s*{f})(?![A-Za-z])", re.IGNORECASE)
+    fst, lst = re.escape(old_first), re.escape(old_last)
+    full = re.compile(rf"(?<![A-Za-z])(?:{fst}\s+{lst}|{lst},\s*{fst})(?![A-Za-z])", re.IGNORECASE)
     if not full.search(text):
         raise ValueError(f"the name {old!r} does not occur in the text")
     pattern = re.compile(
-        rf"(?<![A-Za-z])(?:(?P<fl_f>{f})(?P<fl_l>{l})|(?P<lf_l>{l})(?P<lf_f>{f})|(?P<f>{f})|(?P<l>{l}))(?![A-Za-z])",
+        rf"(?<![A-Za-z])(?:(?P<fl_f>{fst})(?P<fl_l>{lst})|(?P<lf_l>{lst})(?P<lf_f>{fst})|(?P<f>{fst})|(?P<l>{lst}))"
+        r"(?![A-Za-z])",
         re.IGNORECASE,
     )
 
@@ -63,7 +64,7 @@ def replace_person(text: str, old_first: str, old_last: str, new_first: str, new
         return "".join(_cased(new_for[g], found) for g, found in m.groupdict().items() if found is not None)
 
     out = pattern.sub(repl, text)
-    left = re.search(rf"(?<![A-Za-z])(?:{f}|{l})(?![A-Za-z])", out, re.IGNORECASE)
+    left = re.search(rf"(?<![A-Za-z])(?:{fst}|{lst})(?![A-Za-z])", out, re.IGNORECASE)
     if left:
         raise ValueError(f"{left.group(0)!r} of the name {old!r} is still in the text after replacement")
     return out

@@ -250,7 +250,8 @@ def _normal_name(name: str) -> str:
 
 def _draw_people(cat: _Catalog, n: int, seed: int, exclude: frozenset[str]) -> list[tuple[str, str]]:
     excluded = {_normal_name(x) for x in exclude}
-    pairs = [(f, l) for f in cat.first_names for l in cat.last_names if _normal_name(f"{f} {l}") not in excluded]
+    pairs = [(first, last) for first in cat.first_names for last in cat.last_names
+             if _normal_name(f"{first} {last}") not in excluded]
     if len(pairs) < n:
         raise ValueError(
             f"need {n} distinct people but people.yaml allows only {len(pairs)} after excluding "

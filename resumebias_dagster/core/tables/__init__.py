@@ -30,7 +30,6 @@ from resumebias_dagster.core.tables.jd_audit import (
     JudgeVsEffects,
     ProbeVariants,
 )
-from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 from resumebias_dagster.core.tables.seniority import (
     FORBIDDEN_SENIORITY_WORDS,
     READINGS,
@@ -44,6 +43,7 @@ from resumebias_dagster.core.tables.seniority import (
     StyleValidation,
     StyleVariants,
 )
+from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 
 __all__ = [
     "AuditVerdicts",

@@ -273,7 +273,13 @@ def test_a_catalog_without_groups_is_a_clear_error(tmp_path):
 
 
 def test_no_rows_give_the_declared_tables_typed_and_empty():
-    from resumebias_dagster.core.tables import FitImpactRatios, SeniorityImpactRatios, SeniorityPredictions, columns, empty_table
+    from resumebias_dagster.core.tables import (
+        FitImpactRatios,
+        SeniorityImpactRatios,
+        SeniorityPredictions,
+        columns,
+        empty_table,
+    )
 
     for table, model in ((seniority_impact_ratios(empty_table(SeniorityPredictions)), SeniorityImpactRatios),
                          (fit_impact_ratios(pd.DataFrame()), FitImpactRatios)):

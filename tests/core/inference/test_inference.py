@@ -2,7 +2,6 @@
 small simulations of its own assumptions."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 

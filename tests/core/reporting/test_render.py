@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.reporting.findings import headline_findings, not_measured
 from resumebias_dagster.core.reporting.render import (
     BIAS_COLUMNS,
@@ -14,6 +15,7 @@ from resumebias_dagster.core.reporting.render import (
     diff_hunks,
     render_report,
 )
+from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.core.tables import (
     AuditVerdicts,
     FitAxisSummary,
@@ -26,8 +28,6 @@ from resumebias_dagster.core.tables import (
     Verdicts,
     empty_table,
 )
-from resumebias_dagster.core.inference import load_inference_settings
-from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
 
 PNG = b"\x89PNG\r\n\x1a\nnot-really-a-png"
