@@ -18,10 +18,6 @@ class UntrustedInstanceError(UntrustedFolderError):
     """An instance config in the data folder that this tool did not write."""
 
 
-def remember_instance_config(path: Path) -> None:
-    remember_file(path)
-
-
 def dagster_home() -> Path:
     """Runs go to $DAGSTER_HOME so `dagster dev` with the same home shows them in the UI.
 
@@ -45,7 +41,7 @@ def dagster_home() -> Path:
         config.unlink()  # written by an earlier version: replaced by today's template
     if not config.exists():
         shutil.copyfile(INSTANCE_TEMPLATE, config)
-        remember_instance_config(config)
+        remember_file(config)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 

@@ -120,7 +120,7 @@ def test_the_tool_writes_its_instance_config_and_reads_it_again(tmp_path, monkey
     assert runner.dagster_home() == home
     # An instance config it wrote from an older template is brought up to date.
     (home / "dagster.yaml").write_text("# an older resumebias template\n")
-    runner.remember_instance_config(home / "dagster.yaml")
+    settings.remember_file(home / "dagster.yaml")
     monkeypatch.delenv("DAGSTER_HOME")
     runner.dagster_home()
     assert (home / "dagster.yaml").read_bytes() == runner.INSTANCE_TEMPLATE.read_bytes()

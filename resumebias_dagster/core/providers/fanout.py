@@ -119,13 +119,10 @@ def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
 def _handed_on(result: ChatResult) -> ChatResult:
     """``result`` as the tasks read it: its text valid UTF-8 (a lone surrogate becomes U+FFFD;
     DuckDB and Parquet refuse one), and no text on an error (the body of a malformed answer
-    stays in the store, exactly as it came, like every answer)."""
+    stays in the store, exactly as it came, like every answer). Its names and message were
+    made valid by the client before they were stored (``ProviderClient.complete``)."""
     if result.text is not None:
         result.text = None if result.error_kind else valid_utf8(result.text)
-    for name in ("error_message", "resolved_model"):
-        value = getattr(result, name)
-        if isinstance(value, str):
-            setattr(result, name, valid_utf8(value))
     return result
 
 

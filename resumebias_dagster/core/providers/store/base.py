@@ -65,6 +65,19 @@ COLUMNS = (
     "billed_attempts", "logprobs_json", "error_kind", "error_message", "done", "calls", "created_at", "updated_at",
 )
 CLAIM_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
+# Each snapshot an alias resolved to, with the epoch it keeps (both backends' DDL).
+SNAPSHOT_EPOCHS_TABLE = """
+CREATE TABLE snapshot_epochs (
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    resolved_model TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (provider, endpoint, alias, resolved_model)
+);
+"""
 _UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]
 # A row that is not final takes the new call's outcome; its counters add up. An empty answer
 # is final once its key has had EMPTY_CALL_LIMIT calls, any outcome once its key's calls were

@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from resumebias_dagster.core.providers.store.base import (
     COLUMNS,
+    SNAPSHOT_EPOCHS_TABLE,
     STORE_URL_ENV,
     UPSERT,
     ResponseStore,
@@ -102,18 +103,7 @@ CREATE INDEX responses_model ON responses (model);
 CREATE INDEX responses_alias ON responses (provider, endpoint, alias, task);
 CREATE INDEX claims_owner ON claims (owner);
 """),
-    (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", """
-CREATE TABLE snapshot_epochs (
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    PRIMARY KEY (provider, endpoint, alias, resolved_model)
-);
-"""),
+    (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", SNAPSHOT_EPOCHS_TABLE),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _CREATE_VERSION_TABLE = f"""

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from resumebias_dagster.core.common.parsing import valid_utf8
-from resumebias_dagster.core.providers.store.base import COLUMNS, ResponseStore, StoreError, default_store_path
+from resumebias_dagster.core.providers.store.base import (
+    COLUMNS,
+    SNAPSHOT_EPOCHS_TABLE,
+    ResponseStore,
+    StoreError,
+    default_store_path,
+)
 
 # "RBrs": marks the file as a response store of this project.
 APPLICATION_ID = 0x52427273
@@ -75,16 +81,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     seen_at TEXT NOT NULL,
     PRIMARY KEY (provider, endpoint, alias)
 );
-CREATE TABLE IF NOT EXISTS snapshot_epochs (
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    PRIMARY KEY (provider, endpoint, alias, resolved_model)
-);
+{snapshot_epochs}
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -92,7 +89,9 @@ CREATE TABLE IF NOT EXISTS claims (
     pid INTEGER NOT NULL,
     expires_at REAL NOT NULL
 );
-"""
+""".replace(
+    "{snapshot_epochs}", SNAPSHOT_EPOCHS_TABLE.strip().replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
+)
 # Version 2 (before claims): the same responses table with parsed_json, without task and
 # billed_attempts. Migrated in place; its keys stay valid.
 _V2_COLUMNS = {
