@@ -24,8 +24,16 @@ def fake_server(wire: str, *args: str):
     with tempfile.TemporaryDirectory() as tmp:
         port_file = Path(tmp) / "port"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "resumebias_dagster.testing.fake_providers", "--wire", wire,
-             "--port-file", str(port_file), *args],
+            [
+                sys.executable,
+                "-m",
+                "resumebias_dagster.testing.fake_providers",
+                "--wire",
+                wire,
+                "--port-file",
+                str(port_file),
+                *args,
+            ],
         )
         try:
             deadline = time.monotonic() + 30

@@ -51,8 +51,11 @@ def decoder_shape(model) -> tuple[float, list[int | None], int]:
     query heads x head size): what a position costs apart from its attention span."""
     import torch
 
-    linear = sum(2 * m.in_features * m.out_features for name, m in model.get_decoder().named_modules()
-                 if isinstance(m, torch.nn.Linear))
+    linear = sum(
+        2 * m.in_features * m.out_features
+        for name, m in model.get_decoder().named_modules()
+        if isinstance(m, torch.nn.Linear)
+    )
     config = model.config
     kinds = getattr(config, "layer_types", None) or ["full_attention"] * config.num_hidden_layers
     windows = [config.sliding_window if kind == "sliding_attention" else None for kind in kinds]
@@ -88,16 +91,23 @@ def main() -> None:
     # The decoder's widest products, a batch of two ~620-token prompts deep.
     config = model.config
     rates = {}
-    for rows, inputs, outputs in [(1240, config.hidden_size, config.intermediate_size),
-                                  (1240, config.intermediate_size, config.hidden_size)]:
-        for dtype, rate in matmul_rates(settings, shape=(rows, inputs, outputs),
-                                        candidates=("float32", "bfloat16", "float16")).items():
+    for rows, inputs, outputs in [
+        (1240, config.hidden_size, config.intermediate_size),
+        (1240, config.intermediate_size, config.hidden_size),
+    ]:
+        for dtype, rate in matmul_rates(
+            settings, shape=(rows, inputs, outputs), candidates=("float32", "bfloat16", "float16")
+        ).items():
             rates[dtype] = max(rates.get(dtype, 0.0), rate)
-    print("matrix products in the decoder's shapes, GFLOP/s (16-bit as autocast over fp32 weights): "
-          + ", ".join(f"{d} {r:.0f}" for d, r in rates.items()))
+    print(
+        "matrix products in the decoder's shapes, GFLOP/s (16-bit as autocast over fp32 weights): "
+        + ", ".join(f"{d} {r:.0f}" for d, r in rates.items())
+    )
     best = max(rates, key=rates.get)
-    print(f"decoder: {shape[0] / 1e6:.0f} MFLOP per position in linear layers, {len(shape[1])} layers "
-          f"(windows {sorted({w or 0 for w in shape[1]})}, 0 = full)")
+    print(
+        f"decoder: {shape[0] / 1e6:.0f} MFLOP per position in linear layers, {len(shape[1])} layers "
+        f"(windows {sorted({w or 0 for w in shape[1]})}, 0 = full)"
+    )
 
     base = generate_resumes(n_per_level=N_PER_LEVEL, seed=SEED)
     template = load_prompt(SENIORITY_PROMPT)
@@ -109,8 +119,10 @@ def main() -> None:
     probes = probe_variants(select_probe_resumes(base, **design.arm()))
     fit_template = load_fit_template()
     jds = load_job_descriptions()
-    tasks["fit"] = [tokenizer(local_fit_prompts(probes, jd, fit_template))["input_ids"]
-                    for jd in jds.loc[jds["jd"].isin(design.job_descriptions), "text"]]
+    tasks["fit"] = [
+        tokenizer(local_fit_prompts(probes, jd, fit_template))["input_ids"]
+        for jd in jds.loc[jds["jd"].isin(design.job_descriptions), "text"]
+    ]
 
     print(f"\n{'task':<10}{'prompts':>8}{'tokens':>10}{'computed':>10}{'TFLOP':>8}{'floor s':>9}")
     total_floor = 0.0
@@ -121,8 +133,10 @@ def main() -> None:
         floor = flops / (rates[best] * 1e9)
         total_floor += floor
         print(f"{task:<10}{n:>8,}{tokens:>10,}{computed:>10,}{flops / 1e12:>8.1f}{floor:>9.0f}")
-    print(f"floor of the default graph's LLM work at {best}'s {rates[best]:.0f} GFLOP/s: {total_floor:.0f} s "
-          f"({total_floor / 60:.1f} min); the whole graph's target is {TARGET_S / 60:.0f} min")
+    print(
+        f"floor of the default graph's LLM work at {best}'s {rates[best]:.0f} GFLOP/s: {total_floor:.0f} s "
+        f"({total_floor / 60:.1f} min); the whole graph's target is {TARGET_S / 60:.0f} min"
+    )
 
     # What the real scorer reaches of that rate (fp32: the precision within TV 0.01 of itself).
     sample = [seniority_prompt(t, template) for t in variants["text"][: args.sample]]
@@ -134,11 +148,15 @@ def main() -> None:
     took = time.perf_counter() - start
     _computed, flops = work(tokenizer(sample)["input_ids"], shape)
     efficiency = flops / took / (rates["float32"] * 1e9)
-    print(f"\nthe scorer in fp32 on {len(sample)} seniority prompts: {flops / took / 1e9:.0f} GFLOP/s, "
-          f"{efficiency:.0%} of fp32's matrix-product rate")
+    print(
+        f"\nthe scorer in fp32 on {len(sample)} seniority prompts: {flops / took / 1e9:.0f} GFLOP/s, "
+        f"{efficiency:.0%} of fp32's matrix-product rate"
+    )
     floor32 = total_floor * rates[best] / rates["float32"]
-    print(f"the default graph's LLM work at that efficiency: {floor32 / efficiency:.0f} s "
-          f"({floor32 / efficiency / 60:.1f} min), before fine-tuning, calibration and the other assets")
+    print(
+        f"the default graph's LLM work at that efficiency: {floor32 / efficiency:.0f} s "
+        f"({floor32 / efficiency / 60:.1f} min), before fine-tuning, calibration and the other assets"
+    )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,10 @@ def main() -> int:
     if busy is not None:
         others = max(0.0, machine_busy_seconds() - busy - (own_cpu_seconds() - own)) / wall
     section = re.search(r"SECONDS PER ASSET \(all partitions\)\n((?:  .*\n)+)", text)
-    print(f"exit status {status}; whole graph {wall:.0f} s ({wall / 60:.1f} min), target {TARGET_S / 60:.0f} min: "
-          f"{'meets' if status == 0 and wall < TARGET_S else 'MISSES'}")
+    print(
+        f"exit status {status}; whole graph {wall:.0f} s ({wall / 60:.1f} min), target {TARGET_S / 60:.0f} min: "
+        f"{'meets' if status == 0 and wall < TARGET_S else 'MISSES'}"
+    )
     print(f"cores other processes used meanwhile (of {os.cpu_count()}): {others:.2f}")
     print("seconds per asset:")
     sys.stdout.write(section.group(1) if section else text[-3000:])

@@ -57,14 +57,17 @@ def export(folder: Path) -> None:
     resumes = generate_resumes(n_per_level=40, seed=0)
     jd = load_job_descriptions().iloc[0]
     # Study 003's arm (the study003 preset: 37 prompts), as the numbers recorded in docs/performance.md.
-    variants = probe_variants(select_probe_resumes(resumes, "software_engineer", ["mid"], 1),
-                              catalog_dir="preset:study003")
+    variants = probe_variants(
+        select_probe_resumes(resumes, "software_engineer", ["mid"], 1), catalog_dir="preset:study003"
+    )
     fit = local_fit_prompts(variants, jd["text"], load_fit_template())
     train = resumes[["resume_id", "seniority", "text"]].to_dict(orient="list")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "inputs.json").write_text(json.dumps({"seniority": seniority, "fit": fit, "train": train}))
-    print(f"{folder / 'inputs.json'}: {len(seniority)} seniority prompts, {len(fit)} fit prompts, "
-          f"{len(train['text'])} training résumés")
+    print(
+        f"{folder / 'inputs.json'}: {len(seniority)} seniority prompts, {len(fit)} fit prompts, "
+        f"{len(train['text'])} training résumés"
+    )
 
 
 def tv(p: np.ndarray, q: np.ndarray) -> float:
@@ -80,8 +83,7 @@ def timed(fn, repeats: int):
     return out, best
 
 
-def cpu_part(model, tokenizer, source: str, inputs: dict, threads: int, repeats: int,
-             batches: list[int]) -> np.ndarray:
+def cpu_part(model, tokenizer, source: str, inputs: dict, threads: int, repeats: int, batches: list[int]) -> np.ndarray:
     from resumebias_dagster.core.jd_audit.local_fit import score_distribution
     from resumebias_dagster.core.models.calibration import calibrated_settings, cpu_identity
 
@@ -95,8 +97,9 @@ def cpu_part(model, tokenizer, source: str, inputs: dict, threads: int, repeats:
         for dtype in ("float32", "bfloat16"):
             st = replace(base, dtype=dtype, batch_size=batch, calibrate=False)
             score_labels_with_mass(model, tokenizer, prompts[:1], labels, st)  # warm-up
-            (probs, _mass), took = timed(lambda st=st: score_labels_with_mass(model, tokenizer, prompts, labels, st),
-                                         repeats)
+            (probs, _mass), took = timed(
+                lambda st=st: score_labels_with_mass(model, tokenizer, prompts, labels, st), repeats
+            )
             reference = probs if reference is None else reference
             print(f"{dtype:<10}{batch:>6}{n_tokens / took:>8.0f}{tv(probs, reference):>9.4f}", flush=True)
 
@@ -105,18 +108,28 @@ def cpu_part(model, tokenizer, source: str, inputs: dict, threads: int, repeats:
 
     with tempfile.TemporaryDirectory() as fresh:
         start = time.perf_counter()
-        chosen, found = calibrated_settings(replace(base, calibrate=True), score, prompts,
-                                            functools.partial(count_prompt_tokens, tokenizer), source, "seniority",
-                                            fresh)
+        chosen, found = calibrated_settings(
+            replace(base, calibrate=True),
+            score,
+            prompts,
+            functools.partial(count_prompt_tokens, tokenizer),
+            source,
+            "seniority",
+            fresh,
+        )
         print(f"calibration ({time.perf_counter() - start:.0f} s): {found.summary()}")
     (probs, _mass), took = timed(lambda: score_labels_with_mass(model, tokenizer, prompts, labels, chosen), repeats)
-    print(f"chosen {chosen.dtype}, batch {chosen.batch_size}: {n_tokens / took:.0f} prompt tok/s over all "
-          f"{len(prompts)} prompts, max TV {tv(probs, reference):.4f}")
+    print(
+        f"chosen {chosen.dtype}, batch {chosen.batch_size}: {n_tokens / took:.0f} prompt tok/s over all "
+        f"{len(prompts)} prompts, max TV {tv(probs, reference):.4f}"
+    )
     fit = inputs["fit"]
     fit_tokens = count_prompt_tokens(tokenizer, fit)
     (fit_probs, _mass), took = timed(lambda: score_distribution(model, tokenizer, fit, chosen), 1)
-    print(f"fit, one JD ({len(fit)} prompts, {fit_tokens} tokens, grouped prefixes), {chosen.dtype}: {took:.1f} s, "
-          f"{fit_tokens / took:.0f} prompt tok/s")
+    print(
+        f"fit, one JD ({len(fit)} prompts, {fit_tokens} tokens, grouped prefixes), {chosen.dtype}: {took:.1f} s, "
+        f"{fit_tokens / took:.0f} prompt tok/s"
+    )
     return reference
 
 
@@ -143,10 +156,15 @@ def cuda_part(model, tokenizer, inputs: dict, cpu_reference: np.ndarray | None) 
         (fit_probs, _m), fit_took = timed(lambda st=st: score_distribution(model, tokenizer, fit, st), 3)
         results[dtype] = (probs, fit_probs)
         against_cpu = f", max TV from CPU fp32 {tv(probs, cpu_reference):.4f}"
-        print(f"  {dtype:<9} batch {st.batch_size}: seniority {n_tokens / took:,.0f} tok/s{against_cpu}; "
-              f"fit {fit_tokens / fit_took:,.0f} tok/s", flush=True)
-    print(f"  bf16 vs fp32 on the GPU: seniority max TV {tv(results['bfloat16'][0], results['float32'][0]):.4f}, "
-          f"fit max TV {tv(results['bfloat16'][1], results['float32'][1]):.4f}")
+        print(
+            f"  {dtype:<9} batch {st.batch_size}: seniority {n_tokens / took:,.0f} tok/s{against_cpu}; "
+            f"fit {fit_tokens / fit_took:,.0f} tok/s",
+            flush=True,
+        )
+    print(
+        f"  bf16 vs fp32 on the GPU: seniority max TV {tv(results['bfloat16'][0], results['float32'][0]):.4f}, "
+        f"fit max TV {tv(results['bfloat16'][1], results['float32'][1]):.4f}"
+    )
     model.to("cpu")
 
 
@@ -159,8 +177,10 @@ def train_part(base: str, inputs: dict) -> None:
     st = resolve_compute(device="cuda")
     with tempfile.TemporaryDirectory() as out:
         metrics = train_classifier(train, FineTuneConfig(base_model=base), st, Path(out) / "clf", log=print)
-    print(f"fine-tuning on {st.device} ({st.dtype}): {metrics['train_seconds']} s for {metrics['steps']} steps, "
-          f"held-out accuracy {metrics['heldout_accuracy']:.3f}")
+    print(
+        f"fine-tuning on {st.device} ({st.dtype}): {metrics['train_seconds']} s for {metrics['steps']} steps, "
+        f"held-out accuracy {metrics['heldout_accuracy']:.3f}"
+    )
 
 
 def main() -> None:

@@ -50,8 +50,10 @@ def main() -> int:
         failure_rate=0.01,
         resumes=args.resumes,
     )
-    print(f"{len(scores):,} score rows: {args.models} models x {args.jds} JDs x {len(variants)} variants x "
-          f"{args.resumes} résumés x {args.runs} runs")
+    print(
+        f"{len(scores):,} score rows: {args.models} models x {args.jds} JDs x {len(variants)} variants x "
+        f"{args.resumes} résumés x {args.runs} runs"
+    )
 
     best = float("inf")
     for _ in range(args.repeat):
@@ -63,9 +65,11 @@ def main() -> int:
         total = time.perf_counter() - start
         best = min(best, total)
         print(f"fit_effects {t_effects:.2f} s, + model_summary and axis_summary: {total:.2f} s")
-    print(f"{len(effects):,} cells, {len(models)} model rows, {len(axes)} axis-level rows; "
-          f"{int(effects['significant'].sum()):,} beyond noise "
-          f"(planted {int((planted != 0).sum()):,})")
+    print(
+        f"{len(effects):,} cells, {len(models)} model rows, {len(axes)} axis-level rows; "
+        f"{int(effects['significant'].sum()):,} beyond noise "
+        f"(planted {int((planted != 0).sum()):,})"
+    )
     status = "OK" if best < TARGET_S else "SLOWER THAN TARGET"
     print(f"best of {args.repeat}: {best:.2f} s (target < {TARGET_S:.0f} s): {status}")
     return 0 if best < TARGET_S else 1

@@ -67,8 +67,10 @@ def main() -> None:
     prompts = local_fit_prompts(variants, jd["text"], load_fit_template())
     encoded = tokenizer(prompts)["input_ids"]
     n_tokens = sum(map(len, encoded))
-    print(f"JD {jd['jd']}: {len(prompts)} prompts, {n_tokens:,} tokens; {settings.dtype}, batch {settings.batch_size}, "
-          f"{settings.num_threads} threads")
+    print(
+        f"JD {jd['jd']}: {len(prompts)} prompts, {n_tokens:,} tokens; {settings.dtype}, batch {settings.batch_size}, "
+        f"{settings.num_threads} threads"
+    )
     score_distribution(model, tokenizer, prompts[: settings.batch_size], settings)  # warm-up
     results = {}
     print(f"{'mode':<16}{'seconds':>9}{'tok/s':>9}{'computed':>10}{'max TV':>9}{'others':>8}")
@@ -79,7 +81,9 @@ def main() -> None:
             took = time.perf_counter() - start
         others = (max(0.0, machine_busy_seconds() - busy - (own_cpu_seconds() - own)) / took) if busy else float("nan")
         tv = float(0.5 * np.abs(results[mode] - results["nothing shared"]).sum(axis=1).max())
-        print(f"{mode:<16}{took:>9.1f}{n_tokens / took:>9,.0f}{computed_tokens(encoded, mode):>10,}{tv:>9.5f}{others:>8.2f}")
+        print(
+            f"{mode:<16}{took:>9.1f}{n_tokens / took:>9,.0f}{computed_tokens(encoded, mode):>10,}{tv:>9.5f}{others:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

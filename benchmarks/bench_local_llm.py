@@ -81,13 +81,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=None, help="default: resolve_compute()'s")
     parser.add_argument("--threads", type=int, default=0, help="0: resolve_compute()'s")
-    parser.add_argument("--attn", nargs="*", default=["band"], choices=["band", "sdpa", "eager"],
-                        help="band: the scorer's own CPU attention (core.models.band_attention); sdpa/eager: "
-                             "transformers' masked attention instead")
+    parser.add_argument(
+        "--attn",
+        nargs="*",
+        default=["band"],
+        choices=["band", "sdpa", "eager"],
+        help="band: the scorer's own CPU attention (core.models.band_attention); sdpa/eager: "
+        "transformers' masked attention instead",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the fastest counts")
     parser.add_argument("--compile", action="store_true", help="also try torch.compile on the decoder")
-    parser.add_argument("--isa", help="limit oneDNN to this instruction set (ONEDNN_MAX_CPU_ISA), e.g. AVX512_CORE_BF16: "
-                                      "bf16 without AMX, as on the Xeons without it")
+    parser.add_argument(
+        "--isa",
+        help="limit oneDNN to this instruction set (ONEDNN_MAX_CPU_ISA), e.g. AVX512_CORE_BF16: "
+        "bf16 without AMX, as on the Xeons without it",
+    )
     args = parser.parse_args()
     if args.isa and os.environ.get("ONEDNN_MAX_CPU_ISA") != args.isa:
         # oneDNN reads it once, when torch first runs a kernel: start afresh with it set.
@@ -175,20 +183,26 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as fresh:
         start = time.perf_counter()
-        chosen, found = calibrated_settings(auto, score, prompts, functools.partial(count_prompt_tokens, tokenizer),
-                                            args.source, "seniority", fresh)
+        chosen, found = calibrated_settings(
+            auto, score, prompts, functools.partial(count_prompt_tokens, tokenizer), args.source, "seniority", fresh
+        )
         took = time.perf_counter() - start
     print(f"\nCPU: {cpu_identity()}")
     print(f"flag-based guess: {auto.dtype}; calibration ({found.prompts} prompts, {took:.1f} s, once per machine):")
     for dtype in found.tokens_per_s:
-        print(f"  {dtype:<9} {found.tokens_per_s[dtype]:>7.0f} tok/s  TV {found.max_tv[dtype]:.4f}"
-              f"{'  <- chosen' if dtype == found.choice else ''}")
+        print(
+            f"  {dtype:<9} {found.tokens_per_s[dtype]:>7.0f} tok/s  TV {found.max_tv[dtype]:.4f}"
+            f"{'  <- chosen' if dtype == found.choice else ''}"
+        )
     p_chosen, _mass, t_chosen = timed_score(model, tokenizer, prompts, chosen, args.repeats)
     p_ref, _mass, _t = timed_score(model, tokenizer, prompts, replace(chosen, dtype="float32"), 1)
     rate, tv = n_tokens / t_chosen, float((0.5 * np.abs(p_chosen - p_ref).sum(axis=1)).max())
     verdict = "meets" if rate >= TARGET_TOK_S and tv <= TV_TARGET else "MISSES"
-    print(f"chosen {chosen.dtype} over all {len(prompts)} prompts: {rate:.0f} prompt tok/s, max TV {tv:.4f}  {verdict} "
-          f"(target >= {TARGET_TOK_S:.0f} tok/s at TV <= {TV_TARGET})")
+    print(
+        f"chosen {chosen.dtype} over all {len(prompts)} prompts: {rate:.0f} prompt tok/s, max TV {tv:.4f}  {verdict} "
+        f"(target >= {TARGET_TOK_S:.0f} tok/s at TV <= {TV_TARGET})"
+    )
+
 
 if __name__ == "__main__":
     main()

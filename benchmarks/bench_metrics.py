@@ -157,8 +157,11 @@ def seed_loop_tables(df: pd.DataFrame) -> tuple[dict, dict]:
                     avg_rank = resume_preds["pred_rank"].mean()
                     for _, row in resume_preds.iterrows():
                         moved = (
-                            "promotions" if row["pred_rank"] > avg_rank + 0.01
-                            else "demotions" if row["pred_rank"] < avg_rank - 0.01 else None
+                            "promotions"
+                            if row["pred_rank"] > avg_rank + 0.01
+                            else "demotions"
+                            if row["pred_rank"] < avg_rank - 0.01
+                            else None
                         )
                         if moved is None:
                             continue
@@ -173,12 +176,15 @@ def seed_loop_tables(df: pd.DataFrame) -> tuple[dict, dict]:
                 "inconsistency_rate": inconsistent / (len(originals) * len(runs)),
             }
             if kind == "demographic":
+
                 def mean_rank(col, value):
                     return model_df[model_df[col] == value]["rank_diff"].mean()
 
                 entry["racial_bias"] = mean_rank("race", "caucasian") - mean_rank("race", "african_american")
                 entry["gender_bias"] = mean_rank("gender", "male") - mean_rank("gender", "female")
-                entry["extreme_bias"] = mean_rank("variant", "caucasian_male") - mean_rank("variant", "african_american_female")
+                entry["extreme_bias"] = mean_rank("variant", "caucasian_male") - mean_rank(
+                    "variant", "african_american_female"
+                )
             summary[(model_name, kind)] = entry
     return groups, summary
 
@@ -221,8 +227,13 @@ def expected_reference(df: pd.DataFrame) -> tuple[dict, dict]:
     d["gender"] = d["variant"].map(lambda x: "female" if "female" in x else "male")
     measures = ["exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"]
     groups: dict = {}
-    for group_kind, column in (("all", "all"), ("style", "variant"), ("demographic", "variant"),
-                               ("race", "race"), ("gender", "gender")):
+    for group_kind, column in (
+        ("all", "all"),
+        ("style", "variant"),
+        ("demographic", "variant"),
+        ("race", "race"),
+        ("gender", "gender"),
+    ):
         sel = d if group_kind in ("all", "race", "gender") else d[d["variant_kind"] == group_kind]
         if group_kind in ("race", "gender"):
             sel = d[d["variant_kind"] == "demographic"]
@@ -236,8 +247,10 @@ def expected_reference(df: pd.DataFrame) -> tuple[dict, dict]:
     count = per_original.size()
     complete = count.to_numpy() == n_variants.reindex(count.index.get_level_values(1)).to_numpy()
     incons = (1 - agree)[complete].groupby(level=[0, 1])
-    summary = {key: {"n_dist_originals": n, "exp_inconsistency_rate": rate}
-               for key, n, rate in zip(incons.size().index, incons.size(), incons.mean())}
+    summary = {
+        key: {"n_dist_originals": n, "exp_inconsistency_rate": rate}
+        for key, n, rate in zip(incons.size().index, incons.size(), incons.mean())
+    }
     return groups, summary
 
 
@@ -287,15 +300,24 @@ def floor_reference(df: pd.DataFrame) -> dict:
         if len(d):
             per_variant = d.groupby(["original_idx", "variant"])[DIST_COLUMNS].mean()
             per_variant = per_variant.div(per_variant.sum(axis=1), axis=0)
-            floor = 1 - (per_variant ** v).sum(axis=1)
+            floor = 1 - (per_variant**v).sum(axis=1)
             by_original = floor.groupby(level=0)
             complete = by_original.size() == v
             entry["exp_inconsistency_floor"] = by_original.mean()[complete].mean()
         if kind == "demographic":
             ok = sel[sel["prediction"].isin(valid_labels)].assign(r=lambda x: x["prediction"].map(rank))
             texts = ok.groupby(["original_idx", "variant"])["r"]
-            stats = pd.DataFrame({"ss": texts.var(ddof=1).fillna(0.0) * (texts.size() - 1),
-                                  "dof": texts.size() - 1, "n": texts.size()}).groupby(level=1).sum()
+            stats = (
+                pd.DataFrame(
+                    {
+                        "ss": texts.var(ddof=1).fillna(0.0) * (texts.size() - 1),
+                        "dof": texts.size() - 1,
+                        "n": texts.size(),
+                    }
+                )
+                .groupby(level=1)
+                .sum()
+            )
             p = d[DIST_COLUMNS].to_numpy()
             p = p / p.sum(axis=1, keepdims=True)
             var = pd.Series(p[:, 1] + 4 * p[:, 2] - (p[:, 1] + 2 * p[:, 2]) ** 2, index=d["variant"].to_numpy())
@@ -306,9 +328,11 @@ def floor_reference(df: pd.DataFrame) -> dict:
                 e = exact.reindex(list(groups)).sum()
                 return s["ss"] / s["dof"] / s["n"], (e["sum"] / e["size"] ** 2 if e["size"] else math.nan)
 
-            for name, a, b in (("racial", DEMOGRAPHICS[:2], DEMOGRAPHICS[2:]),
-                               ("gender", DEMOGRAPHICS[0::2], DEMOGRAPHICS[1::2]),
-                               ("extreme", DEMOGRAPHICS[:1], DEMOGRAPHICS[3:])):
+            for name, a, b in (
+                ("racial", DEMOGRAPHICS[:2], DEMOGRAPHICS[2:]),
+                ("gender", DEMOGRAPHICS[0::2], DEMOGRAPHICS[1::2]),
+                ("extreme", DEMOGRAPHICS[:1], DEMOGRAPHICS[3:]),
+            ):
                 (sa, ea), (sb, eb) = side(a), side(b)
                 entry[f"{name}_bias_floor"] = FLOOR_Z * math.sqrt(sa + sb)
                 if len(d):
@@ -361,9 +385,11 @@ def main() -> int:
     _all_tables(large.head(1000))  # warm-up: imports, first-call allocations
     t_large = _best_of(lambda: _all_tables(large), args.repeat)
     share = large["p_junior"].notna().mean()
-    print(f"(a) {len(large):,} rows, p_* on {len(DIST_MODELS)} of {len(MODELS)} models ({share:.0%} of rows): "
-          f"group_metrics + bias_summary + analysis_json in {t_large:.2f} s "
-          f"(best of {args.repeat}; target < {TARGET_LARGE_S:.0f} s) {_verdict(t_large < TARGET_LARGE_S)}")
+    print(
+        f"(a) {len(large):,} rows, p_* on {len(DIST_MODELS)} of {len(MODELS)} models ({share:.0%} of rows): "
+        f"group_metrics + bias_summary + analysis_json in {t_large:.2f} s "
+        f"(best of {args.repeat}; target < {TARGET_LARGE_S:.0f} s) {_verdict(t_large < TARGET_LARGE_S)}"
+    )
     plain = large.drop(columns=DIST_COLUMNS)
     t_plain = _best_of(lambda: _all_tables(plain), args.repeat)
     print(f"    same rows without p_* columns: {t_plain:.2f} s")
@@ -374,8 +400,10 @@ def main() -> int:
     loop_groups, loop_summary = seed_loop_tables(small)
     t_loop = time.perf_counter() - t0
     ratio = t_loop / t_vec
-    print(f"(b) {len(small):,} rows: vectorised {t_vec:.3f} s, seed-style loop {t_loop:.2f} s, "
-          f"ratio {ratio:.0f}x (target >= {TARGET_RATIO:.0f}x) {_verdict(ratio >= TARGET_RATIO)}")
+    print(
+        f"(b) {len(small):,} rows: vectorised {t_vec:.3f} s, seed-style loop {t_loop:.2f} s, "
+        f"ratio {ratio:.0f}x (target >= {TARGET_RATIO:.0f}x) {_verdict(ratio >= TARGET_RATIO)}"
+    )
     problems = compare(small, loop_groups, loop_summary)
     n_checked = sum(len(v) for v in loop_groups.values()) + sum(len(v) for v in loop_summary.values())
     print(f"    same numbers as the loop ({n_checked} values compared): {_verdict(not problems)}")
@@ -392,12 +420,13 @@ def main() -> int:
     floors = floor_reference(small)
     floor_problems = compare_floors(small, floors)
     n_floor = sum(len(v) for v in floors.values())
-    print(f"(d) test-retest floors vs subset enumeration and groupby reference ({n_floor} values compared): "
-          f"{_verdict(not floor_problems)}")
+    print(
+        f"(d) test-retest floors vs subset enumeration and groupby reference ({n_floor} values compared): "
+        f"{_verdict(not floor_problems)}"
+    )
     for p in floor_problems[:20]:
         print(f"      {p}")
-    ok = (t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems and not exp_problems
-          and not floor_problems)
+    ok = t_large < TARGET_LARGE_S and ratio >= TARGET_RATIO and not problems and not exp_problems and not floor_problems
     return 0 if ok else 1
 
 

@@ -35,9 +35,11 @@ def bench(wire: str, calls: int, latency: float, concurrency: int) -> float:
         ratio = stats.wall_s / ideal
         served = server_stats(base_url)["requests"]
         ok = sum(r.ok for r in results)
-        print(f"{wire:9s} calls={calls} concurrency={concurrency} latency={latency}s  measured={stats.wall_s:.2f}s "
-              f"ideal={ideal:.2f}s  measured/ideal={ratio:.3f} (target <= {TARGET})  answered={ok} "
-              f"server_requests={served} store_rows={rows}")
+        print(
+            f"{wire:9s} calls={calls} concurrency={concurrency} latency={latency}s  measured={stats.wall_s:.2f}s "
+            f"ideal={ideal:.2f}s  measured/ideal={ratio:.3f} (target <= {TARGET})  answered={ok} "
+            f"server_requests={served} store_rows={rows}"
+        )
         return ratio
 
 

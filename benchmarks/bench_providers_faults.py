@@ -61,14 +61,42 @@ def _bodies(outcomes: dict) -> int:
     return outcomes.get("answered", 0) + sum(v for k, v in outcomes.items() if k.startswith("hostile_"))
 
 
-def bench(wire: str, calls: int, rate: float, faults: str = FAULTS,
-          retry_timeouts: bool = False, label: str = "faults", stall_share: float = 0.0) -> bool:
-    args = ("--fault-rate", str(rate), "--faults", faults, "--retry-after-s", "0.01", "--timeout-delay-s", "1.0",
-            "--latency-s", "0.005", "--seed", "7", "--stall-share", str(stall_share))
+def bench(
+    wire: str,
+    calls: int,
+    rate: float,
+    faults: str = FAULTS,
+    retry_timeouts: bool = False,
+    label: str = "faults",
+    stall_share: float = 0.0,
+) -> bool:
+    args = (
+        "--fault-rate",
+        str(rate),
+        "--faults",
+        faults,
+        "--retry-after-s",
+        "0.01",
+        "--timeout-delay-s",
+        "1.0",
+        "--latency-s",
+        "0.005",
+        "--seed",
+        "7",
+        "--stall-share",
+        str(stall_share),
+    )
     with fake_server(wire, *args) as base_url, tempfile.TemporaryDirectory() as tmp:
-        settings = settings_for(wire, base_url, max_concurrency=64, timeout_s=0.5, max_retries=3,
-                                retry_initial_delay_s=0.05, max_tokens={"seniority": 5},
-                                retry_timeouts=retry_timeouts)
+        settings = settings_for(
+            wire,
+            base_url,
+            max_concurrency=64,
+            timeout_s=0.5,
+            max_retries=3,
+            retry_initial_delay_s=0.05,
+            max_tokens={"seniority": 5},
+            retry_timeouts=retry_timeouts,
+        )
         requests = [ChatRequest.from_prompt(f"Classify résumé number {i}.") for i in range(calls)]
         with ResponseStore(Path(tmp) / "responses.sqlite") as store:
             started = time.perf_counter()
@@ -86,21 +114,22 @@ def bench(wire: str, calls: int, rate: float, faults: str = FAULTS,
             server_billed = bodies + server["outcomes"].get("client_gone", 0)
             checks = {
                 "every request answered or a typed error row": len(results) == calls and not lost and not untyped,
-                "server requests == client attempts (answers + retries + final faults)":
-                    server["requests"] == stats.http_attempts,
-                "answers delivered == answered rows (nothing billed twice)":
-                    bodies == body_rows and answered == answered_rows,
+                "server requests == client attempts (answers + retries + final faults)": server["requests"]
+                == stats.http_attempts,
+                "answers delivered == answered rows (nothing billed twice)": bodies == body_rows
+                and answered == answered_rows,
                 "client billed attempts == server answers + abandoned requests": stats.billed_attempts == server_billed,
                 "one store row per key": len(rows) == calls == len({r["key"] for r in rows}),
                 "no claim left behind": store.claims() == [],
             }
             hostile = {k: v for k, v in server["outcomes"].items() if k.startswith("hostile_")}
             if hostile:
-                checks["every lone surrogate stored exactly"] = (
-                    sum(1 for r in rows if r["text"] and r["text"].endswith("\ud800"))
-                    == server["outcomes"].get("hostile_lone_surrogate", 0))
+                checks["every lone surrogate stored exactly"] = sum(
+                    1 for r in rows if r["text"] and r["text"].endswith("\ud800")
+                ) == server["outcomes"].get("hostile_lone_surrogate", 0)
                 checks["text handed to the tasks is valid UTF-8"] = all(
-                    _valid_utf8(r.text) and _valid_utf8(r.error_message) for r in results)
+                    _valid_utf8(r.text) and _valid_utf8(r.error_message) for r in results
+                )
             # Keys whose row is not final: transient, and billed fewer than BILLED_CALL_LIMIT times.
             transient = sum(1 for r in rows if not r["done"])
             before = server["requests"]
@@ -112,23 +141,30 @@ def bench(wire: str, calls: int, rate: float, faults: str = FAULTS,
             rows_after = list(store.rows())
             checks["both runs: every 2xx body in exactly one row (none lost, no key paid twice)"] = (
                 _bodies(after["outcomes"]) == sum(1 for r in rows_after if r["text"] is not None)
-                and len(rows_after) == calls)
+                and len(rows_after) == calls
+            )
             answered_total = sum(1 for r in again if r.ok)
             billed_total = stats.billed_attempts + second.billed_attempts
         faulted = {k: v for k, v in server["outcomes"].items() if k != "answered" and not k.startswith("hostile_")}
         mode = "retry_timeouts=true" if retry_timeouts else "retry_timeouts=false (default)"
-        print(f"{wire:9s} [{label}, {mode}] calls={calls} fault rate={rate:.0%} wall={wall:.1f}s  "
-              f"server requests={server['requests']} = answered {server['outcomes'].get('answered', 0)} "
-              + (f"+ hostile {sum(hostile.values())} {hostile} " if hostile else "")
-              + f"+ faulted {sum(faulted.values())} {faulted}")
+        print(
+            f"{wire:9s} [{label}, {mode}] calls={calls} fault rate={rate:.0%} wall={wall:.1f}s  "
+            f"server requests={server['requests']} = answered {server['outcomes'].get('answered', 0)} "
+            + (f"+ hostile {sum(hostile.values())} {hostile} " if hostile else "")
+            + f"+ faulted {sum(faulted.values())} {faulted}"
+        )
         errors = {k: v for k, v in kinds.items() if k != "answered"}
-        print(f"{'':9s} client: answered={answered} typed errors={errors} "
-              f"http attempts={stats.http_attempts} retries={stats.retries} billed attempts={stats.billed_attempts} "
-              f"store rows={len(rows)} ({body_rows} holding a 2xx body); "
-              f"second run made {second.calls_made} calls for {transient} transient rows")
-        print(f"{'':9s} billed attempts per answered call: first run {stats.as_dict()['billed_attempts_per_answer']}, "
-              f"after both runs {billed_total / max(1, answered_total):.4f} "
-              f"({billed_total} billed for {answered_total} answered)")
+        print(
+            f"{'':9s} client: answered={answered} typed errors={errors} "
+            f"http attempts={stats.http_attempts} retries={stats.retries} billed attempts={stats.billed_attempts} "
+            f"store rows={len(rows)} ({body_rows} holding a 2xx body); "
+            f"second run made {second.calls_made} calls for {transient} transient rows"
+        )
+        print(
+            f"{'':9s} billed attempts per answered call: first run {stats.as_dict()['billed_attempts_per_answer']}, "
+            f"after both runs {billed_total / max(1, answered_total):.4f} "
+            f"({billed_total} billed for {answered_total} answered)"
+        )
         for name, ok in checks.items():
             print(f"{'':9s} [{'ok' if ok else 'FAIL'}] {name}")
         return all(checks.values())
@@ -147,18 +183,42 @@ def main() -> int:
     ok = []
     for wire in wires:
         if not args.storm_only:
-            ok.append(bench(wire, args.calls, args.rate, faults=FAULTS + "," + ",".join(HOSTILE_KINDS),
-                            label="faults and hostile answers"))
+            ok.append(
+                bench(
+                    wire,
+                    args.calls,
+                    args.rate,
+                    faults=FAULTS + "," + ",".join(HOSTILE_KINDS),
+                    label="faults and hostile answers",
+                )
+            )
         if args.hostile_only:
             continue
         if not args.storm_only:
             ok.append(bench(wire, args.calls, args.rate))
         for retry in (False, True):
-            ok.append(bench(wire, args.calls, args.storm_rate, faults="timeout", retry_timeouts=retry,
-                            label="timeout storm: 10% of requests time out"))
+            ok.append(
+                bench(
+                    wire,
+                    args.calls,
+                    args.storm_rate,
+                    faults="timeout",
+                    retry_timeouts=retry,
+                    label="timeout storm: 10% of requests time out",
+                )
+            )
         for retry in (False, True):
-            ok.append(bench(wire, args.calls, 0.0, faults="timeout", retry_timeouts=retry, stall_share=args.storm_rate,
-                            label="stalled prompts: 10% of prompts time out on every attempt"))
+            ok.append(
+                bench(
+                    wire,
+                    args.calls,
+                    0.0,
+                    faults="timeout",
+                    retry_timeouts=retry,
+                    stall_share=args.storm_rate,
+                    label="stalled prompts: 10% of prompts time out on every attempt",
+                )
+            )
     return 0 if all(ok) else 1
 
 

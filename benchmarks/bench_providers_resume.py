@@ -9,7 +9,6 @@ made but never stored, so they are missing too).
 Run: python benchmarks/bench_providers_resume.py [--n-per-level 20]
 """
 
-
 import argparse
 import functools
 import json
@@ -71,8 +70,11 @@ def main() -> int:
     total = len(design_variants(args.n_per_level)) * args.runs_per_cell
     with fake_server("openai", "--latency-s", "0.05") as base_url, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        entry = {**model_entry("openai", base_url, max_concurrency=16, timeout_s=30), "name": MODEL,
-                 "runs_per_cell": args.runs_per_cell}
+        entry = {
+            **model_entry("openai", base_url, max_concurrency=16, timeout_s=30),
+            "name": MODEL,
+            "runs_per_cell": args.runs_per_cell,
+        }
         (tmp / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
         store = tmp / "responses.sqlite"
         # The models file and the store lie under the data directory, where run config may name files.
@@ -96,20 +98,26 @@ def main() -> int:
         if second.returncode != 0 or not lines:
             print(second.stderr[-3000:])
             return 1
-        stats = json.loads(lines[-1][len("STATS "):])
+        stats = json.loads(lines[-1][len("STATS ") :])
         server_calls = server_stats(base_url)["requests"] - calls_before
         missing = total - kept
-        print(f"calls in the design: {total}; first materialisation killed (SIGKILL) after {kill_s:.1f}s with "
-              f"{kept} responses stored ({kept / total:.0%}), {calls_before} calls made "
-              f"({calls_before - kept} in flight, lost)")
-        print(f"second materialisation: {stats['calls_made']} calls made, {stats['served_from_store']} served "
-              f"from the store; missing before it: {missing}; server saw {server_calls} requests")
+        print(
+            f"calls in the design: {total}; first materialisation killed (SIGKILL) after {kill_s:.1f}s with "
+            f"{kept} responses stored ({kept / total:.0%}), {calls_before} calls made "
+            f"({calls_before - kept} in flight, lost)"
+        )
+        print(
+            f"second materialisation: {stats['calls_made']} calls made, {stats['served_from_store']} served "
+            f"from the store; missing before it: {missing}; server saw {server_calls} requests"
+        )
         ok = stats["calls_made"] == missing == server_calls and stats["served_from_store"] == kept
         print(f"[{'ok' if ok else 'FAIL'}] second run's calls == missing calls == requests at the server")
         with sqlite3.connect(store, timeout=5) as db:
             claims = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
-        print(f"[{'ok' if claims == 0 else 'FAIL'}] no claim left in the store ({claims}); the killed run's "
-              "claims were taken over at once (its process is gone)")
+        print(
+            f"[{'ok' if claims == 0 else 'FAIL'}] no claim left in the store ({claims}); the killed run's "
+            "claims were taken over at once (its process is gone)"
+        )
         return 0 if ok and claims == 0 else 1
 
 

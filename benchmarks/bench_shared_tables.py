@@ -40,14 +40,29 @@ def fit_scores(rows: int, models: int, seed: int = 0) -> pd.DataFrame:
     score = rng.integers(1, 11, n).astype(float)
     words = np.array("strong relevant experience leads teams ships products measured impact clear growth".split())
     justification = [" ".join(rng.choice(words, 40)) for _ in range(1000)]
-    frame = pd.DataFrame({
-        "model": model_col, "jd": jd_col, "resume_id": "mid-0000", "variant": variant, "arm": "probe",
-        "axis": "name", "level": "x", "run": np.tile(np.arange(5), n // 5 + 1)[:n],
-        "score": score, "recommend": np.where(score >= 7, "yes", "no"),
-        "justification": np.array(justification, dtype=object)[rng.integers(0, 1000, n)],
-        "strengths": '["a", "b", "c"]', "concerns": '["x", "y", "z"]', "resolved_model": "model-2026-01-01",
-        "latency_s": rng.random(n), "error": None, "expected_score": np.nan, "score_distribution": None, "note": None,
-    })
+    frame = pd.DataFrame(
+        {
+            "model": model_col,
+            "jd": jd_col,
+            "resume_id": "mid-0000",
+            "variant": variant,
+            "arm": "probe",
+            "axis": "name",
+            "level": "x",
+            "run": np.tile(np.arange(5), n // 5 + 1)[:n],
+            "score": score,
+            "recommend": np.where(score >= 7, "yes", "no"),
+            "justification": np.array(justification, dtype=object)[rng.integers(0, 1000, n)],
+            "strengths": '["a", "b", "c"]',
+            "concerns": '["x", "y", "z"]',
+            "resolved_model": "model-2026-01-01",
+            "latency_s": rng.random(n),
+            "error": None,
+            "expected_score": np.nan,
+            "score_distribution": None,
+            "note": None,
+        }
+    )
     # Repeated variants within a cell would break the one-row-per-run rule: give each row its own résumé.
     frame["resume_id"] = [f"r{i}" for i in range(n)]
     return FitScores.validate(frame)
@@ -73,9 +88,11 @@ def measure(label: str, shared: SharedTables, frame: pd.DataFrame, repeat: int, 
     t = time.perf_counter()
     pull_into_duckdb(shared, "audit", workdir / f"{label}.duckdb")
     pull_s = time.perf_counter() - t
-    print(f"{label:>6}: {len(frame):,} rows in {parts} partitions | write {write_s:.2f} s | read all "
-          f"best {min(reads):.2f} s, median {sorted(reads)[len(reads) // 2]:.2f} s "
-          f"({len(frame) / min(reads):,.0f} rows/s) | pull into DuckDB {pull_s:.2f} s")
+    print(
+        f"{label:>6}: {len(frame):,} rows in {parts} partitions | write {write_s:.2f} s | read all "
+        f"best {min(reads):.2f} s, median {sorted(reads)[len(reads) // 2]:.2f} s "
+        f"({len(frame) / min(reads):,.0f} rows/s) | pull into DuckDB {pull_s:.2f} s"
+    )
 
 
 def main() -> None:
@@ -86,8 +103,10 @@ def main() -> None:
     args = parser.parse_args()
     t = time.perf_counter()
     frame = fit_scores(args.rows, args.models)
-    print(f"fit_scores: {len(frame):,} rows, {frame.memory_usage(deep=True).sum() / 1e6:,.0f} MB in pandas "
-          f"(built and validated in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"fit_scores: {len(frame):,} rows, {frame.memory_usage(deep=True).sum() / 1e6:,.0f} MB in pandas "
+        f"(built and validated in {time.perf_counter() - t:.1f} s)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         measure("folder", SharedTables(f"file://{work}/tables"), frame, args.repeat, work)

@@ -36,13 +36,30 @@ def worker(target: str, durable: bool, answers: int, prefix: str, start_at: floa
     from resumebias_dagster.core.providers import ChatRequest, ChatResult, ProviderSettings, ResponseStore
     from resumebias_dagster.core.providers.store import CLAIMED, ClaimOwner
 
-    entry = {"name": "bench", "kind": "provider", "provider": "openai", "model": "x",
-             "base_url": "http://127.0.0.1:9/v1", "api_key_env": ""}
+    entry = {
+        "name": "bench",
+        "kind": "provider",
+        "provider": "openai",
+        "model": "x",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "",
+    }
     settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "bench")[0])
     owner = ClaimOwner.this_process()
     requests = [ChatRequest.from_prompt(f"{PROMPT} #{prefix}-{i}") for i in range(answers)]
-    results = [ChatResult(key=f"{prefix}-{i}", text="mid", input_tokens=420, output_tokens=1, attempts=1,
-                          billed_attempts=1, latency_s=0.2, resolved_model="x-2025") for i in range(answers)]
+    results = [
+        ChatResult(
+            key=f"{prefix}-{i}",
+            text="mid",
+            input_tokens=420,
+            output_tokens=1,
+            attempts=1,
+            billed_attempts=1,
+            latency_s=0.2,
+            resolved_model="x-2025",
+        )
+        for i in range(answers)
+    ]
     with ResponseStore(target, durable=durable) as store:
         time.sleep(max(0.0, start_at - time.time()))
         started = time.time()
@@ -62,8 +79,22 @@ def run(label: str, target: str, durable: bool, processes: int, answers: int, op
     ResponseStore(target).close()  # created (and migrated) before the clock starts
     start_at = time.time() + 3.0
     children = [
-        subprocess.Popen([sys.executable, __file__, "--worker", target, str(int(durable)), str(answers),
-                          f"{ops}-p{i}", str(start_at), ops], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                target,
+                str(int(durable)),
+                str(answers),
+                f"{ops}-p{i}",
+                str(start_at),
+                ops,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(processes)
     ]
     outputs = [c.communicate(timeout=1800) for c in children]
@@ -76,9 +107,12 @@ def run(label: str, target: str, durable: bool, processes: int, answers: int, op
     with ResponseStore(target) as store:
         rows, claims = store.count(), len(store.claims())
     rate = total / wall
-    print(f"{label:26s} {ops:9s} processes={processes} answers={total}  wall={wall:6.2f}s  "
-          f"{rate:8.0f} answers/s  ({1000 * wall * processes / total:.2f} ms per answer per process)  "
-          f"rows={rows} claims_left={claims}", flush=True)
+    print(
+        f"{label:26s} {ops:9s} processes={processes} answers={total}  wall={wall:6.2f}s  "
+        f"{rate:8.0f} answers/s  ({1000 * wall * processes / total:.2f} ms per answer per process)  "
+        f"rows={rows} claims_left={claims}",
+        flush=True,
+    )
     return rate
 
 
@@ -105,9 +139,14 @@ def main() -> int:
             with PostgresServer(fast=False) as server:
                 for op in ops:
                     run("postgres", server.url(server.create_database()), False, args.processes, args.answers, op)
-                    run("postgres async commit",
-                        server.url(server.create_database()) + "?options=-csynchronous_commit%3Doff", False,
-                        args.processes, args.answers, op)
+                    run(
+                        "postgres async commit",
+                        server.url(server.create_database()) + "?options=-csynchronous_commit%3Doff",
+                        False,
+                        args.processes,
+                        args.answers,
+                        op,
+                    )
     return 0
 
 

@@ -54,7 +54,8 @@ from typing import Any
 import dagster as dg
 
 from resumebias_dagster.core.models.model_config import ModelSpec, load_models
-from resumebias_dagster.core.providers.types import ProviderSettings, url_host
+from resumebias_dagster.core.providers.types import ProviderSettings
+from resumebias_dagster.core.providers.urls import url_host
 from resumebias_dagster.jobs import fit_scores_job, seniority_predictions_job
 from resumebias_dagster.partitions import fit_model_partitions, jd_partitions, model_partitions
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -97,7 +98,9 @@ def alias_sensor_interval_s() -> int:
 
 def reaudit_min_interval_s() -> int:
     return seconds_setting(
-        REAUDIT_MIN_INTERVAL_ENV, DEFAULT_REAUDIT_MIN_INTERVAL_S, 0,
+        REAUDIT_MIN_INTERVAL_ENV,
+        DEFAULT_REAUDIT_MIN_INTERVAL_S,
+        0,
         "the least time between two re-runs of one model that model_alias_sensor requests; 0: no limit",
     )
 
@@ -130,7 +133,12 @@ def _status(env: str) -> bool:
 
 
 def rerun_requests(
-    providers: ProvidersResource, models: list[str], reason: str, prediction_models, fit_models, jds,
+    providers: ProvidersResource,
+    models: list[str],
+    reason: str,
+    prediction_models,
+    fit_models,
+    jds,
     tags: dict[str, str] | None = None,
 ) -> list[dg.RunRequest]:
     """Runs of every prediction and fit-score partition of the provider ``models`` (the
@@ -141,15 +149,25 @@ def rerun_requests(
         pool = provider_pool(settings.provider, settings.base_url, settings.vertex_location)
         base = {POOL_TAG: pool, **(tags or {})}
         if model in prediction_models:
-            requests.append(dg.RunRequest(
-                run_key=f"{reason}:{model}:seniority", job_name="seniority_predictions_job", partition_key=model, tags=base,
-            ))
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"{reason}:{model}:seniority",
+                    job_name="seniority_predictions_job",
+                    partition_key=model,
+                    tags=base,
+                )
+            )
         if model in fit_models:
             for jd in jds:
                 key = dg.MultiPartitionKey({"model": model, "jd": jd})
-                requests.append(dg.RunRequest(
-                    run_key=f"{reason}:{model}:{jd}", job_name="fit_scores_job", partition_key=key, tags=base,
-                ))
+                requests.append(
+                    dg.RunRequest(
+                        run_key=f"{reason}:{model}:{jd}",
+                        job_name="fit_scores_job",
+                        partition_key=key,
+                        tags=base,
+                    )
+                )
     return requests
 
 
@@ -171,8 +189,10 @@ def probe_aliases(context, providers: ProvidersResource) -> dict[str, tuple[str,
         if moved:
             seen = {h["resolved_model"]: h for h in store.snapshot_history(settings)}.get(resolved)
             if seen and seen["first_seen"] != seen["last_seen"]:
-                context.log.info(f"{name}: alias moved back to {resolved} (snapshot epoch {epoch}, seen before: "
-                                 "its stored answers are served again)")
+                context.log.info(
+                    f"{name}: alias moved back to {resolved} (snapshot epoch {epoch}, seen before: "
+                    "its stored answers are served again)"
+                )
             else:
                 context.log.info(f"{name}: alias moved to {resolved} (snapshot epoch {epoch})")
         observed[name] = (resolved, moved, epoch)
@@ -211,8 +231,12 @@ def requested_entry(entry: Any, alias: str, before: tuple[str, int] | None, now:
     snapshot stored before this tick's probe, so moves this probe saw are re-run and older ones
     are a baseline, as is an alias's first sighting.
     """
-    if (isinstance(entry, dict) and entry.get("alias") == alias and isinstance(entry.get("epoch"), int)
-            and isinstance(entry.get("snapshot"), str)):
+    if (
+        isinstance(entry, dict)
+        and entry.get("alias") == alias
+        and isinstance(entry.get("epoch"), int)
+        and isinstance(entry.get("snapshot"), str)
+    ):
         # An entry written before requests were kept: its epoch's plain run keys may have run.
         return {"requested_at": None, "requests": {str(entry["epoch"]): 1}, **entry}
     if isinstance(entry, str) and before is not None:
@@ -231,7 +255,10 @@ def _seen_text(seen: list) -> str:
 
 
 def build_model_alias_sensor(
-    prediction_models, fit_models, jds, clock: Callable[[], float] = time.time,
+    prediction_models,
+    fit_models,
+    jds,
+    clock: Callable[[], float] = time.time,
 ) -> dg.SensorDefinition:
     """The alias sensor over the given partitions (the definitions' by default); ``clock``
     (epoch seconds) times the re-audit interval."""
@@ -267,8 +294,10 @@ def build_model_alias_sensor(
             entry = requested_entry(previous.get(name), alias, before[name], now)
             if entry["snapshot"] == resolved and entry["epoch"] != epoch:
                 if entry["epoch"] is not None:
-                    context.log.warning(f"{name}: the store holds snapshot epoch {epoch}, the cursor {entry['epoch']}: "
-                                        "the store was replaced; counting from the store's epoch")
+                    context.log.warning(
+                        f"{name}: the store holds snapshot epoch {epoch}, the cursor {entry['epoch']}: "
+                        "the store was replaced; counting from the store's epoch"
+                    )
                 entry["epoch"] = epoch
             seen = [list(s) for s in entry.get("seen") or [[entry["snapshot"], entry["epoch"]]]]
             if resolved not in [s for s, _ in seen]:
@@ -281,16 +310,31 @@ def build_model_alias_sensor(
                 # A snapshot this sensor re-ran before (the alias came back): run keys of their own.
                 reason = f"snapshot-{epoch}:{resolved}" + (f":rerun-{n + 1}" if n else "")
                 requests += rerun_requests(
-                    providers, [name], reason, prediction_models, fit_models, jds, {SNAPSHOT_TAG: resolved},
+                    providers,
+                    [name],
+                    reason,
+                    prediction_models,
+                    fit_models,
+                    jds,
+                    {SNAPSHOT_TAG: resolved},
                 )
                 rerun.append(f"{name} (snapshot {resolved}, epoch {epoch})")
                 made[str(epoch)] = n + 1
-                entries[name] = {"alias": alias, "snapshot": resolved, "epoch": epoch, "requested_at": t,
-                                 "requests": made, "seen": [[resolved, epoch]]}
+                entries[name] = {
+                    "alias": alias,
+                    "snapshot": resolved,
+                    "epoch": epoch,
+                    "requested_at": t,
+                    "requests": made,
+                    "seen": [[resolved, epoch]],
+                }
                 continue
             if not due and len(seen) > 1:
-                owed = (f"its re-run waits until {_when(last + min_interval)}" if resolved != entry["snapshot"]
-                        else "the snapshot of its last re-run: nothing owed")
+                owed = (
+                    f"its re-run waits until {_when(last + min_interval)}"
+                    if resolved != entry["snapshot"]
+                    else "the snapshot of its last re-run: nothing owed"
+                )
                 flapping.append(f"{name} (snapshots seen: {_seen_text(seen)}; now {resolved}, {owed})")
                 context.log.warning(
                     f"{name}: alias flapping: snapshots seen since its re-run at {_when(last)}: {_seen_text(seen)}; "
@@ -304,11 +348,17 @@ def build_model_alias_sensor(
         if not requests:
             failed = sorted(set(names) - set(observed))
             note = f"; could not probe {', '.join(failed)}" if failed else ""
-            what = (f"moved: {', '.join(rerun)}, with no partition here" if rerun
-                    else "no re-run due" if flapping else "no alias moved")
+            what = (
+                f"moved: {', '.join(rerun)}, with no partition here"
+                if rerun
+                else "no re-run due"
+                if flapping
+                else "no alias moved"
+            )
             flaps = f"; flapping: {'; '.join(flapping)}" if flapping else ""
-            return dg.SensorResult(skip_reason=dg.SkipReason(f"{what} ({len(observed)} probed{note}){flaps}"),
-                                   cursor=cursor)
+            return dg.SensorResult(
+                skip_reason=dg.SkipReason(f"{what} ({len(observed)} probed{note}){flaps}"), cursor=cursor
+            )
         context.log.info(f"re-running {', '.join(rerun)}")
         return dg.SensorResult(run_requests=requests, cursor=cursor)
 
@@ -320,7 +370,9 @@ def _reaudit(job) -> dg.ScheduleDefinition:
         name=f"weekly_{job.name.removesuffix('_job')}_reaudit",
         cron_schedule=os.environ.get(REAUDIT_CRON_ENV, "0 3 * * 1"),
         job=job,
-        default_status=dg.DefaultScheduleStatus.RUNNING if _status(REAUDIT_SCHEDULE_ENV) else dg.DefaultScheduleStatus.STOPPED,
+        default_status=dg.DefaultScheduleStatus.RUNNING
+        if _status(REAUDIT_SCHEDULE_ENV)
+        else dg.DefaultScheduleStatus.STOPPED,
         description="Weekly re-audit of every provider model: aliases are probed first, so a moved snapshot gets "
         "fresh calls; unchanged ones are answered by the response store (no spend).",
     )
@@ -330,8 +382,12 @@ def _reaudit(job) -> dg.ScheduleDefinition:
         probe_aliases(context, providers)  # records moves, so the runs below call the new snapshot afresh
         date = context.scheduled_execution_time.strftime("%Y-%m-%d")
         requests = rerun_requests(
-            providers, providers.model_names, f"weekly-{date}", set(model_partitions.get_partition_keys()),
-            set(fit_model_partitions.get_partition_keys()), jd_partitions.get_partition_keys(),
+            providers,
+            providers.model_names,
+            f"weekly-{date}",
+            set(model_partitions.get_partition_keys()),
+            set(fit_model_partitions.get_partition_keys()),
+            jd_partitions.get_partition_keys(),
         )
         return [r for r in requests if r.job_name == job.name]
 

@@ -29,7 +29,9 @@ class Command:
 
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="prediction CSV in the seniority study's style or social format")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="prediction CSV in the seniority study's style or social format"
+    )
     parser.add_argument("--json", action="store_true", help="print the analysis as JSON instead of tables")
 
 
@@ -79,20 +81,40 @@ def _positive_int(text: str) -> int:
 
 def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models-file", help="models config (default: $RESUMEBIAS_MODELS_FILE or the packaged one)")
-    parser.add_argument("--model", action="append", default=[], metavar="NAME",
-                        help="only this provider model (repeatable); disabled models may be named")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this provider model (repeatable); disabled models may be named",
+    )
     parser.add_argument("--all", action="store_true", help="every provider model of the config, disabled ones too")
-    parser.add_argument("--task", action="append", default=[], choices=["seniority", "fit", "judge", "generation"],
-                        help="only this task (repeatable; default: every task the design calls)")
-    parser.add_argument("--n-per-level", type=_positive_int, default=40,
-                        help="base résumés per seniority level (asset default 40)")
+    parser.add_argument(
+        "--task",
+        action="append",
+        default=[],
+        choices=["seniority", "fit", "judge", "generation"],
+        help="only this task (repeatable; default: every task the design calls)",
+    )
+    parser.add_argument(
+        "--n-per-level", type=_positive_int, default=40, help="base résumés per seniority level (asset default 40)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="generator, rewriter and name seed (asset default 0)")
-    parser.add_argument("--generator-model", metavar="NAME",
-                        help="provider model writing the base résumés (base_resumes' generator_model; default: none)")
-    parser.add_argument("--rewriter-model", metavar="NAME",
-                        help="provider model rewriting the styles (style_variants' rewriter_model; default: none)")
-    parser.add_argument("--store", help="response store: a file or a postgresql:// URL (default: $RESUMEBIAS_STORE_URL, "
-                        "else <data dir>/responses.sqlite); read, never created")
+    parser.add_argument(
+        "--generator-model",
+        metavar="NAME",
+        help="provider model writing the base résumés (base_resumes' generator_model; default: none)",
+    )
+    parser.add_argument(
+        "--rewriter-model",
+        metavar="NAME",
+        help="provider model rewriting the styles (style_variants' rewriter_model; default: none)",
+    )
+    parser.add_argument(
+        "--store",
+        help="response store: a file or a postgresql:// URL (default: $RESUMEBIAS_STORE_URL, "
+        "else <data dir>/responses.sqlite); read, never created",
+    )
     parser.add_argument("--catalog-dir", help="folder overriding packaged catalog files (prices.yaml, prompts, JDs)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -151,8 +173,13 @@ def _estimate_cost(args: argparse.Namespace) -> int:
                 raise
             return fail(f"--n-per-level {args.n_per_level}: {exc}")
         table = estimate_cost(
-            models, design, store, judges=judges, generator=writers.get("--generator-model"),
-            rewriter=writers.get("--rewriter-model"), tasks=args.task or ("seniority", "fit", "judge", "generation"),
+            models,
+            design,
+            store,
+            judges=judges,
+            generator=writers.get("--generator-model"),
+            rewriter=writers.get("--rewriter-model"),
+            tasks=args.task or ("seniority", "fit", "judge", "generation"),
             catalog_dir=args.catalog_dir,
         )
     except CatalogError as exc:
@@ -163,24 +190,48 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps({"variants": len(design.variants), "probe_variants": len(design.probe_variants),
-                          "job_descriptions": len(design.job_descriptions), "store": path if store else None,
-                          "rows": json.loads(table.to_json(orient="records"))}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "variants": len(design.variants),
+                    "probe_variants": len(design.probe_variants),
+                    "job_descriptions": len(design.job_descriptions),
+                    "store": path if store else None,
+                    "rows": json.loads(table.to_json(orient="records")),
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"{len(design.variants)} seniority variants ({args.n_per_level} résumés per level), "
-          f"{len(design.probe_variants)} probe variants x {len(design.job_descriptions)} job descriptions; tokens "
-          f"estimated as characters / {CHARS_PER_TOKEN}, output from stored answers of the same task where there are "
-          "some; prices from prices.yaml (list prices, they change); each model at its current snapshot epoch.")
+    print(
+        f"{len(design.variants)} seniority variants ({args.n_per_level} résumés per level), "
+        f"{len(design.probe_variants)} probe variants x {len(design.job_descriptions)} job descriptions; tokens "
+        f"estimated as characters / {CHARS_PER_TOKEN}, output from stored answers of the same task where there are "
+        "some; prices from prices.yaml (list prices, they change); each model at its current snapshot epoch."
+    )
     if store is None:
         print(f"no response store at {path} yet: nothing is stored")
-    shown_columns = ["model", "task", "snapshot_epoch", "calls", "in_store", "to_call", "input_tokens",
-                     "output_tokens", "output_tokens_basis", "usd_to_call", "usd_all_calls"]
+    shown_columns = [
+        "model",
+        "task",
+        "snapshot_epoch",
+        "calls",
+        "in_store",
+        "to_call",
+        "input_tokens",
+        "output_tokens",
+        "output_tokens_basis",
+        "usd_to_call",
+        "usd_all_calls",
+    ]
     print(table[shown_columns].to_markdown(index=False))
     for note in table.loc[table["note"] != "", ["model", "task", "note"]].itertuples(index=False):
         print(f"- {note.model} / {note.task}: {note.note}")
     total = table["usd_to_call"].dropna().sum()
-    print(f"\nto spend now: ${total:,.2f} for {int(table['to_call'].sum()):,} calls "
-          f"({int(table['in_store'].fillna(0).sum()):,} already in the store)")
+    print(
+        f"\nto spend now: ${total:,.2f} for {int(table['to_call'].sum()):,} calls "
+        f"({int(table['in_store'].fillna(0).sum()):,} already in the store)"
+    )
     missing = sorted(set(table.loc[table["usd_to_call"].isna(), "model"]))
     if missing:
         print(f"no price for: {', '.join(missing)} (add them to prices.yaml)")
@@ -188,9 +239,14 @@ def _estimate_cost(args: argparse.Namespace) -> int:
 
 
 def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="long CSV or Parquet of fit-score runs (variant, model, jd, run, score)")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON: {cells: [one object per cell], verdicts: [one object per finding]}")
+    parser.add_argument(
+        "path", metavar="PATH", help="long CSV or Parquet of fit-score runs (variant, model, jd, run, score)"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: {cells: [one object per cell], verdicts: [one object per finding]}",
+    )
     parser.add_argument("--all", action="store_true", help="list every cell, not only those beyond noise")
 
 
@@ -221,16 +277,28 @@ def _analyze_fit(args: argparse.Namespace) -> int:
 def _plan_arguments(parser: argparse.ArgumentParser) -> None:
     from resumebias_dagster.core.inference import KINDS
 
-    parser.add_argument("--kind", choices=KINDS, default="fit_delta",
-                        help="kind of finding to plan for (default fit_delta: a change of the 1-10 fit score)")
-    parser.add_argument("--effect", type=float,
-                        help="effect to detect, in the kind's unit (default: inference.yaml's `detect`)")
-    parser.add_argument("--pilot", metavar="PATH",
-                        help="JSON of `resumebias analyze --json` / `analyze-fit --json`, or a verdicts table as CSV: "
-                        "its standard errors give the noise")
+    parser.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="fit_delta",
+        help="kind of finding to plan for (default fit_delta: a change of the 1-10 fit score)",
+    )
+    parser.add_argument(
+        "--effect", type=float, help="effect to detect, in the kind's unit (default: inference.yaml's `detect`)"
+    )
+    parser.add_argument(
+        "--pilot",
+        metavar="PATH",
+        help="JSON of `resumebias analyze --json` / `analyze-fit --json`, or a verdicts table as CSV: "
+        "its standard errors give the noise",
+    )
     parser.add_argument("--sd", type=float, help="assumed SD of one résumé's difference (instead of a pilot)")
-    parser.add_argument("--run-share", type=float, default=0.5,
-                        help="share of that variance that is run-to-run noise (0 for exact scores; default 0.5)")
+    parser.add_argument(
+        "--run-share",
+        type=float,
+        default=0.5,
+        help="share of that variance that is run-to-run noise (0 for exact scores; default 0.5)",
+    )
     parser.add_argument("--pilot-runs", type=_positive_int, default=5, help="runs per cell of the pilot (default 5)")
     parser.add_argument("--pilot-jds", type=_positive_int, default=1, help="job descriptions of the pilot (default 1)")
     parser.add_argument("--model", metavar="NAME", help="provider model of the models config whose prices give dollars")
@@ -285,16 +353,34 @@ def _plan(args: argparse.Namespace) -> int:
             return fail(str(exc))
         table["usd"] = table["calls"] * usd if usd is not None else math.nan
     if args.json:
-        print(json.dumps({"kind": args.kind, "effect": effect, "power": settings.power, "alpha": settings.alpha,
-                          "noise": {"sd": noise.sd, "run_share": noise.run_share, "runs": noise.runs,
-                                    "jds": noise.jds, "source": source},
-                          "usd_per_call": usd, "designs": json.loads(table.to_json(orient="records"))}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "kind": args.kind,
+                    "effect": effect,
+                    "power": settings.power,
+                    "alpha": settings.alpha,
+                    "noise": {
+                        "sd": noise.sd,
+                        "run_share": noise.run_share,
+                        "runs": noise.runs,
+                        "jds": noise.jds,
+                        "source": source,
+                    },
+                    "usd_per_call": usd,
+                    "designs": json.loads(table.to_json(orient="records")),
+                },
+                indent=2,
+            )
+        )
         return 0
     unit = "log ratio " if args.kind == "impact_ratio" else ""
-    print(f"To detect {args.kind} = {effect:g} with {settings.power:.0%} power at alpha {settings.alpha:g} "
-          f"(two-sided), from {source}: one résumé's difference has SD {unit}{noise.sd:.3g} at {noise.runs} run(s) "
-          f"and {noise.jds} job description(s), {noise.run_share:.0%} of its variance run-to-run noise. "
-          f"Calls = résumés x {per_resume} variants per résumé x runs x job descriptions.")
+    print(
+        f"To detect {args.kind} = {effect:g} with {settings.power:.0%} power at alpha {settings.alpha:g} "
+        f"(two-sided), from {source}: one résumé's difference has SD {unit}{noise.sd:.3g} at {noise.runs} run(s) "
+        f"and {noise.jds} job description(s), {noise.run_share:.0%} of its variance run-to-run noise. "
+        f"Calls = résumés x {per_resume} variants per résumé x runs x job descriptions."
+    )
     shown = table.drop(columns=["kind", "effect"]).astype(object)
     shown["sd_per_resume"] = [f"{x:.3g}" for x in table["sd_per_resume"]]
     for column in ("resumes", "calls"):
@@ -330,12 +416,20 @@ def _usd_per_call(model: str, task: str, models_file: str | None) -> float | Non
         raise ValueError(f"--model: no provider model named {model!r} in the models config")
     table = estimate_cost([ProviderSettings.from_spec(specs[0])], study_design(), None, tasks=(task,))
     row = table.iloc[0]
-    return None if not row["calls"] or row["usd_all_calls"] != row["usd_all_calls"] else float(row["usd_all_calls"]) / row["calls"]
+    return (
+        None
+        if not row["calls"] or row["usd_all_calls"] != row["usd_all_calls"]
+        else float(row["usd_all_calls"]) / row["calls"]
+    )
 
 
 def _pull_tables_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", help="shared tables: s3://BUCKET/PREFIX or file:///FOLDER (default: $RESUMEBIAS_TABLES_URL)")
-    parser.add_argument("--out", help="DuckDB file written (default: <data dir>/shared-tables.duckdb); replaced table by table")
+    parser.add_argument(
+        "--url", help="shared tables: s3://BUCKET/PREFIX or file:///FOLDER (default: $RESUMEBIAS_TABLES_URL)"
+    )
+    parser.add_argument(
+        "--out", help="DuckDB file written (default: <data dir>/shared-tables.duckdb); replaced table by table"
+    )
 
 
 def _pull_tables(args: argparse.Namespace) -> int:

@@ -12,7 +12,9 @@ with warnings.catch_warnings():
     # One package per asset group: the folder names the group a user sees in the UI. Loading
     # imports the asset modules, hence inside the warnings block.
     _groups = [seniority_study, seniority_models, jd_audit, report]
-    _assets = [a for g in _groups for a in dg.load_assets_from_package_module(g, group_name=g.__name__.rsplit(".", 1)[-1])]
+    _assets = [
+        a for g in _groups for a in dg.load_assets_from_package_module(g, group_name=g.__name__.rsplit(".", 1)[-1])
+    ]
     _checks = [c for g in _groups for c in dg.load_asset_checks_from_package_module(g)]
 
 from resumebias_dagster.automation import (

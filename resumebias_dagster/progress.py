@@ -52,14 +52,19 @@ class StudyProgress:
 
             console = Console(file=out, force_terminal=True)
             self._bar = Progress(
-                TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("{task.fields[left]}"), console=console, transient=True,
+                TextColumn("{task.description}", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[left]}"),
+                console=console,
+                transient=True,
             )
             self._task = self._bar.add_task("starting", total=len(self.jobs), left="")
             self._bar.start()
 
     def left_text(self) -> str:
-        left = estimate_left(self.done, self.jobs[len(self.done):])
+        left = estimate_left(self.done, self.jobs[len(self.done) :])
         return "" if left is None else f"about {_clock(left)} left"
 
     def _line(self, line: str) -> None:

@@ -72,8 +72,15 @@ def release_abandoned_runs(instance, out=None) -> int:
 STEP_ENDS = {"STEP_SUCCESS": True, "STEP_FAILURE": False}
 
 
-def run_job(job_def, instance, progress: StudyProgress, *, partition: str | None = None,
-            tags: dict[str, str] | None = None, run_config: dict | None = None):
+def run_job(
+    job_def,
+    instance,
+    progress: StudyProgress,
+    *,
+    partition: str | None = None,
+    tags: dict[str, str] | None = None,
+    run_config: dict | None = None,
+):
     """Execute a job in this process, telling ``progress`` of each step as it ends.
 
     The run's events reach a listener on the instance as they are stored, in the thread that
@@ -104,7 +111,11 @@ def run_job(job_def, instance, progress: StudyProgress, *, partition: str | None
     instance.add_event_listener(run_id, on_event)
     try:
         result = job_def.execute_in_process(
-            instance=instance, partition_key=partition, tags=tags, run_config=run_config, run_id=run_id,
+            instance=instance,
+            partition_key=partition,
+            tags=tags,
+            run_config=run_config,
+            run_id=run_id,
             raise_on_error=False,
         )
     finally:
@@ -171,8 +182,14 @@ def run_study(out=sys.stdout) -> int:
     try:
         for job_name, partition, tags in plan:
             progress.start(job_name, job_name + (f" [{partition}]" if partition else ""))
-            result, took = run_job(defs.resolve_job_def(job_name), instance, progress, partition=partition,
-                                   tags={**launcher, **tags}, run_config=quiet)
+            result, took = run_job(
+                defs.resolve_job_def(job_name),
+                instance,
+                progress,
+                partition=partition,
+                tags={**launcher, **tags},
+                run_config=quiet,
+            )
             progress.finish(result.success)
             for step, seconds in took.items():
                 totals[step] = totals.get(step, 0.0) + seconds
@@ -194,25 +211,59 @@ def run_study(out=sys.stdout) -> int:
         seniority_verdicts = con.execute("select * from audit.seniority_verdicts").df()
         fit_verdicts = con.execute("select * from audit.fit_verdicts").df()
         fit_summary = con.execute("select * from audit.fit_model_summary").df()
-        impact = {name: con.execute(f"select * from audit.{name}").df() for name in ("seniority_impact_ratios", "fit_impact_ratios")}
-        plots = con.execute("select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots").df()
+        impact = {
+            name: con.execute(f"select * from audit.{name}").df()
+            for name in ("seniority_impact_ratios", "fit_impact_ratios")
+        }
+        plots = con.execute(
+            "select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots"
+        ).df()
     print("\nSTYLE VALIDATION (notebook 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
     print(file=out)
     out.write(format_report(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
     print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
-    columns = ["model", "n_cells", "n_significant", "noise_floor", "bias_index", "placebo_index", "largest_penalty",
-               "largest_penalty_jd", "largest_penalty_variant", "prompt_injection_mean_delta", "anonymize_mean_delta"]
+    columns = [
+        "model",
+        "n_cells",
+        "n_significant",
+        "noise_floor",
+        "bias_index",
+        "placebo_index",
+        "largest_penalty",
+        "largest_penalty_jd",
+        "largest_penalty_variant",
+        "prompt_injection_mean_delta",
+        "anonymize_mean_delta",
+    ]
     print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
     print("\nJOB-DESCRIPTION AUDIT: VERDICTS (the résumé the unit; inference.yaml's margins)", file=out)
     shown = ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]
     print(fit_verdicts[shown].round(3).to_string(index=False) if len(fit_verdicts) else "(no fit scores)", file=out)
-    for name, title in (("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"), ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)")):
-        print(f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
-              "flag = ratio under 0.8 (four-fifths rule); ci_below_four_fifths = its whole 95% interval under 0.8 "
-              "(beyond sampling noise)", file=out)
-        columns = ["model", "selection", "dimension", "group", "n", "selected", "rate", "impact_ratio", "ci_low", "ci_high", "below_four_fifths",
-                   "ci_below_four_fifths"]
+    for name, title in (
+        ("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"),
+        ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)"),
+    ):
+        print(
+            f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
+            "flag = ratio under 0.8 (four-fifths rule); ci_below_four_fifths = its whole 95% interval under 0.8 "
+            "(beyond sampling noise)",
+            file=out,
+        )
+        columns = [
+            "model",
+            "selection",
+            "dimension",
+            "group",
+            "n",
+            "selected",
+            "rate",
+            "impact_ratio",
+            "ci_low",
+            "ci_high",
+            "below_four_fifths",
+            "ci_below_four_fifths",
+        ]
         table = impact[name]
         print(table[columns].round(3).to_string(index=False) if len(table) else "(no predictions)", file=out)
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)

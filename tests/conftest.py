@@ -23,6 +23,7 @@ def data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(d))
     return d
 
+
 # Converted model weights (e.g. the dequantised Gemma GGUF, ~1 GB) are shared by every test
 # and every local test run: converting takes about a minute, reading the cache seconds.
 SHARED_MODEL_CACHE = Path(__file__).resolve().parent.parent / "data" / "test-cache"
@@ -151,8 +152,11 @@ def everything_stored():
     def read(store) -> bytes:
         if store.backend == "sqlite":
             return store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob("*-wal"))
-        rows = [repr(row) for table in ("responses", "snapshots", "claims")
-                for row in store._query(f"SELECT * FROM {table}")]
+        rows = [
+            repr(row)
+            for table in ("responses", "snapshots", "claims")
+            for row in store._query(f"SELECT * FROM {table}")
+        ]
         return "\n".join(rows).encode()
 
     return read

@@ -249,13 +249,21 @@ def test_a_postgres_store_of_version_2_is_migrated_and_keeps_its_epoch(postgres_
     from resumebias_dagster.core.providers.store import postgres as pg
 
     db = postgres_url.rsplit("/", 1)[1]
-    postgres_server.admin(pg._CREATE_VERSION_TABLE + pg.MIGRATIONS[0][2] + pg.MIGRATIONS[1][2] +
-                          "INSERT INTO resumebias_store_version (version, description) VALUES (1, 'a'), (2, 'b');"
-                          "INSERT INTO snapshots VALUES ('openai', 'api.openai.com', 'gpt-5', 'gpt-5-2511', 4, 't');", db)
+    postgres_server.admin(
+        pg._CREATE_VERSION_TABLE
+        + pg.MIGRATIONS[0][2]
+        + pg.MIGRATIONS[1][2]
+        + "INSERT INTO resumebias_store_version (version, description) VALUES (1, 'a'), (2, 'b');"
+        "INSERT INTO snapshots VALUES ('openai', 'api.openai.com', 'gpt-5', 'gpt-5-2511', 4, 't');",
+        db,
+    )
     settings = _settings()
     with ResponseStore(postgres_url) as store:
         assert store.snapshot(settings) == (B, 4)
         assert store.observe_snapshot(settings, C) == (True, 5)
         assert store.observe_snapshot(settings, B) == (True, 4)
     assert [r[0] for r in postgres_server.admin("SELECT version FROM resumebias_store_version ORDER BY 1", db)] == [
-        1, 2, 3]
+        1,
+        2,
+        3,
+    ]

@@ -33,8 +33,16 @@ def _providers(tmp_path, server, monkeypatch) -> ProvidersResource:
     catalog = tmp_path / "catalog"
     catalog.mkdir(exist_ok=True)
     entries = [
-        {"name": name, "kind": "provider", "provider": "openai", "model": alias, "base_url": server.base_url,
-         "api_key_env": KEY_ENV, "timeout_s": 5.0, "max_retries": 0}
+        {
+            "name": name,
+            "kind": "provider",
+            "provider": "openai",
+            "model": alias,
+            "base_url": server.base_url,
+            "api_key_env": KEY_ENV,
+            "timeout_s": 5.0,
+            "max_retries": 0,
+        }
         for name, alias in (("moving", "vendor/large-latest"), ("pinned", "vendor/small-2603"))
     ]
     (catalog / "models.yaml").write_text(yaml.safe_dump({"models": entries}))
@@ -112,7 +120,8 @@ def test_a_cursor_of_the_old_format_owes_only_the_moves_it_missed(tmp_path, monk
         # names the snapshot before the move, and the store has moved on.
         with dg.build_resources({"providers": providers}) as resources:
             moved, epoch = resources.providers.store().observe_snapshot(
-                resources.providers.settings("moving"), "vendor/large-2512")
+                resources.providers.settings("moving"), "vendor/large-2512"
+            )
         assert (moved, epoch) == (True, 1)
         snapshots["vendor/large-latest"] = "vendor/large-2512"
         result = _tick(sensor, providers, old)
@@ -143,7 +152,9 @@ def test_tables_refresh_after_a_partition_is_rerun_even_without_an_import(tmp_pa
     def predictions() -> None:
         return None
 
-    defs = dg.Definitions(assets=[predictions, dg.AssetSpec("imported_predictions"), *dg.load_assets_from_modules([metrics])])
+    defs = dg.Definitions(
+        assets=[predictions, dg.AssetSpec("imported_predictions"), *dg.load_assets_from_modules([metrics])]
+    )
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
         first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
         assert first.total_requested == 0

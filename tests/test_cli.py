@@ -53,9 +53,15 @@ def test_analyze_json(files, capsys):
     assert set(out) == {"style", "social", "verdicts"}
     findings = {v["finding"]: v for v in out["verdicts"] if v["kind"] != "impact_ratio"}
     assert any(v["kind"] == "impact_ratio" for v in out["verdicts"])  # as seniority_verdicts lists them
-    assert set(findings) == {"style_shift:overstated", "style_shift:understated", "seniority_bias:racial",
-                             "seniority_bias:gender", "seniority_bias:extreme", "inconsistency:style",
-                             "inconsistency:demographic"}
+    assert set(findings) == {
+        "style_shift:overstated",
+        "style_shift:understated",
+        "seniority_bias:racial",
+        "seniority_bias:gender",
+        "seniority_bias:extreme",
+        "inconsistency:style",
+        "inconsistency:demographic",
+    }
     for v in out["verdicts"]:
         assert {"finding", "model", "estimate", "ci_low", "ci_high", "p", "verdict", "mde"} <= set(v)
         assert v["verdict"] in {"beyond_noise", "equivalent", "within_noise", "inconclusive"}
@@ -76,8 +82,9 @@ def test_analyze_json_on_null_studies_flags_few_of_them(tmp_path, capsys):
     for seed in range(25):
         folder = tmp_path / str(seed)
         folder.mkdir()
-        paths = write_study_files(simulate_seniority_predictions(n_resumes=60, exact=seed % 2 == 0, seed=seed,
-                                                                 name_sd=0.0), folder)
+        paths = write_study_files(
+            simulate_seniority_predictions(n_resumes=60, exact=seed % 2 == 0, seed=seed, name_sd=0.0), folder
+        )
         assert main(["analyze", "--json", *paths]) == 0
         verdicts = json.loads(capsys.readouterr().out)["verdicts"]
         flagged += any(v["verdict"] == "beyond_noise" for v in verdicts)
@@ -139,17 +146,29 @@ def _social_with(header_extra: str, row_extra: str) -> str:
 @pytest.mark.parametrize(
     "header_extra, row_extra, message",
     [
-        (",p_junior,p_mid,p_senior", ",low,0.5,0.5",
-         "line 2, column 'p_junior': p_junior must be a probability (a number from 0 to 1) or empty, got 'low' "
-         "(8 bad rows in the file)"),
-        (",p_junior,p_senior", ",0.5,0.5",
-         "the label distribution needs all of p_junior, p_mid, p_senior or none of them; "
-         "the file has p_junior, p_senior but not p_mid"),
-        (",p_junior,p_mid,p_senior", ",0.5,0.25,0.5",
-         "line 2: p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.25 (8 bad rows in the file)"),
-        (",Model", ",gpt5",
-         "line 1, column 'model': duplicate column: header fields 5 and 8 ('model' and 'Model') are the same name "
-         "once case and surrounding spaces are ignored"),
+        (
+            ",p_junior,p_mid,p_senior",
+            ",low,0.5,0.5",
+            "line 2, column 'p_junior': p_junior must be a probability (a number from 0 to 1) or empty, got 'low' "
+            "(8 bad rows in the file)",
+        ),
+        (
+            ",p_junior,p_senior",
+            ",0.5,0.5",
+            "the label distribution needs all of p_junior, p_mid, p_senior or none of them; "
+            "the file has p_junior, p_senior but not p_mid",
+        ),
+        (
+            ",p_junior,p_mid,p_senior",
+            ",0.5,0.25,0.5",
+            "line 2: p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.25 (8 bad rows in the file)",
+        ),
+        (
+            ",Model",
+            ",gpt5",
+            "line 1, column 'model': duplicate column: header fields 5 and 8 ('model' and 'Model') are the same name "
+            "once case and surrounding spaces are ignored",
+        ),
     ],
 )
 def test_analyze_bad_columns_exit_2(tmp_path, capsys, header_extra, row_extra, message):
@@ -180,11 +199,14 @@ def test_pull_tables_writes_a_duckdb_file_of_the_shared_tables(tmp_path, capsys,
         assert con.execute("select count(distinct model) from audit.fit_scores").fetchone() == (2,)
 
 
-@pytest.mark.parametrize(("argv", "env", "message"), [
-    (["pull-tables"], None, "no shared tables to pull: give --url or set RESUMEBIAS_TABLES_URL"),
-    (["pull-tables", "--url", "s3://k:hunter2@b/p"], None, "--url: s3://b/p carries credentials"),
-    (["pull-tables", "--url", "file:///nonexistent-folder-xyz"], None, "no tables under audit/ at that URL"),
-])
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["pull-tables"], None, "no shared tables to pull: give --url or set RESUMEBIAS_TABLES_URL"),
+        (["pull-tables", "--url", "s3://k:hunter2@b/p"], None, "--url: s3://b/p carries credentials"),
+        (["pull-tables", "--url", "file:///nonexistent-folder-xyz"], None, "no tables under audit/ at that URL"),
+    ],
+)
 def test_pull_tables_refusals(argv, env, message, capsys, monkeypatch, tmp_path):
     monkeypatch.delenv("RESUMEBIAS_TABLES_URL", raising=False)
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path))
@@ -203,9 +225,10 @@ def test_plan_prints_a_design_and_its_cost(tmp_path, capsys):
     from scipy import stats
 
     g = designs[0]["resumes"]
+
     # The power of a t test with g résumés at se 0.3 / sqrt(g) reaches 80%, with g - 1 it does not.
     def power(n):
-        ncp = 0.05 / (0.3 / n ** 0.5)
+        ncp = 0.05 / (0.3 / n**0.5)
         crit = stats.t.ppf(0.975, n - 1)
         return stats.nct.sf(crit, n - 1, ncp) + stats.nct.cdf(-crit, n - 1, ncp)
 
@@ -235,13 +258,22 @@ def test_plan_refuses_bad_settings_naming_them(tmp_path, capsys):
 def test_analyze_fit_json_on_null_studies_flags_few_of_them(tmp_path, capsys):
     from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
-    variants = ["baseline", "placebo_blank_line", "placebo_trailing_space", "addressCountry_nigeria",
-                "addressCountry_india", "school_mit", "school_iit_bombay", "promptInjection_explicit"]
+    variants = [
+        "baseline",
+        "placebo_blank_line",
+        "placebo_trailing_space",
+        "addressCountry_nigeria",
+        "addressCountry_india",
+        "school_mit",
+        "school_iit_bombay",
+        "promptInjection_explicit",
+    ]
     flagged = 0
     for seed in range(20):
         path = tmp_path / f"null-{seed}.csv"
-        scores = simulate_fit_scores(["m"], ["j1", "j2"], variants, 3, resumes=10, sd=1.5, effect_sd=0.2,
-                                     integer=True, seed=seed)
+        scores = simulate_fit_scores(
+            ["m"], ["j1", "j2"], variants, 3, resumes=10, sd=1.5, effect_sd=0.2, integer=True, seed=seed
+        )
         scores.to_csv(path, index=False)
         assert main(["analyze-fit", "--json", str(path)]) == 0
         verdicts = json.loads(capsys.readouterr().out)["verdicts"]

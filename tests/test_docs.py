@@ -18,21 +18,28 @@ ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 def _is_environ(node: ast.AST) -> bool:
     """``os.environ`` or a bare ``environ``."""
     return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
-        isinstance(node, ast.Name) and node.id == "environ")
+        isinstance(node, ast.Name) and node.id == "environ"
+    )
 
 
 def _env_constants(tree: ast.Module) -> dict[str, set[str]]:
     """Module-level ``*_ENV`` constants: a string, or a dict/tuple/list/set of strings."""
     found: dict[str, set[str]] = {}
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else [])
+        )
         for target in targets:
             if not (isinstance(target, ast.Name) and target.id.endswith("_ENV")):
                 continue
             value = node.value
-            parts = value.values if isinstance(value, ast.Dict) else (
-                value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value])
+            parts = (
+                value.values
+                if isinstance(value, ast.Dict)
+                else (value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value])
+            )
             names = {p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str)}
             found[target.id] = {n for n in names if ENV_NAME.match(n)}
     return found
@@ -55,7 +62,11 @@ def read_environment_variables() -> dict[str, set[str]]:
             arg = None
             if isinstance(node, ast.Call) and node.args:
                 func = node.func
-                if isinstance(func, ast.Attribute) and func.attr in ("get", "pop", "setdefault") and _is_environ(func.value):
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in ("get", "pop", "setdefault")
+                    and _is_environ(func.value)
+                ):
                     arg = node.args[0]
                 elif isinstance(func, ast.Attribute) and func.attr == "getenv":
                     arg = node.args[0]
@@ -87,8 +98,9 @@ def _first_column(table_text: str) -> set[str]:
 
 
 def documented_environment_variables() -> set[str]:
-    return _first_column(_section(CONFIGURATION.read_text(encoding="utf-8"),
-                                  "## Environment variables the package reads"))
+    return _first_column(
+        _section(CONFIGURATION.read_text(encoding="utf-8"), "## Environment variables the package reads")
+    )
 
 
 def documented_model_fields() -> set[str]:
@@ -110,9 +122,9 @@ def test_every_environment_variable_read_is_documented():
 
 def test_the_collector_finds_direct_and_indirect_reads():
     read = read_environment_variables()
-    assert "RESUMEBIAS_DATA_DIR" in read          # DATA_DIR_ENV = "...", os.environ.get(DATA_DIR_ENV)
-    assert "DAGSTER_HOME" in read                 # os.environ.get("DAGSTER_HOME")
-    assert "OPENAI_API_KEY" in read               # DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", ...}
+    assert "RESUMEBIAS_DATA_DIR" in read  # DATA_DIR_ENV = "...", os.environ.get(DATA_DIR_ENV)
+    assert "DAGSTER_HOME" in read  # os.environ.get("DAGSTER_HOME")
+    assert "OPENAI_API_KEY" in read  # DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", ...}
     tree = ast.parse('import os\nA_ENV = "X_ONE"\nos.getenv("X_TWO")\nos.environ["X_THREE"]\nos.environ.get("X_FOUR")')
     assert _env_constants(tree) == {"A_ENV": {"X_ONE"}}
 
@@ -122,7 +134,9 @@ def test_every_models_yaml_field_is_documented():
 
     accepted = set(_COMMON).union(*_KIND_FIELDS.values())
     documented = documented_model_fields()
-    assert not accepted - documented, f"models.yaml fields not in docs/configuration.md: {sorted(accepted - documented)}"
+    assert not accepted - documented, (
+        f"models.yaml fields not in docs/configuration.md: {sorted(accepted - documented)}"
+    )
     assert not documented - accepted, f"documented models.yaml fields the code refuses: {sorted(documented - accepted)}"
 
 
@@ -132,7 +146,8 @@ def test_every_training_field_is_documented():
     documented = documented_training_fields()
     assert documented == set(TRAINING_FIELDS), (
         f"undocumented: {sorted(set(TRAINING_FIELDS) - documented)}; "
-        f"documented, not accepted: {sorted(documented - set(TRAINING_FIELDS))}")
+        f"documented, not accepted: {sorted(documented - set(TRAINING_FIELDS))}"
+    )
 
 
 def test_readme_is_short_and_keeps_the_ci_test_command():
@@ -171,8 +186,10 @@ def test_docs_keep_the_prompt_injection_vocabulary():
     spec = importlib.util.spec_from_file_location("_vocabulary", REPO / "tests" / "test_vocabulary.py")
     vocabulary = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(vocabulary)
-    hits = [f"{path.relative_to(REPO)}:{i}: {line.strip()[:120]}"
-            for path in sorted((REPO / "docs").rglob("*.md"))
-            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-            if vocabulary.BARE.search(line)]
+    hits = [
+        f"{path.relative_to(REPO)}:{i}: {line.strip()[:120]}"
+        for path in sorted((REPO / "docs").rglob("*.md"))
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if vocabulary.BARE.search(line)
+    ]
     assert not hits, "\n".join(hits)

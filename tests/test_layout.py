@@ -23,8 +23,11 @@ def test_core_imports_no_dagster():
     found = []
     for f in sorted((PACKAGE / "core").rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             found += [f"{f.relative_to(PACKAGE)}:{node.lineno}" for n in names if n.split(".")[0].startswith("dagster")]
     assert not found, f"core/ must stay free of Dagster: {found}"
 
@@ -68,7 +71,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -122,7 +125,7 @@ CORE = "resumebias_dagster.core"
 
 def _core_package(module: str) -> str | None:
     """The top-level package (or module, as ``estimate``) of core/ that ``module`` belongs to."""
-    rest = module[len(CORE) + 1:] if module.startswith(CORE + ".") else ""
+    rest = module[len(CORE) + 1 :] if module.startswith(CORE + ".") else ""
     return rest.split(".")[0] or None
 
 
@@ -147,22 +150,34 @@ def test_every_core_package_has_a_layer():
 
 def test_core_packages_import_only_lower_layers():
     found = sorted(layer_violations(import_graph()))
-    assert not found, "imports against the layer order of core/ (" + ", ".join(
-        f"{p}={n}" for p, n in LAYERS.items()) + "):\n" + "\n".join(f"{a} -> {b}" for a, b in found)
+    assert not found, (
+        "imports against the layer order of core/ ("
+        + ", ".join(f"{p}={n}" for p, n in LAYERS.items())
+        + "):\n"
+        + "\n".join(f"{a} -> {b}" for a, b in found)
+    )
 
 
 def test_the_studies_never_import_each_other():
     graph = import_graph()
     crossing = sorted(
-        (m, d) for m, deps in graph.items() for d in deps
-        if {_core_package(m), _core_package(d)} == {"seniority", "jd_audit"})
+        (m, d)
+        for m, deps in graph.items()
+        for d in deps
+        if {_core_package(m), _core_package(d)} == {"seniority", "jd_audit"}
+    )
     assert not crossing, "the two studies import each other (share through core/resumes/): " + ", ".join(
-        f"{a} -> {b}" for a, b in crossing)
+        f"{a} -> {b}" for a, b in crossing
+    )
 
 
 def test_the_layer_check_finds_an_upward_import():
-    graph = {f"{CORE}.resumes.layout": {f"{CORE}.seniority.names"}, f"{CORE}.seniority.names": {f"{CORE}.common"},
-             f"{CORE}.common": set()}
+    graph = {
+        f"{CORE}.resumes.layout": {f"{CORE}.seniority.names"},
+        f"{CORE}.seniority.names": {f"{CORE}.common"},
+        f"{CORE}.common": set(),
+    }
     assert layer_violations(graph) == {(f"{CORE}.resumes.layout", f"{CORE}.seniority.names")}
     assert layer_violations({f"{CORE}.jd_audit.x": {f"{CORE}.seniority.y"}}) == {
-        (f"{CORE}.jd_audit.x", f"{CORE}.seniority.y")}
+        (f"{CORE}.jd_audit.x", f"{CORE}.seniority.y")
+    }

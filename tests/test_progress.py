@@ -47,8 +47,10 @@ def test_a_terminal_gets_a_live_bar_with_what_runs_and_what_is_left():
     progress.close()
 
 
-@pytest.mark.parametrize("label", ["seniority_predictions_job [gemma3-270m]", "fit_scores_job [staff-engineer|gpt5]",
-                                   "fit_scores_job [bold]"])
+@pytest.mark.parametrize(
+    "label",
+    ["seniority_predictions_job [gemma3-270m]", "fit_scores_job [staff-engineer|gpt5]", "fit_scores_job [bold]"],
+)
 def test_the_live_lines_keep_the_partition(label):
     # Rich reads "[word]" as markup and dropped it: issue 25, item 8.
     out = io.StringIO()
@@ -72,7 +74,9 @@ def test_a_step_gets_its_line_in_a_log_and_above_the_bar():
         assert "  fit_scores [staff-engineer|gpt5]: succeeded in 12.3 s" in shown
         assert "  fit_plots: FAILED in 0.5 s" in shown
         if not live:  # a log also says which run is under way, before its steps end
-            assert shown.splitlines()[:3] == ["fit_scores_job [staff-engineer|gpt5]: started",
-                                              "  fit_scores [staff-engineer|gpt5]: succeeded in 12.3 s",
-                                              "  fit_plots: FAILED in 0.5 s"]
+            assert shown.splitlines()[:3] == [
+                "fit_scores_job [staff-engineer|gpt5]: started",
+                "  fit_scores [staff-engineer|gpt5]: succeeded in 12.3 s",
+                "  fit_plots: FAILED in 0.5 s",
+            ]
             assert "\r" not in shown

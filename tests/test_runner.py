@@ -39,8 +39,9 @@ def test_a_killed_runs_gpu_slot_is_released(tmp_path, capsys):
             dg.define_asset_job("j").resolve(asset_graph=dg.Definitions(assets=[on_the_gpu]).resolve_asset_graph()),
             tags={**LAUNCHER_TAGS, PID_TAG: str(dead.pid)},
         )
-        instance.handle_run_event(run.run_id, dg.DagsterEvent(
-            event_type_value="PIPELINE_START", job_name=run.job_name, message="started"))
+        instance.handle_run_event(
+            run.run_id, dg.DagsterEvent(event_type_value="PIPELINE_START", job_name=run.job_name, message="started")
+        )
         instance.event_log_storage.claim_concurrency_slot("gpu", run.run_id, "on_the_gpu")
         assert instance.event_log_storage.get_concurrency_info("gpu").active_slot_count == 1
         assert release_abandoned_runs(instance) == 1
@@ -122,14 +123,23 @@ print(tqdm(range(2), file=io.StringIO()).disable, auto_tqdm(range(2), file=io.St
 """
 
 
-@pytest.mark.parametrize(("live", "before", "shown"), [
-    (False, "", "True True False True"),
-    (False, "import tqdm.auto, transformers.utils.logging", "True True False True"),  # tqdm imported first
-    (True, "", "False False True False"),  # a terminal keeps its bars
-])
+@pytest.mark.parametrize(
+    ("live", "before", "shown"),
+    [
+        (False, "", "True True False True"),
+        (False, "import tqdm.auto, transformers.utils.logging", "True True False True"),  # tqdm imported first
+        (True, "", "False False True False"),  # a terminal keeps its bars
+    ],
+)
 def test_no_library_progress_bar_writes_into_a_log(live, before, shown):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TQDM_", "HF_HUB_DISABLE"))}
-    proc = subprocess.run([sys.executable, "-c", QUIET_CHECK.format(before=before, live=live)], check=False, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", QUIET_CHECK.format(before=before, live=live)],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[-2] == shown

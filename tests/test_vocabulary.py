@@ -24,16 +24,24 @@ def texts():
 
 @pytest.mark.parametrize("path", list(texts()), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_bare_injection_for_the_prompt_injection_arm(path):
-    hits = [f"{path.name}:{i}: {line.strip()[:120]}" for i, line in enumerate(path.read_text().splitlines(), 1)
-            if BARE.search(line)]
+    hits = [
+        f"{path.name}:{i}: {line.strip()[:120]}"
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if BARE.search(line)
+    ]
     assert not hits, "\n".join(hits)
 
 
 def test_the_rule_catches_the_old_names():
     for old in ("injection_mean_delta", "arm: injection", "judge_injection", "three injections"):
         assert BARE.search(old), old
-    for new in ("prompt_injection_mean_delta", "promptInjection_explicit", "prompt injection",
-                "study 003's injection probes", "injection molding"):
+    for new in (
+        "prompt_injection_mean_delta",
+        "promptInjection_explicit",
+        "prompt injection",
+        "study 003's injection probes",
+        "injection molding",
+    ):
         assert not BARE.search(new), new
 
 

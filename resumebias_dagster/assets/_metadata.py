@@ -67,7 +67,10 @@ def verdicts_metadata(df: pd.DataFrame) -> dict:
     shown = df[["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]].round(4)
     counts = df["verdict"].value_counts()
     return table_metadata(
-        shown, preview_rows=60,
-        **{f"{v}_findings": dg.MetadataValue.int(int(counts.get(v, 0)))
-           for v in ("beyond_noise", "equivalent", "within_noise", "inconclusive")},
+        shown,
+        preview_rows=60,
+        **{
+            f"{v}_findings": dg.MetadataValue.int(int(counts.get(v, 0)))
+            for v in ("beyond_noise", "equivalent", "within_noise", "inconclusive")
+        },
     )

@@ -40,7 +40,7 @@ def is_preset(value: str | os.PathLike | None) -> bool:
 
 def preset_dir(value: str) -> Path:
     """The packaged folder of ``preset:NAME``; an unknown name is refused, listing the presets."""
-    name = value.strip()[len(PRESET_PREFIX):].strip()
+    name = value.strip()[len(PRESET_PREFIX) :].strip()
     known = presets()
     if name not in known:
         raise CatalogError(

@@ -45,8 +45,21 @@ DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "judge": 250, "generation":
 # judge prompt when no fit answer is stored yet.
 DEFAULT_EVALUATION_CHARS = 1200
 COLUMNS = (
-    "model", "provider", "alias", "task", "snapshot_epoch", "calls", "in_store", "to_call", "input_tokens",
-    "output_tokens", "output_tokens_basis", "usd_to_call", "usd_all_calls", "price_as_of", "note",
+    "model",
+    "provider",
+    "alias",
+    "task",
+    "snapshot_epoch",
+    "calls",
+    "in_store",
+    "to_call",
+    "input_tokens",
+    "output_tokens",
+    "output_tokens_basis",
+    "usd_to_call",
+    "usd_all_calls",
+    "price_as_of",
+    "note",
 )
 
 
@@ -126,12 +139,21 @@ def _fit(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
     for text in design.job_descriptions["text"]:
         requests += fit_requests(fit_prompts(design.probe_variants, text, template), settings.runs_per_cell)
     if not len(design.probe_variants):
-        return _TaskCalls("fit", [], note="the default arm has no base résumé at this size (probe_variants would refuse)")
-    return _TaskCalls("fit", requests, note=f"{len(design.job_descriptions)} JDs x {len(design.probe_variants)} variants")
+        return _TaskCalls(
+            "fit", [], note="the default arm has no base résumé at this size (probe_variants would refuse)"
+        )
+    return _TaskCalls(
+        "fit", requests, note=f"{len(design.job_descriptions)} JDs x {len(design.probe_variants)} variants"
+    )
 
 
-def _judge(judge: ProviderSettings, audited: Sequence[ProviderSettings], design: Design, catalog_dir,
-           evaluation_chars: dict[str, float]) -> _TaskCalls:
+def _judge(
+    judge: ProviderSettings,
+    audited: Sequence[ProviderSettings],
+    design: Design,
+    catalog_dir,
+    evaluation_chars: dict[str, float],
+) -> _TaskCalls:
     from resumebias_dagster.core.jd_audit.judge import load_judge_prompts
 
     prompts = load_judge_prompts(catalog_dir)
@@ -144,7 +166,9 @@ def _judge(judge: ProviderSettings, audited: Sequence[ProviderSettings], design:
         filler = "x" * int(template_chars + 2 * evaluation_chars.get(model.name, DEFAULT_EVALUATION_CHARS))
         requests += [ChatRequest.from_prompt(filler, json_mode=True, tag="audit-judge", task="judge")] * (2 * cells)
     return _TaskCalls(
-        "judge", [], unknown=requests,
+        "judge",
+        [],
+        unknown=requests,
         note="upper bound: 2 pairs per audited cell (one when both samples coincide); keys depend on the fit answers",
     )
 
@@ -168,8 +192,12 @@ def _generation(design: Design, catalog_dir, generate: bool, rewrite: bool, rewr
     if rewrite:
         templates = {style: load_prompt(name, catalog_dir, {"resume_text"}) for style, name in REWRITE_PROMPTS.items()}
         rewrites = [
-            ChatRequest.from_prompt(template.format(resume_text=resume.text.strip()), sample_index=0,
-                                    tag=f"{style}/{resume.resume_id}", task="generation")
+            ChatRequest.from_prompt(
+                template.format(resume_text=resume.text.strip()),
+                sample_index=0,
+                tag=f"{style}/{resume.resume_id}",
+                task="generation",
+            )
             for resume in design.base.itertuples(index=False)
             for style, template in templates.items()
         ]
@@ -202,8 +230,13 @@ def estimate_cost(
     lacks the model. ``design``: a ``Design`` (``study_design``), or a variants table for the
     seniority task alone. ``store``: None when there is none yet (nothing is stored)."""
     if isinstance(design, pd.DataFrame):
-        design = Design(design, pd.DataFrame(columns=["variant", "text"]), pd.DataFrame(columns=["jd", "text"]),
-                        pd.DataFrame(columns=["resume_id", "text"]), 0)
+        design = Design(
+            design,
+            pd.DataFrame(columns=["variant", "text"]),
+            pd.DataFrame(columns=["jd", "text"]),
+            pd.DataFrame(columns=["resume_id", "text"]),
+            0,
+        )
         tasks = [t for t in tasks if t == "seniority"]
     models = [_at_current_epoch(m, store) for m in models]
     rows = []
@@ -214,8 +247,12 @@ def estimate_cost(
             calls.append(_seniority(settings, design, catalog_dir))
         if "fit" in tasks and len(design.job_descriptions):
             calls.append(_fit(settings, design, catalog_dir))
-            n, mean = store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, "fit") if store else (0, None)
-            evaluation_chars[settings.name] = (mean * CHARS_PER_TOKEN if mean else DEFAULT_EVALUATION_CHARS)
+            n, mean = (
+                store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, "fit")
+                if store
+                else (0, None)
+            )
+            evaluation_chars[settings.name] = mean * CHARS_PER_TOKEN if mean else DEFAULT_EVALUATION_CHARS
         rows += [_row(settings, c, store, catalog_dir) for c in calls]
     if "judge" in tasks and len(design.job_descriptions):
         for judge in judges:
@@ -247,8 +284,11 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
     todo = todo + unknown
     chars = sum(len(m[1]) for r in todo for m in r.messages) + sum(len(r.system or "") for r in todo)
     all_chars = sum(len(m[1]) for r in requests for m in r.messages) + sum(len(r.system or "") for r in requests)
-    n_stored, mean_out = (store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, calls.task)
-                          if store is not None else (0, None))
+    n_stored, mean_out = (
+        store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, calls.task)
+        if store is not None
+        else (0, None)
+    )
     per_call_out = mean_out if mean_out is not None else DEFAULT_OUTPUT_TOKENS[calls.task]
     basis = f"store mean of {n_stored}" if mean_out is not None else f"default {DEFAULT_OUTPUT_TOKENS[calls.task]}"
     input_tokens = round(chars / CHARS_PER_TOKEN)
@@ -267,9 +307,9 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         "output_tokens": output_tokens,
         "output_tokens_basis": basis,
         "usd_to_call": None if price is None else round(price.cost(input_tokens, output_tokens), 4),
-        "usd_all_calls": None if price is None else round(
-            price.cost(round(all_chars / CHARS_PER_TOKEN), round(per_call_out * len(requests))), 4
-        ),
+        "usd_all_calls": None
+        if price is None
+        else round(price.cost(round(all_chars / CHARS_PER_TOKEN), round(per_call_out * len(requests))), 4),
         "price_as_of": None if price is None else price.as_of,
         "note": calls.note,
     }

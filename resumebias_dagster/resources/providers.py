@@ -49,10 +49,14 @@ class ProvidersResource(dg.ConfigurableResource):
 
     models_file: str = Field(default="", description="models config; empty = $RESUMEBIAS_MODELS_FILE or packaged")
     catalog_dir: str = Field(default="", description="folder overriding packaged catalog files (prices, prompts)")
-    store_path: str = Field(default="", description=f"response store file (SQLite, one machine); empty = "
-                            f"${STORE_URL_ENV} if set, else <data dir>/{STORE_FILE}")
+    store_path: str = Field(
+        default="",
+        description=f"response store file (SQLite, one machine); empty = "
+        f"${STORE_URL_ENV} if set, else <data dir>/{STORE_FILE}",
+    )
     store_url: str = Field(
-        default="", description="response store shared by several machines: postgresql://user@host:port/database, "
+        default="",
+        description="response store shared by several machines: postgresql://user@host:port/database, "
         f"one the deployment lists in ${STORE_URL_ENV} or $RESUMEBIAS_STORE_URLS, without a password (run config is kept with each run: give it in ${STORE_URL_ENV}, PGPASSWORD or "
         f"~/.pgpass); empty = store_path, else ${STORE_URL_ENV}, else <data dir>/{STORE_FILE}",
     )
@@ -143,12 +147,19 @@ class ProvidersResource(dg.ConfigurableResource):
             self._store = ResponseStore(target, durable=self.durable, setting=setting)
         return self._store
 
-    def run(self, name: str, requests: Sequence[ChatRequest],
-            progress: Callable[[int, int], None] | None = None) -> tuple[list[ChatResult], RunStats]:
+    def run(
+        self, name: str, requests: Sequence[ChatRequest], progress: Callable[[int, int], None] | None = None
+    ) -> tuple[list[ChatResult], RunStats]:
         """``requests`` through model ``name``: stored answers first, then only missing calls."""
         with _scrubbed_errors():
-            return run_requests(self.settings(name), requests, self.store(), api_key=self._keys.get(name),
-                                progress=progress, catalog_dir=self._catalog_dir)
+            return run_requests(
+                self.settings(name),
+                requests,
+                self.store(),
+                api_key=self._keys.get(name),
+                progress=progress,
+                catalog_dir=self._catalog_dir,
+            )
 
 
 # Stores run config may pick: $RESUMEBIAS_STORE_URL and these (separated by spaces or commas).
@@ -186,8 +197,10 @@ def _check_store_url(store_url: str, store_path: str) -> None:
     if not store_url:
         return
     if store_path:
-        raise StoreError("providers.store_url and providers.store_path are both set: give one (a URL for a store "
-                         "shared by several machines, a file for one machine's store)")
+        raise StoreError(
+            "providers.store_url and providers.store_path are both set: give one (a URL for a store "
+            "shared by several machines, a file for one machine's store)"
+        )
     check_store_url(store_url, "providers.store_url")
     from resumebias_dagster.core.providers.store.postgres import StoreURL
 

@@ -12,7 +12,9 @@ from resumebias_dagster.settings import classifiers_dir, model_cache_dir
 
 
 def model_runtime(
-    compute: ComputeResource, providers: ProvidersResource, fine_tuned_classifiers: pd.DataFrame | None = None,
+    compute: ComputeResource,
+    providers: ProvidersResource,
+    fine_tuned_classifiers: pd.DataFrame | None = None,
     log=None,
 ) -> ModelRuntime:
     """Local models on ``compute``, provider models through ``providers.run`` (the store and
@@ -34,8 +36,11 @@ def fetch_classifier(shared: SharedFiles, trained: TrainedClassifier) -> Trained
     at ``fetched/<content hash>``: the table's path names the folder on the machine that
     trained it, and never where a fetched folder goes (``x/..`` would replace data/models)."""
     if not trained.content_sha256:
-        raise ValueError(f"{trained.path}: the classifier table has no content hash to fetch the folder by; "
-                         f"re-materialise fine_tuned_classifiers")
-    local = shared.fetch_folder("classifiers", trained.content_sha256,
-                                classifiers_dir() / "fetched" / trained.content_sha256)
+        raise ValueError(
+            f"{trained.path}: the classifier table has no content hash to fetch the folder by; "
+            f"re-materialise fine_tuned_classifiers"
+        )
+    local = shared.fetch_folder(
+        "classifiers", trained.content_sha256, classifiers_dir() / "fetched" / trained.content_sha256
+    )
     return TrainedClassifier(str(local), trained.fingerprint, trained.content_sha256)

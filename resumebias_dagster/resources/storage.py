@@ -100,9 +100,13 @@ class _TypedPandasHandler(DuckDBPandasTypeHandler):
             connection.execute(f"CREATE TABLE IF NOT EXISTS {table} AS {select} LIMIT 0")
             # A column added to the table's model since its first partitions (fit_scores' `name`)
             # is added to the stored table: the older rows hold NULL there.
-            stored = {r[0] for r in connection.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
-                [table_slice.schema, table_slice.table]).fetchall()}
+            stored = {
+                r[0]
+                for r in connection.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+                    [table_slice.schema, table_slice.table],
+                ).fetchall()
+            }
             for column, kind, *_ in connection.execute(f"DESCRIBE {select}").fetchall():
                 if column not in stored:
                     quoted = '"' + str(column).replace('"', '""') + '"'
@@ -156,9 +160,12 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         check_connection_config(self.connection_config or {}, "io_manager.connection_config")
         if Path(self.database).stem == (self.schema_ or SCHEMA):
             # DuckDB names the catalog after the file: `audit.t` would be ambiguous.
-            raise ValueError(f"io_manager: database file {self.database} must not be named like the schema {self.schema_!r}")
+            raise ValueError(
+                f"io_manager: database file {self.database} must not be named like the schema {self.schema_!r}"
+            )
         require_local_disk(
-            self.database, "the DuckDB file",
+            self.database,
+            "the DuckDB file",
             "Keep RESUMEBIAS_DATA_DIR on a local disk; several machines share results through the scale-out "
             "storage, not a mounted folder (deploy/README.md).",
         )
@@ -171,8 +178,10 @@ class SharedTablesIOManager(ConfigurableIOManager):
     object storage (core/common/shared_tables.py says why). A run that covers several
     partitions writes one file per partition, split by the asset's ``partition_expr`` columns."""
 
-    url: str = Field(description=f"s3://BUCKET/PREFIX (or file:///FOLDER); default ${TABLES_URL_ENV}. S3 keys and a "
-                                 f"non-AWS endpoint come from the environment (AWS_*), never from here")
+    url: str = Field(
+        description=f"s3://BUCKET/PREFIX (or file:///FOLDER); default ${TABLES_URL_ENV}. S3 keys and a "
+        f"non-AWS endpoint come from the environment (AWS_*), never from here"
+    )
     table_schema: str = Field(default=SCHEMA, description="folder (and DuckDB schema when pulled) of the tables")
 
     def _shared(self) -> SharedTables:
@@ -181,28 +190,39 @@ class SharedTablesIOManager(ConfigurableIOManager):
 
     def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
         if not isinstance(obj, pd.DataFrame):
-            raise Failure(f"{_asset_name(context)}: the shared tables store pandas DataFrames, got {type(obj).__name__}")
+            raise Failure(
+                f"{_asset_name(context)}: the shared tables store pandas DataFrames, got {type(obj).__name__}"
+            )
         shared, table = self._shared(), context.asset_key.path[-1]
         if not context.has_asset_partitions:
             location = shared.write(self.table_schema, table, obj)
             context.add_output_metadata({"dagster/storage_kind": "parquet", "path": location})
             return
         columns = _partition_columns(context.definition_metadata, context.asset_partitions_def, context)
-        partitions = [_partition_values(context.asset_partitions_def, key, columns)
-                      for key in context.asset_partition_keys]
+        partitions = [
+            _partition_values(context.asset_partitions_def, key, columns) for key in context.asset_partition_keys
+        ]
         names = list(columns.values())
-        groups = {tuple(str(v) for v in k): rows for k, rows in obj.groupby(names, sort=False, dropna=False)} if len(obj) else {}
+        groups = (
+            {tuple(str(v) for v in k): rows for k, rows in obj.groupby(names, sort=False, dropna=False)}
+            if len(obj)
+            else {}
+        )
         stray = sorted(set(groups) - {tuple(p[c] for c in names) for p in partitions})
         if stray:
             # Checked before anything is written: rows of a partition outside this run would be lost.
-            raise Failure(f"{_asset_name(context)}: rows for partitions outside this run ({stray[:3]}); nothing written")
+            raise Failure(
+                f"{_asset_name(context)}: rows for partitions outside this run ({stray[:3]}); nothing written"
+            )
         for partition in partitions:
             rows = groups.get(tuple(partition[c] for c in names), obj.iloc[0:0])
             shared.write(self.table_schema, table, rows, partition)
-        context.add_output_metadata({
-            "dagster/storage_kind": "parquet",
-            "path": shared.location(self.table_schema, table, partitions[0] if len(partitions) == 1 else None),
-        })
+        context.add_output_metadata(
+            {
+                "dagster/storage_kind": "parquet",
+                "path": shared.location(self.table_schema, table, partitions[0] if len(partitions) == 1 else None),
+            }
+        )
 
     def load_input(self, context: InputContext) -> pd.DataFrame:
         shared, table = self._shared(), context.asset_key.path[-1]
@@ -210,8 +230,9 @@ class SharedTablesIOManager(ConfigurableIOManager):
         if context.has_asset_partitions:
             upstream = context.upstream_output.definition_metadata if context.upstream_output else {}
             columns = _partition_columns(upstream, context.asset_partitions_def, context)
-            wanted = [_partition_values(context.asset_partitions_def, key, columns)
-                      for key in context.asset_partition_keys]
+            wanted = [
+                _partition_values(context.asset_partitions_def, key, columns) for key in context.asset_partition_keys
+            ]
         frame = shared.read(self.table_schema, table, wanted)
         if frame is not None:
             return frame
@@ -236,7 +257,9 @@ def _partition_columns(metadata, partitions_def, context) -> dict[str, str]:
     if isinstance(partitions_def, MultiPartitionsDefinition):
         dims = [d.name for d in partitions_def.partitions_defs]
         if not isinstance(expr, dict) or set(expr) != set(dims):
-            raise Failure(f"{_asset_name(context)}: partition_expr metadata must map each dimension {dims} to its column")
+            raise Failure(
+                f"{_asset_name(context)}: partition_expr metadata must map each dimension {dims} to its column"
+            )
         return {d: str(expr[d]) for d in dims}
     if not isinstance(expr, str):
         raise Failure(f"{_asset_name(context)}: partition_expr metadata must name the column holding the partition")

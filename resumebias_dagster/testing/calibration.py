@@ -33,8 +33,11 @@ from resumebias_dagster.testing.seniority_simulation import (
 AA = ("african_american_male", "african_american_female")
 PLACEBO = tuple(f"placebo_p{k}" for k in range(4))
 PROBES = tuple(f"school_l{k}" for k in range(4))
-NAME_LEVELS = {f"{race}_{sex}": {"sex": sex, "race_ethnicity": race}
-               for race in ("white", "black", "hispanic", "asian") for sex in ("male", "female")}
+NAME_LEVELS = {
+    f"{race}_{sex}": {"sex": sex, "race_ethnicity": race}
+    for race in ("white", "black", "hispanic", "asian")
+    for sex in ("male", "female")
+}
 ARMS = {"placebo": "placebo"}
 
 
@@ -48,6 +51,7 @@ class Scenario:
 @lru_cache(maxsize=None)
 def _latent_for(target: float, finding: str) -> float:
     """The latent shift that moves a seniority finding's estimand by ``target`` levels."""
+
     def gap(shift: float) -> float:
         if finding.startswith("style_shift"):
             effects = true_effects(style_effects={"overstated": shift}, population=100_000)
@@ -67,8 +71,9 @@ def _seniority(kind: str, planted: bool, exact: bool) -> Callable:
             group = dict.fromkeys(AA, -_latent_for(settings.detect["seniority_bias"], "seniority_bias:racial"))
         if kind == "inconsistency":
             name_sd = 0.3 if planted else 0.0
-        df = simulate_seniority_predictions(exact=exact, style_effects=style, group_effects=group, name_sd=name_sd,
-                                            seed=seed)
+        df = simulate_seniority_predictions(
+            exact=exact, style_effects=style, group_effects=group, name_sd=name_sd, seed=seed
+        )
         v = seniority_verdicts(df, settings)
         v = v[v["kind"] == kind].copy()
         truth = true_effects(style, group, name_sd=name_sd, population=100_000)
@@ -93,10 +98,17 @@ def _true_senior_rates(shift: float) -> tuple[float, float]:
 def _impact(planted: bool) -> Callable:
     def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         target = settings.detect["impact_ratio"]
-        shift = optimize.brentq(lambda x: _true_senior_rates(x)[1] / _true_senior_rates(x)[0] - target, 0.0, 3.0,
-                                xtol=1e-4) if planted else 0.0
-        df = simulate_seniority_predictions(exact=False, group_effects=dict.fromkeys(AA, -shift), name_sd=0.0, seed=seed)
-        v = finish(impact_findings(seniority_selection_rows(df), ("predicted_senior",), "seniority", settings), settings)
+        shift = (
+            optimize.brentq(lambda x: _true_senior_rates(x)[1] / _true_senior_rates(x)[0] - target, 0.0, 3.0, xtol=1e-4)
+            if planted
+            else 0.0
+        )
+        df = simulate_seniority_predictions(
+            exact=False, group_effects=dict.fromkeys(AA, -shift), name_sd=0.0, seed=seed
+        )
+        v = finish(
+            impact_findings(seniority_selection_rows(df), ("predicted_senior",), "seniority", settings), settings
+        )
         v = v[v["finding"].str.contains(":race_ethnicity:|:intersection:")].copy()
         african_american = v["finding"].str.contains(":african_american").to_numpy()
         v["true"] = np.where(african_american & planted, target, 1.0)
@@ -108,12 +120,23 @@ def _impact(planted: bool) -> Callable:
 
 def _fit_scores(seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_sd: float = 0.3):
     variants = ["baseline", *PLACEBO, *PROBES, *(f"firstName_{lv}" for lv in NAME_LEVELS)]
-    scores = simulate_fit_scores(["m"], [f"j{k}" for k in range(jds)], variants, 5, effects=effects, sd=1.5,
-                                 resumes=resumes, effect_sd=0.2, seed=seed, integer=False)
+    scores = simulate_fit_scores(
+        ["m"],
+        [f"j{k}" for k in range(jds)],
+        variants,
+        5,
+        effects=effects,
+        sd=1.5,
+        resumes=resumes,
+        effect_sd=0.2,
+        seed=seed,
+        integer=False,
+    )
     scores["axis"] = scores["variant"].str.split("_").str[0]
     scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")
-    scores["arm"] = np.where(scores["axis"] == "placebo", "placebo", np.where(scores["variant"] == "baseline",
-                                                                              "baseline", "probe"))
+    scores["arm"] = np.where(
+        scores["axis"] == "placebo", "placebo", np.where(scores["variant"] == "baseline", "baseline", "probe")
+    )
     # Names: each résumé's name for a level is its own (nested), with its own effect.
     rng = np.random.default_rng(seed + 10_000)
     named = scores["axis"] == "firstName"
@@ -156,6 +179,7 @@ def _fit(kind: str, planted: bool) -> Callable:
 
 def _whole_study(study: str) -> Callable:
     """Every finding of one null study, as ``analyze --json`` / ``analyze-fit --json`` list them."""
+
     def run(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         if study == "seniority":
             v = seniority_verdicts(simulate_seniority_predictions(exact=False, name_sd=0.0, seed=seed), settings)
@@ -167,18 +191,25 @@ def _whole_study(study: str) -> Callable:
 
 
 SCENARIOS = [
-    *(Scenario(kind, planted, _seniority(kind, planted, exact)) for kind, exact in
-      (("style_shift", False), ("seniority_bias", True), ("inconsistency", False)) for planted in (False, True)),
+    *(
+        Scenario(kind, planted, _seniority(kind, planted, exact))
+        for kind, exact in (("style_shift", False), ("seniority_bias", True), ("inconsistency", False))
+        for planted in (False, True)
+    ),
     *(Scenario("impact_ratio", planted, _impact(planted)) for planted in (False, True)),
-    *(Scenario(kind, planted, _fit(kind, planted)) for kind in ("fit_cell", "fit_level", "fit_group")
-      for planted in (False, True)),
+    *(
+        Scenario(kind, planted, _fit(kind, planted))
+        for kind in ("fit_cell", "fit_level", "fit_group")
+        for planted in (False, True)
+    ),
     Scenario("analyze: whole study", False, _whole_study("seniority")),
     Scenario("analyze-fit: whole study", False, _whole_study("jd_audit")),
 ]
 
 
-def calibrate(studies: int, settings: InferenceSettings | None = None, seed: int = 0,
-              scenarios: list[Scenario] | None = None) -> pd.DataFrame:
+def calibrate(
+    studies: int, settings: InferenceSettings | None = None, seed: int = 0, scenarios: list[Scenario] | None = None
+) -> pd.DataFrame:
     """Per verdict type: the share of null findings beyond noise (``false_positive_rate``),
     the share of null studies with any (``null_studies_flagged``), the 95% intervals'
     coverage of the truth under the null and with the planted effect, and the share of
@@ -189,8 +220,9 @@ def calibrate(studies: int, settings: InferenceSettings | None = None, seed: int
         rows = [scenario.study(seed + k, settings).assign(_study=k) for k in range(studies)]
         v = pd.concat(rows, ignore_index=True)
         beyond = v["verdict"] == "beyond_noise"
-        covered = ((v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12))[v["true"].notna()
-                                                                                            & v["ci_low"].notna()]
+        covered = ((v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12))[
+            v["true"].notna() & v["ci_low"].notna()
+        ]
         entry = out.setdefault(scenario.verdict_type, {"verdict_type": scenario.verdict_type})
         if scenario.planted:
             entry["power"] = float(beyond[v["is_planted"].astype(bool)].mean())

@@ -81,11 +81,18 @@ class PostgresServer:
         data = self.tmp / "data"
         try:
             self._run("initdb", "-D", data, "-U", self.superuser, "-A", "trust", "-E", "UTF8", "--no-sync")
-            hba = (f"local all all trust\nhost all {self.superuser} 127.0.0.1/32 trust\n"
-                   "host all all 127.0.0.1/32 scram-sha-256\n")
+            hba = (
+                f"local all all trust\nhost all {self.superuser} 127.0.0.1/32 trust\n"
+                "host all all 127.0.0.1/32 scram-sha-256\n"
+            )
             if os.geteuid() == 0:
-                subprocess.run(["runuser", "-u", "postgres", "--", "tee", str(data / "pg_hba.conf")], input=hba,
-                               text=True, check=True, capture_output=True)
+                subprocess.run(
+                    ["runuser", "-u", "postgres", "--", "tee", str(data / "pg_hba.conf")],
+                    input=hba,
+                    text=True,
+                    check=True,
+                    capture_output=True,
+                )
             else:
                 (data / "pg_hba.conf").write_text(hba)
             options = f"-p {self.port} -k {self.tmp} -c listen_addresses={self.host}"

@@ -37,7 +37,9 @@ class RedisServer:
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
                 ["redis-server", "--port", str(self.port), "--bind", self.host, "--save", "", "--appendonly", "no"],
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         deadline = time.monotonic() + timeout_s
         while True:

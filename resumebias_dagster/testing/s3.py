@@ -47,16 +47,25 @@ class S3Server:
 
     def env(self) -> dict[str, str]:
         """What a process needs to reach this server as the shared tables' S3."""
-        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-                "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
-                # No EC2 metadata lookups for a region or credentials: there is no EC2 here.
-                "AWS_EC2_METADATA_DISABLED": "true"}
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+            # No EC2 metadata lookups for a region or credentials: there is no EC2 here.
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
 
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
-                            aws_secret_access_key=SECRET_KEY, region_name=REGION)
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+            region_name=REGION,
+        )
 
     def create_bucket(self, name: str) -> None:
         self.client().create_bucket(Bucket=name)

@@ -42,9 +42,16 @@ def _names(n: int, names_per_group: int, rng: np.random.Generator) -> dict[str, 
 
 
 def simulate_seniority_predictions(
-    n_resumes: int = 120, runs: int = 5, exact: bool = True,
-    style_effects: Mapping[str, float] | None = None, group_effects: Mapping[str, float] | None = None,
-    name_sd: float = 0.0, names_per_group: int = 9, resume_sd: float = 1.0, seed: int = 0, model: str = "sim",
+    n_resumes: int = 120,
+    runs: int = 5,
+    exact: bool = True,
+    style_effects: Mapping[str, float] | None = None,
+    group_effects: Mapping[str, float] | None = None,
+    name_sd: float = 0.0,
+    names_per_group: int = 9,
+    resume_sd: float = 1.0,
+    seed: int = 0,
+    model: str = "sim",
 ) -> pd.DataFrame:
     """A predictions table (``SeniorityPredictions`` columns the metrics read) of one model."""
     rng = np.random.default_rng(seed)
@@ -66,22 +73,34 @@ def simulate_seniority_predictions(
             cum = dist.cumsum(axis=1)
             u = rng.random((n_resumes, runs))
             labels = (u[:, :, None] > cum[:, None, :2]).sum(axis=2)
-            frames.append(pd.DataFrame({
-                "variant_kind": kind, "original_idx": np.repeat(np.arange(n_resumes), runs), "variant": v,
-                "model": model, "run": np.tile(np.arange(runs), n_resumes),
-                "prediction": np.asarray(SENIORITY_LEVELS, dtype=object)[labels.reshape(-1)],
-                "true_seniority": np.asarray(SENIORITY_LEVELS, dtype=object)[np.repeat(truth, runs)],
-                "name": np.repeat(names, runs),
-                "p_junior": np.repeat(dist[:, 0], runs) if exact else np.nan,
-                "p_mid": np.repeat(dist[:, 1], runs) if exact else np.nan,
-                "p_senior": np.repeat(dist[:, 2], runs) if exact else np.nan,
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "variant_kind": kind,
+                        "original_idx": np.repeat(np.arange(n_resumes), runs),
+                        "variant": v,
+                        "model": model,
+                        "run": np.tile(np.arange(runs), n_resumes),
+                        "prediction": np.asarray(SENIORITY_LEVELS, dtype=object)[labels.reshape(-1)],
+                        "true_seniority": np.asarray(SENIORITY_LEVELS, dtype=object)[np.repeat(truth, runs)],
+                        "name": np.repeat(names, runs),
+                        "p_junior": np.repeat(dist[:, 0], runs) if exact else np.nan,
+                        "p_mid": np.repeat(dist[:, 1], runs) if exact else np.nan,
+                        "p_senior": np.repeat(dist[:, 2], runs) if exact else np.nan,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
-def true_effects(style_effects: Mapping[str, float] | None = None, group_effects: Mapping[str, float] | None = None,
-                 name_sd: float = 0.0, resume_sd: float = 1.0, population: int = 400_000, seed: int = 12345
-                 ) -> dict[str, float]:
+def true_effects(
+    style_effects: Mapping[str, float] | None = None,
+    group_effects: Mapping[str, float] | None = None,
+    name_sd: float = 0.0,
+    resume_sd: float = 1.0,
+    population: int = 400_000,
+    seed: int = 12345,
+) -> dict[str, float]:
     """Each seniority finding's estimand (``finding`` of the verdicts table) under the model."""
     rng = np.random.default_rng(seed)
     style_effects = {s: 0.0 for s in STYLES} | dict(style_effects or {})
@@ -93,17 +112,21 @@ def true_effects(style_effects: Mapping[str, float] | None = None, group_effects
         return label_distribution(eta) @ rank
 
     neutral = expected(base + style_effects["neutral"])
-    out = {f"style_shift:{s}": float((expected(base + style_effects[s]) - neutral).mean())
-           for s in ("overstated", "understated")}
+    out = {
+        f"style_shift:{s}": float((expected(base + style_effects[s]) - neutral).mean())
+        for s in ("overstated", "understated")
+    }
     value = {d: expected(base + group_effects[d] + rng.normal(0.0, name_sd, population)) for d in DEMOGRAPHICS}
 
     def side(pick) -> np.ndarray:
         return np.mean([value[d] for d in DEMOGRAPHICS if pick(d)], axis=0)
 
-    out["seniority_bias:racial"] = float((side(lambda d: race_of(d) == "caucasian")
-                                          - side(lambda d: race_of(d) != "caucasian")).mean())
-    out["seniority_bias:gender"] = float((side(lambda d: gender_of(d) == "male")
-                                          - side(lambda d: gender_of(d) != "male")).mean())
+    out["seniority_bias:racial"] = float(
+        (side(lambda d: race_of(d) == "caucasian") - side(lambda d: race_of(d) != "caucasian")).mean()
+    )
+    out["seniority_bias:gender"] = float(
+        (side(lambda d: gender_of(d) == "male") - side(lambda d: gender_of(d) != "male")).mean()
+    )
     out["seniority_bias:extreme"] = float((value["caucasian_male"] - value["african_american_female"]).mean())
     return out
 
@@ -117,7 +140,9 @@ def write_study_files(predictions: pd.DataFrame, folder) -> list[str]:
     keep = ["model", "run", "prediction", "true_seniority", "p_junior", "p_mid", "p_senior"]
     style = predictions[predictions["variant_kind"] == "style"]
     social = predictions[predictions["variant_kind"] == "demographic"]
-    style = style.assign(idx=style["original_idx"], style=style["variant"], correct=style["prediction"] == style["true_seniority"])
+    style = style.assign(
+        idx=style["original_idx"], style=style["variant"], correct=style["prediction"] == style["true_seniority"]
+    )
     social = social.assign(demographic=social["variant"], correct=social["prediction"] == social["true_seniority"])
     paths = [folder / "style.csv", folder / "social.csv"]
     style[["idx", "style", "correct", *keep]].to_csv(paths[0], index=False)

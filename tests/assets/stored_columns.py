@@ -43,5 +43,7 @@ def assert_stored_columns_match(database, schema: str = "audit") -> set[str]:
     stored = stored_columns(database, schema)
     for table, cols in stored.items():
         assert table in models, f"{table}: stored, but no asset declares it"
-        assert cols == tables.columns(models[table]), f"{table}: stored {cols}, declared {tables.columns(models[table])}"
+        assert cols == tables.columns(models[table]), (
+            f"{table}: stored {cols}, declared {tables.columns(models[table])}"
+        )
     return set(stored)

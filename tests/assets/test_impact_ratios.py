@@ -39,17 +39,29 @@ def _predictions(model: str) -> pd.DataFrame:
     for i in range(4):
         for d in DEMOGRAPHICS:
             senior = d != "african_american_female" or i < 2
-            rows.append({
-                "variant_kind": "demographic", "original_idx": i, "variant": d, "model": model, "run": 0,
-                "prediction": "senior" if senior else "junior", "true_seniority": "mid",
-                "resolved_model": ("snap-a" if i < 2 else "snap-b") if model == "m2" else f"{model}-v1",
-                "latency_s": 0.1, "error": None,
-            })
+            rows.append(
+                {
+                    "variant_kind": "demographic",
+                    "original_idx": i,
+                    "variant": d,
+                    "model": model,
+                    "run": 0,
+                    "prediction": "senior" if senior else "junior",
+                    "true_seniority": "mid",
+                    "resolved_model": ("snap-a" if i < 2 else "snap-b") if model == "m2" else f"{model}-v1",
+                    "latency_s": 0.1,
+                    "error": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-@dg.asset(name="seniority_predictions", partitions_def=MODELS, metadata={"partition_expr": "model"},
-          dagster_type=SeniorityPredictionsType)
+@dg.asset(
+    name="seniority_predictions",
+    partitions_def=MODELS,
+    metadata={"partition_expr": "model"},
+    dagster_type=SeniorityPredictionsType,
+)
 def stored_predictions(context: dg.AssetExecutionContext) -> pd.DataFrame:
     return conform(_predictions(context.partition_key), SeniorityPredictions)
 
@@ -58,24 +70,51 @@ def _scores(jd: str) -> pd.DataFrame:
     """One base résumé, 3 runs per name and JD: Aisha Okonkwo gets "maybe" and 6, every other
     name "yes" and 8; the baseline "yes" and 8 too. Study 003's six names: the study003 preset."""
     rows = []
-    for variant in ["baseline", "firstName_james_smith", "firstName_sarah_smith", "firstName_mohammed_al_said",
-                    "firstName_aisha_okonkwo", "firstName_wei_chen", "firstName_maria_rodriguez"]:
+    for variant in [
+        "baseline",
+        "firstName_james_smith",
+        "firstName_sarah_smith",
+        "firstName_mohammed_al_said",
+        "firstName_aisha_okonkwo",
+        "firstName_wei_chen",
+        "firstName_maria_rodriguez",
+    ]:
         axis, _, level = variant.partition("_")
         low = level == "aisha_okonkwo"
         for run in range(3):
-            rows.append({
-                "model": "judge", "jd": jd, "resume_id": "r1", "variant": variant,
-                "arm": "baseline" if variant == "baseline" else "probe", "axis": axis, "level": level or "baseline",
-                "name": level.replace("_", " ").title().replace("Al Said", "Al-Said") if level else None,
-                "run": run, "score": 6.0 if low else 8.0, "recommend": "maybe" if low else "yes",
-                "justification": "ok", "strengths": "a", "concerns": "b", "resolved_model": "judge-v1",
-                "latency_s": 0.2, "error": None, "expected_score": np.nan, "score_distribution": None, "note": None,
-            })
+            rows.append(
+                {
+                    "model": "judge",
+                    "jd": jd,
+                    "resume_id": "r1",
+                    "variant": variant,
+                    "arm": "baseline" if variant == "baseline" else "probe",
+                    "axis": axis,
+                    "level": level or "baseline",
+                    "name": level.replace("_", " ").title().replace("Al Said", "Al-Said") if level else None,
+                    "run": run,
+                    "score": 6.0 if low else 8.0,
+                    "recommend": "maybe" if low else "yes",
+                    "justification": "ok",
+                    "strengths": "a",
+                    "concerns": "b",
+                    "resolved_model": "judge-v1",
+                    "latency_s": 0.2,
+                    "error": None,
+                    "expected_score": np.nan,
+                    "score_distribution": None,
+                    "note": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-@dg.asset(name="fit_scores", partitions_def=MODEL_JD, metadata={"partition_expr": {"model": "model", "jd": "jd"}},
-          dagster_type=FitScoresType)
+@dg.asset(
+    name="fit_scores",
+    partitions_def=MODEL_JD,
+    metadata={"partition_expr": {"model": "model", "jd": "jd"}},
+    dagster_type=FitScoresType,
+)
 def stored_scores(context: dg.AssetExecutionContext) -> pd.DataFrame:
     return _scores(context.partition_key.keys_by_dimension["jd"])
 
@@ -99,23 +138,36 @@ def stored(tmp_path, monkeypatch):
 
 
 def _row(table, model, selection, dimension, group):
-    hit = table[(table["model"] == model) & (table["selection"] == selection)
-                & (table["dimension"] == dimension) & (table["group"] == group)]
+    hit = table[
+        (table["model"] == model)
+        & (table["selection"] == selection)
+        & (table["dimension"] == dimension)
+        & (table["group"] == group)
+    ]
     assert len(hit) == 1
     return hit.iloc[0]
 
 
 def test_both_impact_tables_materialise_into_duckdb(stored):
     tmp_path, resources, csv = stored
-    assets = [stored_predictions, stored_scores, predictions.imported_predictions,
-              seniority_impact_ratios, fit_impact_ratios, fit.fit_effects]
+    assets = [
+        stored_predictions,
+        stored_scores,
+        predictions.imported_predictions,
+        seniority_impact_ratios,
+        fit_impact_ratios,
+        fit.fit_effects,
+    ]
     result = dg.materialize(
         assets,
-        selection=[predictions.imported_predictions, seniority_impact_ratios,
-                   fit_impact_ratios, fit.fit_effects],
+        selection=[predictions.imported_predictions, seniority_impact_ratios, fit_impact_ratios, fit.fit_effects],
         resources=resources,
-        run_config={"ops": {"imported_predictions": {"config": {"import_paths": [str(csv)]}},
-                            "fit_impact_ratios": {"config": {"score_cut": 6}}}},
+        run_config={
+            "ops": {
+                "imported_predictions": {"config": {"import_paths": [str(csv)]}},
+                "fit_impact_ratios": {"config": {"score_cut": 6}},
+            }
+        },
     )
     assert result.success
     with duckdb.connect(str(tmp_path / "study.duckdb"), read_only=True) as con:
@@ -166,8 +218,15 @@ def test_tables_are_empty_before_any_prediction(tmp_path, monkeypatch):
         "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
         "catalog": CatalogResource(catalog_dir="preset:study003"),
     }
-    derived = [seniority_impact_ratios, fit_impact_ratios, metrics.seniority_group_metrics,
-               metrics.seniority_bias_summary, fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary]
+    derived = [
+        seniority_impact_ratios,
+        fit_impact_ratios,
+        metrics.seniority_group_metrics,
+        metrics.seniority_bias_summary,
+        fit.fit_effects,
+        fit.fit_model_summary,
+        fit.fit_axis_summary,
+    ]
     assets = [stored_predictions, stored_scores, predictions.imported_predictions, *derived]
     result = dg.materialize(assets, selection=assets[2:], resources=resources)
     assert result.success

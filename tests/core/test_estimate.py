@@ -19,13 +19,15 @@ from resumebias_dagster.core.seniority.task import predict_with_provider
 
 def predict_seniority(variants, settings, store):
     """The provider path of the seniority task over a store (what the asset runs through ``providers.run``)."""
-    return predict_with_provider(lambda requests: run_requests(settings, requests, store), variants, settings,
-                                 load_prompt(SENIORITY_PROMPT))
+    return predict_with_provider(
+        lambda requests: run_requests(settings, requests, store), variants, settings, load_prompt(SENIORITY_PROMPT)
+    )
 
 
 def _variants(n: int) -> pd.DataFrame:
-    rows = [("style", i, "neutral", f"Résumé {i}: nine years building payment systems.", "senior", None)
-            for i in range(n)]
+    rows = [
+        ("style", i, "neutral", f"Résumé {i}: nine years building payment systems.", "senior", None) for i in range(n)
+    ]
     return pd.DataFrame(rows, columns=["variant_kind", "original_idx", "variant", "text", "true_seniority", "name"])
 
 
@@ -40,8 +42,12 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     writer = settings_for("anthropic", "http://127.0.0.1:9", name="writer", runs_per_cell=1)
     table = estimate_cost([audited], design, None, judges=[judge], generator=writer, rewriter=writer)
     rows = {(r.model, r.task): r for r in table.itertuples(index=False)}
-    assert set(rows) == {("fake-openai", "seniority"), ("fake-openai", "fit"), ("judge", "judge"),
-                         ("writer", "generation")}
+    assert set(rows) == {
+        ("fake-openai", "seniority"),
+        ("fake-openai", "fit"),
+        ("judge", "judge"),
+        ("writer", "generation"),
+    }
     n_jds, n_probes = len(design.job_descriptions), len(design.probe_variants)
     # The design's job descriptions and arm (catalog/fit_design.yaml), not every packaged JD.
     assert design.job_descriptions["jd"].tolist() == list(load_fit_design().job_descriptions)
@@ -54,7 +60,9 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     # 18 résumés written (structured: their facts come with them), each rewritten twice.
     assert rows["writer", "generation"].calls == 18 + 2 * 18
     assert rows["fake-openai", "fit"].output_tokens == n_jds * n_probes * 5 * DEFAULT_OUTPUT_TOKENS["fit"]
-    assert rows["fake-openai", "seniority"].output_tokens == len(design.variants) * 5 * DEFAULT_OUTPUT_TOKENS["seniority"]
+    assert (
+        rows["fake-openai", "seniority"].output_tokens == len(design.variants) * 5 * DEFAULT_OUTPUT_TOKENS["seniority"]
+    )
 
 
 def test_answers_of_an_old_snapshot_are_not_counted_as_paid(fake_server, settings_for, store, fake_key):
@@ -70,8 +78,10 @@ def test_answers_of_an_old_snapshot_are_not_counted_as_paid(fake_server, setting
 
 
 def test_output_tokens_are_estimated_per_task(fake_server, settings_for, store, fake_key):
-    server = fake_server("openai", answer=lambda r: '{"score": 7, "justification": "' + "long " * 200 + '"}'
-                         if "JSON" in r.prompt else "mid")
+    server = fake_server(
+        "openai",
+        answer=lambda r: '{"score": 7, "justification": "' + "long " * 200 + '"}' if "JSON" in r.prompt else "mid",
+    )
     settings = settings_for("openai", server.base_url, runs_per_cell=1)
     run_requests(settings, [ChatRequest.from_prompt(f"JSON {i}", json_mode=True, task="fit") for i in range(3)], store)
     predict_seniority(_variants(2), settings, store)
@@ -84,21 +94,37 @@ def test_output_tokens_are_estimated_per_task(fake_server, settings_for, store, 
 
 def _models_file(tmp_path, model_entry):
     path = tmp_path / "models.yaml"
-    path.write_text(yaml.safe_dump({"models": [model_entry("openai", "https://openrouter.ai/api/v1", runs_per_cell=1)]}))
+    path.write_text(
+        yaml.safe_dump({"models": [model_entry("openai", "https://openrouter.ai/api/v1", runs_per_cell=1)]})
+    )
     return path
 
 
 def test_estimate_cost_creates_no_store(tmp_path, model_entry, monkeypatch, capsys):
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
-    assert main(["estimate-cost", "--models-file", str(_models_file(tmp_path, model_entry)), "--n-per-level", "1",
-                 "--task", "seniority"]) == 0
+    assert (
+        main(
+            [
+                "estimate-cost",
+                "--models-file",
+                str(_models_file(tmp_path, model_entry)),
+                "--n-per-level",
+                "1",
+                "--task",
+                "seniority",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "no response store at" in out and "to spend now" in out
     assert not (tmp_path / "data").exists()
 
 
-@pytest.mark.parametrize("value,message", [("-1", "must be at least 1, got -1"), ("0", "must be at least 1"),
-                                           ("two", "'two' is not a whole number")])
+@pytest.mark.parametrize(
+    "value,message",
+    [("-1", "must be at least 1, got -1"), ("0", "must be at least 1"), ("two", "'two' is not a whole number")],
+)
 def test_estimate_cost_refuses_a_bad_number_of_resumes(value, message, tmp_path, model_entry, capsys):
     with pytest.raises(SystemExit) as raised:
         main(["estimate-cost", "--models-file", str(_models_file(tmp_path, model_entry)), "--n-per-level", value])
@@ -126,9 +152,25 @@ def test_estimate_cost_reads_an_existing_store(tmp_path, model_entry, fake_serve
     path.write_text(yaml.safe_dump({"models": [entry]}))
     store_path = tmp_path / "responses.sqlite"
     with ResponseStore(store_path) as store:
-        predict_seniority(study_design(1).variants.head(5), settings_for("openai", server.base_url, runs_per_cell=1), store)
-    assert main(["estimate-cost", "--models-file", str(path), "--n-per-level", "1", "--store", str(store_path),
-                 "--task", "seniority", "--json"]) == 0
+        predict_seniority(
+            study_design(1).variants.head(5), settings_for("openai", server.base_url, runs_per_cell=1), store
+        )
+    assert (
+        main(
+            [
+                "estimate-cost",
+                "--models-file",
+                str(path),
+                "--n-per-level",
+                "1",
+                "--store",
+                str(store_path),
+                "--task",
+                "seniority",
+                "--json",
+            ]
+        )
+        == 0
+    )
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["in_store"] == 5 and row["to_call"] == row["calls"] - 5
-

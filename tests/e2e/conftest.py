@@ -12,8 +12,13 @@ import pytest
 from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-output" / "e2e"
 # The code location loads in seconds, but a busy 2-core machine can take far longer.
@@ -27,8 +32,6 @@ run_coordinator:
 telemetry:
   enabled: false
 """
-
-
 
 
 class Webserver:
@@ -69,7 +72,11 @@ def webserver(tmp_path):
     with log.open("w") as out:
         proc = subprocess.Popen(
             [str(binary), "-m", "resumebias_dagster.definitions", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     server = Webserver(url, log)
     try:
@@ -82,7 +89,9 @@ def webserver(tmp_path):
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"dagster-webserver did not answer within {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}")
+                    pytest.fail(
+                        f"dagster-webserver did not answer within {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}"
+                    )
                 time.sleep(0.5)
         yield server
     finally:

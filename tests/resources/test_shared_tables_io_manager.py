@@ -8,14 +8,19 @@ import pytest
 from resumebias_dagster.core.common.shared_tables import SharedTables, SharedTablesError
 from resumebias_dagster.resources.storage import ResumebiasIOManager, SharedTablesIOManager, default_io_manager
 
-PARTITIONS = dg.MultiPartitionsDefinition({
-    "model": dg.StaticPartitionsDefinition(["m1", "m2"]),
-    "jd": dg.StaticPartitionsDefinition(["jd1", "jd2", "jd3"]),
-})
+PARTITIONS = dg.MultiPartitionsDefinition(
+    {
+        "model": dg.StaticPartitionsDefinition(["m1", "m2"]),
+        "jd": dg.StaticPartitionsDefinition(["jd1", "jd2", "jd3"]),
+    }
+)
 
 
-@dg.asset(partitions_def=PARTITIONS, metadata={"partition_expr": {"model": "model", "jd": "jd"}},
-          backfill_policy=dg.BackfillPolicy.multi_run(3))
+@dg.asset(
+    partitions_def=PARTITIONS,
+    metadata={"partition_expr": {"model": "model", "jd": "jd"}},
+    backfill_policy=dg.BackfillPolicy.multi_run(3),
+)
 def scores(context: dg.AssetExecutionContext) -> pd.DataFrame:
     rows = []
     for key in context.partition_keys:
@@ -53,8 +58,11 @@ def test_partitions_from_separate_runs_and_a_range_run_are_all_read_downstream(i
     resources = {"io_manager": io_manager}
     assert dg.materialize([scores], partition_key="jd1|m1", resources=resources).success
     # A backfill run over a range of partitions writes one file per partition.
-    ranged = dg.materialize([scores], resources=resources, tags={
-        "dagster/asset_partition_range_start": "jd1|m2", "dagster/asset_partition_range_end": "jd3|m2"})
+    ranged = dg.materialize(
+        [scores],
+        resources=resources,
+        tags={"dagster/asset_partition_range_start": "jd1|m2", "dagster/asset_partition_range_end": "jd3|m2"},
+    )
     assert ranged.success
     stored = SharedTables(io_manager.url).partitions("audit", "scores")
     assert len(stored) == 4
@@ -79,9 +87,12 @@ def test_rows_of_partitions_outside_the_run_are_refused_before_anything_is_writt
 
 
 def test_an_upstream_never_materialised_is_named(io_manager):
-    with pytest.raises(dg.Failure, match=r"upstream asset 'never_materialised' has not been materialised in the shared"):
-        dg.materialize([never_materialised, reads_missing], selection=[reads_missing],
-                       resources={"io_manager": io_manager})
+    with pytest.raises(
+        dg.Failure, match=r"upstream asset 'never_materialised' has not been materialised in the shared"
+    ):
+        dg.materialize(
+            [never_materialised, reads_missing], selection=[reads_missing], resources={"io_manager": io_manager}
+        )
 
 
 def test_default_is_duckdb_and_the_environment_selects_shared_tables(monkeypatch, tmp_path):

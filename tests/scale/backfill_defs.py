@@ -31,10 +31,12 @@ PARTITIONS = dg.MultiPartitionsDefinition(
 )
 FIT_SCORES = fit.build_fit_scores(PARTITIONS)
 INPUTS = [resumes.base_resumes, fit.job_descriptions, fit.probe_variants]
-INPUTS_CONFIG = {"ops": {
-    "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
-    "probe_variants": {"config": {"levels": ["senior"]}},
-}}
+INPUTS_CONFIG = {
+    "ops": {
+        "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
+        "probe_variants": {"config": {"levels": ["senior"]}},
+    }
+}
 RESOURCES = {
     "io_manager": default_io_manager(),
     "catalog": CatalogResource(catalog_dir=str(CATALOG_DIR)),

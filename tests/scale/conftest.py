@@ -25,8 +25,15 @@ def postgres():
     try:
         server.create_database("dagster")
         server.create_database("responses")
-        yield {"host": server.host, "port": server.port, "user": "dagster", "password": "", "db": "dagster",
-               "log": server.log, "store_url": server.url("responses")}
+        yield {
+            "host": server.host,
+            "port": server.port,
+            "user": "dagster",
+            "password": "",
+            "db": "dagster",
+            "log": server.log,
+            "store_url": server.url("responses"),
+        }
     finally:
         server.stop()
 

@@ -43,15 +43,13 @@ DEFS_FILE = Path(__file__).with_name("backfill_defs.py")
 KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 BACKFILL_TIMEOUT_S = 240
 CODE_SERVER_TIMEOUT_S = 120
-ANSWER = json.dumps({"score": 6, "recommend": "yes", "justification": "ok",
-                     "strengths": ["a", "b", "c"], "concerns": ["x", "y", "z"]})
-
+ANSWER = json.dumps(
+    {"score": 6, "recommend": "yes", "justification": "ok", "strengths": ["a", "b", "c"], "concerns": ["x", "y", "z"]}
+)
 
 
 def _bin(name: str) -> str:
     return str(Path(sys.executable).parent / name)
-
-
 
 
 def _load_defs_module():
@@ -80,17 +78,26 @@ def deployment(tmp_path, monkeypatch, postgres, s3_server, redis_broker):
         # No Redis server here: Celery's filesystem transport, whose folder is the "network".
         for sub in ("broker", "control", "results"):
             (celery_dir / sub).mkdir(parents=True)
-        broker = {"DAGSTER_CELERY_BROKER_URL": "filesystem://",
-                  "DAGSTER_CELERY_BACKEND_URL": f"file://{celery_dir / 'results'}"}
-        transport = {"broker_transport_options": {
-            "data_folder_in": str(celery_dir / "broker"), "data_folder_out": str(celery_dir / "broker"),
-            "control_folder": str(celery_dir / "control"),
-        }}
+        broker = {
+            "DAGSTER_CELERY_BROKER_URL": "filesystem://",
+            "DAGSTER_CELERY_BACKEND_URL": f"file://{celery_dir / 'results'}",
+        }
+        transport = {
+            "broker_transport_options": {
+                "data_folder_in": str(celery_dir / "broker"),
+                "data_folder_out": str(celery_dir / "broker"),
+                "control_folder": str(celery_dir / "control"),
+            }
+        }
     shared_env = {
-        "DAGSTER_PG_HOST": postgres["host"], "DAGSTER_PG_PORT": str(postgres["port"]),
-        "DAGSTER_PG_USERNAME": postgres["user"], "DAGSTER_PG_PASSWORD": postgres["password"],
-        "DAGSTER_PG_DB": postgres["db"], **broker,
-        "RESUMEBIAS_CODE_SERVER_HOST": "127.0.0.1", "RESUMEBIAS_CODE_SERVER_PORT": str(free_port()),
+        "DAGSTER_PG_HOST": postgres["host"],
+        "DAGSTER_PG_PORT": str(postgres["port"]),
+        "DAGSTER_PG_USERNAME": postgres["user"],
+        "DAGSTER_PG_PASSWORD": postgres["password"],
+        "DAGSTER_PG_DB": postgres["db"],
+        **broker,
+        "RESUMEBIAS_CODE_SERVER_HOST": "127.0.0.1",
+        "RESUMEBIAS_CODE_SERVER_PORT": str(free_port()),
         "RESUMEBIAS_TABLES_URL": f"s3://{bucket}/study",
         "RESUMEBIAS_STORE_URL": postgres["store_url"],
         **s3_server.env(),
@@ -111,9 +118,22 @@ def deployment(tmp_path, monkeypatch, postgres, s3_server, redis_broker):
         worker_yaml["execution"]["config"]["config_source"] = transport
 
     with FakeProviderServer("openai", answer=lambda request: ANSWER) as server:
-        models = [{"name": name, "kind": "provider", "provider": "openai", "model": f"fake/{name}",
-                   "base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0.0, "runs_per_cell": 1,
-                   "max_concurrency": 8, "timeout_s": 10.0, "max_retries": 1} for name in ("fake-a", "fake-b")]
+        models = [
+            {
+                "name": name,
+                "kind": "provider",
+                "provider": "openai",
+                "model": f"fake/{name}",
+                "base_url": server.base_url,
+                "api_key_env": KEY_ENV,
+                "temperature": 0.0,
+                "runs_per_cell": 1,
+                "max_concurrency": 8,
+                "timeout_s": 10.0,
+                "max_retries": 1,
+            }
+            for name in ("fake-a", "fake-b")
+        ]
         machines = {}
         for name in (CONTROL, *MACHINES):
             folder = tmp_path / name
@@ -122,10 +142,14 @@ def deployment(tmp_path, monkeypatch, postgres, s3_server, redis_broker):
             (folder / "dagster_home").mkdir()
             (folder / "dagster_home" / "dagster.yaml").write_text(yaml.safe_dump(instance_yaml))
             (folder / "celery-worker.yaml").write_text(yaml.safe_dump(worker_yaml))
-            machines[name] = {**shared_env, "DAGSTER_HOME": str(folder / "dagster_home"),
-                              "RESUMEBIAS_DATA_DIR": str(folder / "data"), "RESUMEBIAS_SCALE_DIR": str(folder),
-                              # The resources name this machine's catalog: an operator's allowed folder.
-                              "RESUMEBIAS_ALLOWED_ROOTS": str(folder)}
+            machines[name] = {
+                **shared_env,
+                "DAGSTER_HOME": str(folder / "dagster_home"),
+                "RESUMEBIAS_DATA_DIR": str(folder / "data"),
+                "RESUMEBIAS_SCALE_DIR": str(folder),
+                # The resources name this machine's catalog: an operator's allowed folder.
+                "RESUMEBIAS_ALLOWED_ROOTS": str(folder),
+            }
         for k, v in machines[CONTROL].items():
             monkeypatch.setenv(k, v)
         yield tmp_path, server, machines, bucket
@@ -133,8 +157,9 @@ def deployment(tmp_path, monkeypatch, postgres, s3_server, redis_broker):
 
 def _wait_for_code_server(proc: subprocess.Popen, log: Path) -> None:
     """Until the code server answers with its loaded definitions (the daemon needs them)."""
-    client = DagsterGrpcClient(host=os.environ["RESUMEBIAS_CODE_SERVER_HOST"],
-                               port=int(os.environ["RESUMEBIAS_CODE_SERVER_PORT"]))
+    client = DagsterGrpcClient(
+        host=os.environ["RESUMEBIAS_CODE_SERVER_HOST"], port=int(os.environ["RESUMEBIAS_CODE_SERVER_PORT"])
+    )
     deadline = time.monotonic() + CODE_SERVER_TIMEOUT_S
     while True:
         assert proc.poll() is None, f"code server exited with {proc.returncode}:\n{tail(log)}"
@@ -159,8 +184,14 @@ class Services:
 
     def start(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
         with self.log(name).open("w") as out:
-            self.procs[name] = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                                                start_new_session=True, env={**os.environ, **(env or {})})
+            self.procs[name] = subprocess.Popen(
+                cmd,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **(env or {})},
+            )
         return self.procs[name]
 
     def stop(self, name: str) -> None:
@@ -187,19 +218,47 @@ def services(deployment):
     root, _, machines, _ = deployment
     services = Services(root)
     try:
-        code_server = services.start("code_server", [
-            _bin("dagster"), "code-server", "start", "-f", str(DEFS_FILE), "-d", str(REPO),
-            "-h", os.environ["RESUMEBIAS_CODE_SERVER_HOST"], "-p", os.environ["RESUMEBIAS_CODE_SERVER_PORT"],
-            "--location-name", "resumebias_dagster",
-        ])
+        code_server = services.start(
+            "code_server",
+            [
+                _bin("dagster"),
+                "code-server",
+                "start",
+                "-f",
+                str(DEFS_FILE),
+                "-d",
+                str(REPO),
+                "-h",
+                os.environ["RESUMEBIAS_CODE_SERVER_HOST"],
+                "-p",
+                os.environ["RESUMEBIAS_CODE_SERVER_PORT"],
+                "--location-name",
+                "resumebias_dagster",
+            ],
+        )
         for name in MACHINES:
             # One run at a time in the worker process itself: a run's step processes need a
             # parent that may have children (a prefork pool child may not). A solo worker busy
             # with a run takes no other, so a second run goes to the other worker.
-            services.start(name, [
-                _bin("dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-n", f"{name}@%h",
-                "-y", str(root / name / "celery-worker.yaml"), "-q", "dagster", "--", "--pool=solo",
-            ], env=machines[name])
+            services.start(
+                name,
+                [
+                    _bin("dagster-celery"),
+                    "worker",
+                    "start",
+                    "-A",
+                    "dagster_celery.app",
+                    "-n",
+                    f"{name}@%h",
+                    "-y",
+                    str(root / name / "celery-worker.yaml"),
+                    "-q",
+                    "dagster",
+                    "--",
+                    "--pool=solo",
+                ],
+                env=machines[name],
+            )
         _wait_for_code_server(code_server, services.log("code_server"))
         yield services
     finally:
@@ -209,19 +268,29 @@ def services(deployment):
 def _run_backfill(instance, defs, services, keys, partition_names=None) -> list:
     """A backfill of ``keys`` (every partition, or ``partition_names``) to its end; its runs."""
     backfill_id = make_new_backfill_id()
-    instance.add_backfill(PartitionBackfill.from_asset_partitions(
-        backfill_id=backfill_id, asset_graph=defs.resolve_asset_graph(), partition_names=partition_names,
-        asset_selection=keys, backfill_timestamp=time.time(), tags={},
-        dynamic_partitions_store=instance, all_partitions=partition_names is None, title="scale-out test",
-        description=None, run_config=None,
-    ))
+    instance.add_backfill(
+        PartitionBackfill.from_asset_partitions(
+            backfill_id=backfill_id,
+            asset_graph=defs.resolve_asset_graph(),
+            partition_names=partition_names,
+            asset_selection=keys,
+            backfill_timestamp=time.time(),
+            tags={},
+            dynamic_partitions_store=instance,
+            all_partitions=partition_names is None,
+            title="scale-out test",
+            description=None,
+            run_config=None,
+        )
+    )
     if "daemon" not in services.procs:
         # Started after the first backfill exists: the daemon's first iteration picks it up at
         # once instead of 30 s later.
         services.start_daemon()
     deadline = time.monotonic() + BACKFILL_TIMEOUT_S
     while (status := instance.get_backfill(backfill_id).status) in (
-        BulkActionStatus.REQUESTED, BulkActionStatus.CANCELING
+        BulkActionStatus.REQUESTED,
+        BulkActionStatus.CANCELING,
     ):
         services.check_alive()
         assert time.monotonic() < deadline, f"backfill not done in {BACKFILL_TIMEOUT_S} s{services.logs()}"
@@ -249,6 +318,7 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
     fit_key, effects_key = dg.AssetKey("fit_scores"), dg.AssetKey("fit_effects")
     all_keys = set(module.PARTITIONS.get_partition_keys())
     assert len(all_keys) == 2 * 17
+
     def dims(key):
         return module.PARTITIONS.get_partition_key_from_str(key).keys_by_dimension
 
@@ -257,9 +327,13 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         assert type(instance.run_launcher).__name__ == "CeleryRunLauncher"
 
-        inputs = dg.materialize([*module.INPUTS, module.FIT_SCORES, *defs.asset_checks],
-                                selection=module.INPUTS, resources=module.RESOURCES,
-                                run_config=module.INPUTS_CONFIG, instance=instance)
+        inputs = dg.materialize(
+            [*module.INPUTS, module.FIT_SCORES, *defs.asset_checks],
+            selection=module.INPUTS,
+            resources=module.RESOURCES,
+            run_config=module.INPUTS_CONFIG,
+            instance=instance,
+        )
         assert inputs.success
         n_variants = len(inputs.output_for_node("probe_variants"))
 
@@ -272,8 +346,10 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
         assert len(fit_runs) == len(module.MODELS) * math.ceil(len(module.JDS) / per_run)
         assert len(effects_runs) == 1
         for r in fit_runs:
-            assert dims(r.tags["dagster/asset_partition_range_start"])["model"] == \
-                dims(r.tags["dagster/asset_partition_range_end"])["model"]
+            assert (
+                dims(r.tags["dagster/asset_partition_range_start"])["model"]
+                == dims(r.tags["dagster/asset_partition_range_end"])["model"]
+            )
         # The partitions ran on both worker machines.
         ran_on = {r.run_id: _worker_of(r, services) for r in runs}
         assert {ran_on[r.run_id] for r in fit_runs} == set(MACHINES), ran_on
@@ -285,11 +361,13 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
         shared = SharedTables(os.environ["RESUMEBIAS_TABLES_URL"])
         scores = shared.read("audit", "fit_scores")
         assert {tuple(c) for c in scores[["model", "jd"]].drop_duplicates().to_numpy()} == {
-            (d["model"], d["jd"]) for d in map(dims, all_keys)}
+            (d["model"], d["jd"]) for d in map(dims, all_keys)
+        }
         assert set(scores.groupby(["model", "jd"]).size()) == {n_variants}
         effects = shared.read("audit", "fit_effects")
         assert {tuple(c) for c in effects[["model", "jd"]].drop_duplicates().to_numpy()} == {
-            (d["model"], d["jd"]) for d in map(dims, all_keys)}
+            (d["model"], d["jd"]) for d in map(dims, all_keys)
+        }
         # Nothing of the study lies on a worker's disk: no DuckDB file, no SQLite store.
         for name in (CONTROL, *MACHINES):
             assert not [p for p in (root / name).rglob("*") if p.suffix in {".duckdb", ".sqlite"}], name
@@ -303,8 +381,10 @@ def test_two_workers_share_tables_and_answers_and_no_disk(deployment, services):
         (rerun,) = _run_backfill(instance, defs, services, [fit_key], partition_names=[partition])
         assert _worker_of(rerun, services) == MACHINES[1]
         assert server.count - calls_before == 0
-        assert len(shared.read("audit", "fit_scores", [{"model": dims(partition)["model"],
-                                                         "jd": dims(partition)["jd"]}])) == n_variants
+        assert (
+            len(shared.read("audit", "fit_scores", [{"model": dims(partition)["model"], "jd": dims(partition)["jd"]}]))
+            == n_variants
+        )
 
     # The shared tables inspected as a local DuckDB file.
     pulled = root / "pulled.duckdb"

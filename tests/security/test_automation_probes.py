@@ -75,10 +75,13 @@ def _fast_and_slow(data_dir, fake_server, model_entry, monkeypatch):
     snapshots = {"openai/gpt-5": "gpt-5-2508"}
     fast = fake_server("openai", resolved_model=lambda alias: snapshots[alias])
     slow = fake_server("openai")
-    providers = _resource(data_dir, [
-        model_entry("openai", fast.base_url, name="fast", timeout_s=10.0, max_retries=3),
-        model_entry("openai", slow.base_url, name="slow", timeout_s=10.0, max_retries=3),
-    ])
+    providers = _resource(
+        data_dir,
+        [
+            model_entry("openai", fast.base_url, name="fast", timeout_s=10.0, max_retries=3),
+            model_entry("openai", slow.base_url, name="slow", timeout_s=10.0, max_retries=3),
+        ],
+    )
     seen: list[tuple[int, dict]] = []
 
     def fast_answer(request):
@@ -101,7 +104,8 @@ def test_a_slow_provider_is_a_warning_while_the_others_are_probed_at_the_same_ti
     data_dir, fake_key, fake_server, model_entry, monkeypatch
 ):
     snapshots, _fast, slow, providers, seen_by_fast, arm = _fast_and_slow(
-        data_dir, fake_server, model_entry, monkeypatch)
+        data_dir, fake_server, model_entry, monkeypatch
+    )
     sensor = build_model_alias_sensor({"fast", "slow"}, {"fast", "slow"}, JDS)
     first = _tick(sensor, providers, None)
     assert first.run_requests == [], "the first sighting of an alias is a baseline"
@@ -124,7 +128,8 @@ def test_the_weekly_reaudit_probes_at_once_and_a_slow_provider_never_fails_it(
     data_dir, fake_key, fake_server, model_entry, monkeypatch
 ):
     _snapshots, _fast, slow, providers, seen_by_fast, arm = _fast_and_slow(
-        data_dir, fake_server, model_entry, monkeypatch)
+        data_dir, fake_server, model_entry, monkeypatch
+    )
     arm()
     when = datetime(2026, 1, 5, 3, tzinfo=timezone.utc)
     with dg.build_schedule_context(resources={"providers": providers}, scheduled_execution_time=when) as context:
@@ -135,17 +140,16 @@ def test_the_weekly_reaudit_probes_at_once_and_a_slow_provider_never_fails_it(
 
 
 def test_a_probe_is_short_and_never_retried():
-    settings = ProviderSettings(name="m", provider="openai", model="gpt-5", temperature=1.0, runs_per_cell=1,
-                                timeout_s=120.0, max_retries=3)
+    settings = ProviderSettings(
+        name="m", provider="openai", model="gpt-5", temperature=1.0, runs_per_cell=1, timeout_s=120.0, max_retries=3
+    )
     short = probe.probe_settings(settings)
     assert (short.timeout_s, short.max_retries) == (probe.PROBE_TIMEOUT_S, 0) and probe.PROBE_TIMEOUT_S <= 30
     quick = probe.probe_settings(replace(settings, timeout_s=5.0))
     assert quick.timeout_s == 5.0, "never longer than the model's own timeout"
 
 
-def test_the_probe_never_retries_and_a_failed_probe_never_fails_the_tick(
-    data_dir, fake_key, fake_server, model_entry
-):
+def test_the_probe_never_retries_and_a_failed_probe_never_fails_the_tick(data_dir, fake_key, fake_server, model_entry):
     server = fake_server("openai")
     providers = _resource(data_dir, [model_entry("openai", server.base_url, name="flaky", max_retries=3)])
     sensor = build_model_alias_sensor({"flaky"}, set(), [])
@@ -203,10 +207,13 @@ def test_every_model_on_a_moved_alias_is_rerun(data_dir, fake_key, fake_server, 
     move bumps the epoch, the second sees none; both models' partitions must be re-run."""
     snapshots = {"openai/gpt-5": "gpt-5-2508"}
     server = fake_server("openai", resolved_model=lambda alias: snapshots[alias])
-    providers = _resource(data_dir, [
-        model_entry("openai", server.base_url, name="gpt-cold", temperature=0.0),
-        model_entry("openai", server.base_url, name="gpt-warm", temperature=1.0),
-    ])
+    providers = _resource(
+        data_dir,
+        [
+            model_entry("openai", server.base_url, name="gpt-cold", temperature=0.0),
+            model_entry("openai", server.base_url, name="gpt-warm", temperature=1.0),
+        ],
+    )
     sensor = build_model_alias_sensor({"gpt-cold", "gpt-warm"}, {"gpt-cold", "gpt-warm"}, JDS)
     first = _tick(sensor, providers, None)
     snapshots["openai/gpt-5"] = "gpt-5-2511"
@@ -219,10 +226,13 @@ def test_every_model_on_a_moved_alias_is_rerun(data_dir, fake_key, fake_server, 
 
 def test_the_probe_sends_the_models_own_temperature_and_max_tokens(data_dir, fake_key, fake_server, model_entry):
     servers = {wire: fake_server(wire) for wire in ("openai", "anthropic", "gemini")}
-    providers = _resource(data_dir, [
-        model_entry(wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens={"seniority": 321})
-        for wire, server in servers.items()
-    ])
+    providers = _resource(
+        data_dir,
+        [
+            model_entry(wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens={"seniority": 321})
+            for wire, server in servers.items()
+        ],
+    )
     sensor = build_model_alias_sensor(set(), set(), [])
     _tick(sensor, providers, None)
     bodies = {wire: server.requests[-1].body for wire, server in servers.items()}
@@ -254,8 +264,21 @@ def test_pool_tags_name_the_host_only(data_dir, fake_key, fake_server, model_ent
     assert model_tags("gateway") == {POOL_TAG: pool}
     spec = parse_models({"models": [model_entry("openai", base_url, name="gateway")]}, "t")[0]
     assert pool_of(spec) == pool
-    vertex = parse_models({"models": [{"name": "v", "kind": "provider", "provider": "google", "model": "gemini-2.5-pro",
-                                       "vertex_project": "p", "vertex_location": "europe-west4"}]}, "t")[0]
+    vertex = parse_models(
+        {
+            "models": [
+                {
+                    "name": "v",
+                    "kind": "provider",
+                    "provider": "google",
+                    "model": "gemini-2.5-pro",
+                    "vertex_project": "p",
+                    "vertex_location": "europe-west4",
+                }
+            ]
+        },
+        "t",
+    )[0]
     assert pool_of(vertex) == "provider:google:europe-west4"
     with dg.build_resources({"providers": providers}) as resources:
         direct = automation.rerun_requests(resources.providers, ["gateway"], "manual", {"gateway"}, {"gateway"}, JDS)
@@ -267,9 +290,10 @@ def test_pool_tags_name_the_host_only(data_dir, fake_key, fake_server, model_ent
     second = _tick(sensor, providers, first.cursor)
     assert requested(second) == all_partitions("gateway", JDS)
     assert {r.tags[POOL_TAG] for r in second.run_requests} == {pool}
-    shown = json.dumps([
-        [r.tags, r.run_key] for r in [*direct, *second.run_requests]
-    ] + [first.cursor, second.cursor, model_tags("gateway")])
+    shown = json.dumps(
+        [[r.tags, r.run_key] for r in [*direct, *second.run_requests]]
+        + [first.cursor, second.cursor, model_tags("gateway")]
+    )
     assert USER_SECRET not in shown and QUERY_SECRET not in shown and "auditor" not in shown
 
 

@@ -66,7 +66,9 @@ def test_a_symlink_under_the_data_directory_does_not_reach_outside(data_dir, out
 
 @pytest.mark.parametrize("setting", ["models_file", "catalog_dir", "store_path"])
 def test_the_providers_resource_refuses_paths_outside_the_allowed_folders(setting, data_dir, outside):
-    value = {"models_file": outside / "models.yaml", "catalog_dir": outside, "store_path": outside / "r.sqlite"}[setting]
+    value = {"models_file": outside / "models.yaml", "catalog_dir": outside, "store_path": outside / "r.sqlite"}[
+        setting
+    ]
 
     @dg.asset
     def uses_providers(providers: ProvidersResource) -> None:
@@ -107,12 +109,22 @@ def test_a_local_embedding_model_must_lie_under_the_allowed_folders(data_dir, ou
     from resumebias_dagster.resources.compute import ComputeResource
     from resumebias_dagster.resources.storage import default_io_manager
 
-    config = {"ops": {"base_resumes": {"config": {"n_per_level": 1}},
-                      "style_validation": {"config": {"embedding_model": str(outside)}}}}
+    config = {
+        "ops": {
+            "base_resumes": {"config": {"n_per_level": 1}},
+            "style_validation": {"config": {"embedding_model": str(outside)}},
+        }
+    }
     result = dg.materialize(
-        [base_resumes, style_variants, style_validation], run_config=config, raise_on_error=False,
-        resources={"catalog": CatalogResource(), "compute": ComputeResource(), "providers": ProvidersResource(),
-                   "io_manager": default_io_manager()},
+        [base_resumes, style_variants, style_validation],
+        run_config=config,
+        raise_on_error=False,
+        resources={
+            "catalog": CatalogResource(),
+            "compute": ComputeResource(),
+            "providers": ProvidersResource(),
+            "io_manager": default_io_manager(),
+        },
     )
     assert not result.success
     assert "style_validation.embedding_model" in _failure_text(result)
@@ -180,7 +192,9 @@ def test_an_unpartitioned_upstream_never_materialised_is_named(data_dir):
     from resumebias_dagster.resources.storage import default_io_manager
 
     result = dg.materialize(
-        [base_resumes, probe_variants], selection=[probe_variants.key], raise_on_error=False,
+        [base_resumes, probe_variants],
+        selection=[probe_variants.key],
+        raise_on_error=False,
         resources={"io_manager": default_io_manager(), "catalog": CatalogResource(), "providers": ProvidersResource()},
     )
     assert not result.success

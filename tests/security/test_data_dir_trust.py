@@ -56,8 +56,9 @@ def test_a_data_folder_the_tool_did_not_create_is_refused(workdir, tmp_path):
 def test_resumebias_run_in_a_cloned_folder_runs_no_planted_command(workdir, tmp_path):
     marker = tmp_path / "pwned"
     _plant(workdir, marker)
-    done = subprocess.run([sys.executable, "-m", "resumebias_dagster.cli", "run"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "resumebias_dagster.cli", "run"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0
     assert "not created by resumebias" in done.stderr and "Traceback" not in done.stderr
     assert not marker.exists()

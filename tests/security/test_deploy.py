@@ -31,4 +31,7 @@ def test_compose_workers_share_answers_and_tables_not_a_disk():
     env = compose["services"]["worker"]["environment"]
     assert env["RESUMEBIAS_STORE_URL"].startswith("postgresql://")
     assert env["RESUMEBIAS_TABLES_URL"].startswith("s3://")
-    assert "minio" in compose["services"] and "CREATE DATABASE resumebias_store" in (DEPLOY / "postgres-init.sql").read_text()
+    assert (
+        "minio" in compose["services"]
+        and "CREATE DATABASE resumebias_store" in (DEPLOY / "postgres-init.sql").read_text()
+    )

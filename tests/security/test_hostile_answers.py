@@ -66,10 +66,17 @@ def test_the_store_keeps_an_answer_with_lone_surrogates_exactly(store, settings_
     request = ChatRequest.from_prompt("Classify this résumé \ud800.")
     key = request_key(settings, request)
     text = "mid \ud800 then \udcff, a NUL \x00 and an emoji \U0001f600"
-    store.put(settings, request, ChatResult(
-        key=key, text=text, resolved_model="snap-\udfff", finish_reason="stop",
-        logprobs=[{"token": "\ud800", "logprob": -0.1, "top": [{"token": "mid\udc80", "logprob": -0.2}]}],
-    ))
+    store.put(
+        settings,
+        request,
+        ChatResult(
+            key=key,
+            text=text,
+            resolved_model="snap-\udfff",
+            finish_reason="stop",
+            logprobs=[{"token": "\ud800", "logprob": -0.1, "top": [{"token": "mid\udc80", "logprob": -0.2}]}],
+        ),
+    )
     got = store.get_many([key])[key]
     assert got.text == text  # exactly as it came
     assert got.logprobs[0]["token"] == "\ud800" and got.logprobs[0]["top"][0]["token"] == "mid\udc80"
@@ -97,8 +104,9 @@ def test_an_answer_with_a_lone_surrogate_is_stored_exactly_and_handed_on_as_vali
     assert again[0].text == "mid\ufffd" and again[0].from_store
 
 
-def test_an_error_message_with_a_lone_surrogate_is_stored_and_handed_on_valid(fake_server, settings_for, store,
-                                                                                fake_key):
+def test_an_error_message_with_a_lone_surrogate_is_stored_and_handed_on_valid(
+    fake_server, settings_for, store, fake_key
+):
     server = fake_server("openai")
     server.script(fp.error_in_200(502, "upstream \ud800 overloaded"))
     results, _ = run_requests(settings_for("openai", server.base_url), [ChatRequest.from_prompt("x")], store)
@@ -117,31 +125,63 @@ def test_the_json_parser_hands_on_valid_utf8_whatever_the_escapes():
     assert valid_utf8("\ud83d\ude00") == "\U0001f600"  # a pair split over two code points is its character
 
 
-def test_a_fit_answer_with_an_escaped_lone_surrogate_is_written_to_duckdb(fake_server, settings_for, store, fake_key,
-                                                                         data_dir):
+def test_a_fit_answer_with_an_escaped_lone_surrogate_is_written_to_duckdb(
+    fake_server, settings_for, store, fake_key, data_dir
+):
     from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
     from resumebias_dagster.resources.storage import ResumebiasIOManager
 
-    answer = ('{"score": 7, "recommend": "yes", "justification": "solid \\ud800 fit", '
-              '"strengths": ["a\\udc00b"], "concerns": ["\\ud83d\\ude00 fine"]}')
+    answer = (
+        '{"score": 7, "recommend": "yes", "justification": "solid \\ud800 fit", '
+        '"strengths": ["a\\udc00b"], "concerns": ["\\ud83d\\ude00 fine"]}'
+    )
     server = fake_server("openai")
     server.script(fp.answer(answer))
     settings = settings_for("openai", server.base_url)
-    spec = parse_models({"models": [{"name": "m", "kind": "provider", "provider": "openai", "model": "x",
-                                     "runs_per_cell": 1, "base_url": server.base_url, "api_key_env": ""}]}, "t")[0]
-    variants = pd.DataFrame({"resume_id": ["r"], "variant": ["baseline"], "arm": ["baseline"], "axis": ["baseline"],
-                             "level": [""], "text": ["A résumé."]})
+    spec = parse_models(
+        {
+            "models": [
+                {
+                    "name": "m",
+                    "kind": "provider",
+                    "provider": "openai",
+                    "model": "x",
+                    "runs_per_cell": 1,
+                    "base_url": server.base_url,
+                    "api_key_env": "",
+                }
+            ]
+        },
+        "t",
+    )[0]
+    variants = pd.DataFrame(
+        {
+            "resume_id": ["r"],
+            "variant": ["baseline"],
+            "arm": ["baseline"],
+            "axis": ["baseline"],
+            "level": [""],
+            "text": ["A résumé."],
+        }
+    )
 
     @dg.asset
     def fit_scores() -> pd.DataFrame:
-        rows, _ = predict_fit_with_provider(lambda reqs: run_requests(settings, reqs, store), variants, "jd",
-                                            "A job.", "{job_description}\n{resume_text}", spec)
+        rows, _ = predict_fit_with_provider(
+            lambda reqs: run_requests(settings, reqs, store),
+            variants,
+            "jd",
+            "A job.",
+            "{job_description}\n{resume_text}",
+            spec,
+        )
         return rows
 
     database = data_dir / "study.duckdb"
     for _ in range(2):  # the re-run reads the stored answer: the partition is not blocked for good
-        result = dg.materialize([fit_scores], resources={
-            "io_manager": ResumebiasIOManager(database=str(database), schema="audit")})
+        result = dg.materialize(
+            [fit_scores], resources={"io_manager": ResumebiasIOManager(database=str(database), schema="audit")}
+        )
         assert result.success
     assert server.count == 1
     with duckdb.connect(str(database)) as con:
@@ -155,11 +195,27 @@ def test_a_fit_answer_with_an_escaped_lone_surrogate_is_written_to_duckdb(fake_s
 
 def test_a_message_content_given_as_a_list_of_parts_is_an_answer(fake_server, settings_for, store, fake_key):
     server = fake_server("openai")
-    mistral = {"id": "x", "object": "chat.completion", "created": 1, "model": "magistral",
-               "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": [
-                   {"type": "thinking", "thinking": [{"type": "text", "text": "junior or senior?"}]},
-                   {"type": "text", "text": "sen"}, {"type": "text", "text": "ior"}]}}],
-               "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+    mistral = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "magistral",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": [{"type": "text", "text": "junior or senior?"}]},
+                        {"type": "text", "text": "sen"},
+                        {"type": "text", "text": "ior"},
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    }
     server.script(fp.hostile("list_content", "junior"), fp.raw_body(json.dumps(mistral).encode()))
     settings = settings_for("openai", server.base_url, max_concurrency=1)
     requests = [ChatRequest.from_prompt("a"), ChatRequest.from_prompt("b")]
@@ -173,8 +229,9 @@ CASES = [(wire, kind) for wire in WIRES for kind in ("deep_nesting", "invalid_ut
 
 
 @pytest.mark.parametrize("wire,kind", CASES)
-def test_a_2xx_body_the_client_cannot_read_is_stored_raw_and_paid_once(wire, kind, fake_server, settings_for, store,
-                                                                        fake_key):
+def test_a_2xx_body_the_client_cannot_read_is_stored_raw_and_paid_once(
+    wire, kind, fake_server, settings_for, store, fake_key
+):
     server = fake_server(wire)
     server.script(fp.malformed() if kind == "malformed" else fp.hostile(kind))
     settings = settings_for(wire, server.base_url)
@@ -212,8 +269,9 @@ def test_no_transient_kind_is_billed_without_bound(kind, store, settings_for):
     key = request_key(settings, request)
     for _ in range(BILLED_CALL_LIMIT):
         assert key not in store.get_many([key]), "called again while under the limit"
-        store.put(settings, request, ChatResult(key=key, error_kind=kind, error_message="e", attempts=1,
-                                                billed_attempts=1))
+        store.put(
+            settings, request, ChatResult(key=key, error_kind=kind, error_message="e", attempts=1, billed_attempts=1)
+        )
     final = store.get_many([key])
     assert final[key].error_kind == kind
     row = next(store.rows())
@@ -251,8 +309,9 @@ def test_an_unbilled_failure_stays_transient(fake_server, settings_for, store, f
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_a_query_string_in_base_url_is_part_of_the_key_and_reaches_the_server(wire, fake_server, settings_for, store,
-                                                                              fake_key, everything_stored):
+def test_a_query_string_in_base_url_is_part_of_the_key_and_reaches_the_server(
+    wire, fake_server, settings_for, store, fake_key, everything_stored
+):
     server = fake_server(wire)
     request = [ChatRequest.from_prompt("x")]
     alpha = settings_for(wire, server.base_url + "?upstream=alpha-route")
@@ -282,16 +341,19 @@ def test_a_credential_in_the_query_is_not_part_of_the_key(settings_for):
 # ------------------------------------------------------------------ 10b: no key over plain HTTP
 
 
-@pytest.mark.parametrize("provider,url", [
-    ("openai", "http://api.openai.com/v1"),
-    ("anthropic", "http://api.anthropic.com"),
-    ("google", "http://generativelanguage.googleapis.com/"),
-    ("openai", "http://openrouter.ai/api/v1"),
-    ("openai", "http://10.0.0.7:8000/v1"),
-    ("openai", "http://192.168.1.20:8000/v1"),
-    ("openai", "http://gpu-box.lan:8000/v1"),
-    ("openai", "http://user:pw-secret-1@gateway.example/v1?key=sk-in-url-77"),
-])
+@pytest.mark.parametrize(
+    "provider,url",
+    [
+        ("openai", "http://api.openai.com/v1"),
+        ("anthropic", "http://api.anthropic.com"),
+        ("google", "http://generativelanguage.googleapis.com/"),
+        ("openai", "http://openrouter.ai/api/v1"),
+        ("openai", "http://10.0.0.7:8000/v1"),
+        ("openai", "http://192.168.1.20:8000/v1"),
+        ("openai", "http://gpu-box.lan:8000/v1"),
+        ("openai", "http://user:pw-secret-1@gateway.example/v1?key=sk-in-url-77"),
+    ],
+)
 def test_plain_http_is_refused_except_to_loopback(provider, url):
     for key_env in ("GATEWAY_KEY", ""):
         with pytest.raises(ProviderConfigError) as raised:
@@ -303,9 +365,17 @@ def test_plain_http_is_refused_except_to_loopback(provider, url):
         assert "pw-secret" not in message and "sk-in-url" not in message
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:8000/v1", "http://127.0.0.2:8000/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1",
-    "https://10.0.0.7/v1", "https://gateway.example/v1", "HTTP://LOCALHOST:8000/v1",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/v1",
+        "http://127.0.0.2:8000/v1",
+        "http://localhost:11434/v1",
+        "http://[::1]:8000/v1",
+        "https://10.0.0.7/v1",
+        "https://gateway.example/v1",
+        "HTTP://LOCALHOST:8000/v1",
+    ],
+)
 def test_loopback_over_http_and_any_host_over_https_are_accepted(url):
     assert settings_of(provider="openai", model="mdl", base_url=url, api_key_env="").base_url == url

@@ -33,12 +33,7 @@ SOCIAL_ROWS = (
     "0,senior,african_american_male,Jamal Washington,gpt,mid,False\n"
 )
 FIT_HEADER = "variant,model,jd,run,score,recommend\n"
-FIT_ROWS = (
-    "baseline,gpt,cpp,0,7,yes\n"
-    "baseline,gpt,cpp,1,8,yes\n"
-    "school_mit,gpt,cpp,0,9,yes\n"
-    "school_mit,gpt,cpp,1,8,no\n"
-)
+FIT_ROWS = "baseline,gpt,cpp,0,7,yes\nbaseline,gpt,cpp,1,8,yes\nschool_mit,gpt,cpp,0,9,yes\nschool_mit,gpt,cpp,1,8,no\n"
 
 
 def run(capsys, *args):
@@ -149,8 +144,9 @@ def test_analyze_fit_never_echoes_a_secret_first_line(tmp_path, capsys, line, su
     path.write_text(line + "\n")
     code, out, err = run(capsys, "analyze-fit", *(["--json"] if as_json else []), path)
     if suffix == ".csv":
-        assert_clean_failure(code, out, err, path, "missing columns variant, model, jd, run, score",
-                             "found: 1 column(s) not shown")
+        assert_clean_failure(
+            code, out, err, path, "missing columns variant, model, jd, run, score", "found: 1 column(s) not shown"
+        )
     else:
         assert_clean_failure(code, out, err, path, "not a Parquet file")
         assert "LINE 1" not in err and "read_parquet" not in err  # no DuckDB query echo
@@ -176,8 +172,14 @@ def test_secret_header_among_real_columns(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     path.write_text(f"variant,model,{SECRET},run,points\nbaseline,gpt,x,0,7\n")
     code, out, err = run(capsys, "analyze-fit", path)
-    assert_clean_failure(code, out, err, path, "missing columns jd, score",
-                         "found: variant, model, run, points; 1 other column(s) not shown")
+    assert_clean_failure(
+        code,
+        out,
+        err,
+        path,
+        "missing columns jd, score",
+        "found: variant, model, run, points; 1 other column(s) not shown",
+    )
     style = tmp_path / "style.csv"
     style.write_text(f"{SECRET},gpt5_junior,junk\n1,2,3\n")
     code, out, err = run(capsys, "analyze", style)
@@ -190,12 +192,24 @@ def test_secret_header_among_real_columns(tmp_path, capsys):
 @pytest.mark.parametrize(
     "old, new, where, problem",
     [
-        ("gpt,mid,False", f"gpt,{SECRET},False", "line 4, column 'prediction'",
-         f"unknown prediction a value of {len(SECRET)} characters (not shown)"),
-        ("0,senior,african", f"{SECRET},senior,african", "line 4, column 'original_idx'",
-         f"original_idx must be an integer, got a value of {len(SECRET)} characters (not shown)"),
-        ("senior,african_american_male", "senior,african_american_secret123", "line 4, column 'demographic'",
-         f"unknown demographic a value of {len('african_american_secret123')} characters (not shown)"),
+        (
+            "gpt,mid,False",
+            f"gpt,{SECRET},False",
+            "line 4, column 'prediction'",
+            f"unknown prediction a value of {len(SECRET)} characters (not shown)",
+        ),
+        (
+            "0,senior,african",
+            f"{SECRET},senior,african",
+            "line 4, column 'original_idx'",
+            f"original_idx must be an integer, got a value of {len(SECRET)} characters (not shown)",
+        ),
+        (
+            "senior,african_american_male",
+            "senior,african_american_secret123",
+            "line 4, column 'demographic'",
+            f"unknown demographic a value of {len('african_american_secret123')} characters (not shown)",
+        ),
     ],
 )
 def test_analyze_hides_bad_cells(tmp_path, capsys, old, new, where, problem):
@@ -210,14 +224,26 @@ def test_analyze_hides_model_names_in_duplicate_messages(tmp_path, capsys):
     path = tmp_path / "dup.csv"
     path.write_text(SOCIAL_HEADER + rows + rows.splitlines(keepends=True)[0])
     code, out, err = run(capsys, "analyze", path)
-    assert_clean_failure(code, out, err, path, "line 5: duplicate prediction for model a value of 26 characters "
-                                               "(not shown), run 0, original_idx 0, demographic 'caucasian_male'")
+    assert_clean_failure(
+        code,
+        out,
+        err,
+        path,
+        "line 5: duplicate prediction for model a value of 26 characters "
+        "(not shown), run 0, original_idx 0, demographic 'caucasian_male'",
+    )
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     first.write_text(SOCIAL_HEADER + rows)
     second.write_text(SOCIAL_HEADER + rows)
     code, out, err = run(capsys, "analyze", first, second)
-    assert_clean_failure(code, out, err, second, f"3 prediction(s) already read from {first}",
-                         "model a value of 26 characters (not shown)")
+    assert_clean_failure(
+        code,
+        out,
+        err,
+        second,
+        f"3 prediction(s) already read from {first}",
+        "model a value of 26 characters (not shown)",
+    )
 
 
 def test_analyze_hides_bad_probabilities(tmp_path, capsys):
@@ -226,19 +252,31 @@ def test_analyze_hides_bad_probabilities(tmp_path, capsys):
     rows = "".join(r + ",0.1,0.2,0.7\n" for r in SOCIAL_ROWS.splitlines())
     path.write_text(header + rows.replace("0.1,0.2,0.7\n", f"0.1,{SECRET},0.7\n", 1))
     code, out, err = run(capsys, "analyze", path)
-    assert_clean_failure(code, out, err, path, "line 2, column 'p_mid': p_mid must be a probability",
-                         f"got a value of {len(SECRET)} characters (not shown)")
+    assert_clean_failure(
+        code,
+        out,
+        err,
+        path,
+        "line 2, column 'p_mid': p_mid must be a probability",
+        f"got a value of {len(SECRET)} characters (not shown)",
+    )
 
 
 @pytest.mark.parametrize(
     "line, new, message",
     [
-        (2, f"baseline,gpt,cpp,{SECRET},7,yes",
-         "line 2: run a value of 26 characters (not shown) is not a whole number"),
+        (
+            2,
+            f"baseline,gpt,cpp,{SECRET},7,yes",
+            "line 2: run a value of 26 characters (not shown) is not a whole number",
+        ),
         (3, f"baseline,gpt,cpp,1,{SECRET},yes", "line 3: score a value of 26 characters (not shown) is not a number"),
         (4, f"school_mit,gpt,cpp,0,9,{SECRET}", "line 4: recommend a value of 26 characters (not shown) is not one of"),
-        (3, "baseline,gpt,cpp,1,12345678901234567,yes",
-         "line 3: score a value of 17 characters (not shown) is outside 1–10"),
+        (
+            3,
+            "baseline,gpt,cpp,1,12345678901234567,yes",
+            "line 3: score a value of 17 characters (not shown) is outside 1–10",
+        ),
     ],
 )
 def test_analyze_fit_hides_bad_cells(tmp_path, capsys, line, new, message):
@@ -254,12 +292,19 @@ def test_analyze_fit_hides_model_names(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     path.write_text(FIT_HEADER + FIT_ROWS.replace(",gpt,", f",{SECRET},") + f"school_mit,{SECRET},cpp,1,8,no\n")
     code, out, err = run(capsys, "analyze-fit", path)
-    assert_clean_failure(code, out, err, path, "line 5: the run (model=a value of 26 characters (not shown), "
-                                               "jd='cpp', variant='school_mit', run=1) occurs again on line 6")
+    assert_clean_failure(
+        code,
+        out,
+        err,
+        path,
+        "line 5: the run (model=a value of 26 characters (not shown), "
+        "jd='cpp', variant='school_mit', run=1) occurs again on line 6",
+    )
     path.write_text(FIT_HEADER + FIT_ROWS + f"school_mit,{SECRET},cpp,1,8,no\n")
     code, out, err = run(capsys, "analyze-fit", path)
-    assert_clean_failure(code, out, err, path,
-                         "line 6: no baseline rows for model a value of 26 characters (not shown) and jd 'cpp'")
+    assert_clean_failure(
+        code, out, err, path, "line 6: no baseline rows for model a value of 26 characters (not shown) and jd 'cpp'"
+    )
 
 
 # --------------------------------------------------------------------------- parser texts
@@ -281,8 +326,10 @@ def test_unclosed_quote_names_the_line_not_the_parser(tmp_path, capsys):
 # --------------------------------------------------------------------------- Parquet paths are not globs
 
 
-@pytest.mark.parametrize("name, decoy", [("runs[1].parquet", "runs1.parquet"), ("runs?.parquet", "runsX.parquet"),
-                                         ("runs*.parquet", "runs-all.parquet")])
+@pytest.mark.parametrize(
+    "name, decoy",
+    [("runs[1].parquet", "runs1.parquet"), ("runs?.parquet", "runsX.parquet"), ("runs*.parquet", "runs-all.parquet")],
+)
 def test_parquet_path_is_read_literally(tmp_path, capsys, name, decoy):
     wanted = write_parquet(tmp_path / name, FIT_FRAME.assign(model="wanted"))
     write_parquet(tmp_path / decoy, FIT_FRAME.assign(model="decoy"))

@@ -34,8 +34,12 @@ def _failure(result) -> str:
 
 def _run(io_manager, config: dict) -> tuple[bool, str]:
     try:
-        result = dg.materialize([table], resources={"io_manager": io_manager}, raise_on_error=False,
-                                run_config={"resources": {"io_manager": {"config": config}}})
+        result = dg.materialize(
+            [table],
+            resources={"io_manager": io_manager},
+            raise_on_error=False,
+            run_config={"resources": {"io_manager": {"config": config}}},
+        )
     except Exception as exc:  # a resource refused at set-up raises out of materialize
         chain, error = [], exc
         while error is not None:
@@ -45,16 +49,22 @@ def _run(io_manager, config: dict) -> tuple[bool, str]:
     return result.success, _failure(result)
 
 
-@pytest.mark.parametrize("schema", [
-    "audit; COPY (SELECT 42 AS pwned) TO '{target}'; CREATE SCHEMA IF NOT EXISTS audit2",
-    'audit"; COPY (SELECT 42) TO \'{target}\'; --',
-    "../x", "a b",
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "audit; COPY (SELECT 42 AS pwned) TO '{target}'; CREATE SCHEMA IF NOT EXISTS audit2",
+        "audit\"; COPY (SELECT 42) TO '{target}'; --",
+        "../x",
+        "a b",
+    ],
+)
 def test_a_schema_from_run_config_is_an_identifier_never_sql(schema, data_dir, tmp_path):
     target = tmp_path / "pwned.csv"
     database = str(data_dir / "resumebias.duckdb")
-    ok, text = _run(ResumebiasIOManager(database=database, schema="audit"),
-                    {"database": database, "schema": schema.format(target=target)})
+    ok, text = _run(
+        ResumebiasIOManager(database=database, schema="audit"),
+        {"database": database, "schema": schema.format(target=target)},
+    )
     assert not ok
     assert "io_manager.schema" in text and "letters, digits and underscores" in text
     assert not target.exists()
@@ -68,8 +78,10 @@ def test_a_plain_schema_from_run_config_still_works(data_dir):
 
 def test_a_database_file_outside_the_data_directory_is_refused(data_dir, tmp_path):
     outside = tmp_path / "elsewhere" / "planted.duckdb"
-    ok, text = _run(ResumebiasIOManager(database=str(data_dir / "resumebias.duckdb"), schema="audit"),
-                    {"database": str(outside), "schema": "audit"})
+    ok, text = _run(
+        ResumebiasIOManager(database=str(data_dir / "resumebias.duckdb"), schema="audit"),
+        {"database": str(outside), "schema": "audit"},
+    )
     assert not ok and "io_manager.database" in text and "outside the folders run config may name" in text
     assert not outside.exists() and not outside.parent.exists()
 
@@ -77,13 +89,22 @@ def test_a_database_file_outside_the_data_directory_is_refused(data_dir, tmp_pat
 def test_duckdb_connection_settings_from_run_config_are_limited(data_dir, tmp_path):
     # custom_extension_repository + autoinstall would load code from the caller's server.
     database = str(data_dir / "resumebias.duckdb")
-    ok, text = _run(ResumebiasIOManager(database=database, schema="audit"),
-                    {"database": database, "schema": "audit",
-                     "connection_config": {"custom_extension_repository": "http://127.0.0.1:9/x",
-                                           "allow_unsigned_extensions": True}})
+    ok, text = _run(
+        ResumebiasIOManager(database=database, schema="audit"),
+        {
+            "database": database,
+            "schema": "audit",
+            "connection_config": {
+                "custom_extension_repository": "http://127.0.0.1:9/x",
+                "allow_unsigned_extensions": True,
+            },
+        },
+    )
     assert not ok and "io_manager.connection_config" in text and "allow_unsigned_extensions" in text
-    ok, text = _run(ResumebiasIOManager(database=database, schema="audit"),
-                    {"database": database, "schema": "audit", "connection_config": {"threads": 1}})
+    ok, text = _run(
+        ResumebiasIOManager(database=database, schema="audit"),
+        {"database": database, "schema": "audit", "connection_config": {"threads": 1}},
+    )
     assert ok, text
 
 
@@ -91,7 +112,9 @@ def test_duckdb_connection_settings_from_run_config_are_limited(data_dir, tmp_pa
 def test_a_shared_table_folder_from_run_config_stays_under_the_shared_root(table_schema, tmp_path, monkeypatch):
     root = tmp_path / "tables"
     monkeypatch.setenv("RESUMEBIAS_TABLES_URL", f"file://{root}")
-    ok, text = _run(SharedTablesIOManager(url=f"file://{root}"), {"url": f"file://{root}", "table_schema": table_schema})
+    ok, text = _run(
+        SharedTablesIOManager(url=f"file://{root}"), {"url": f"file://{root}", "table_schema": table_schema}
+    )
     assert not ok and "io_manager.table_schema" in text
     assert not any(p.suffix == ".parquet" for p in tmp_path.rglob("*"))
 
@@ -161,8 +184,11 @@ def test_a_store_url_from_run_config_must_be_one_the_deployment_lists(tmp_path, 
     url = f"postgresql://audit@127.0.0.1:{catcher.port}/responses?connect_timeout=3"
     try:
         with pytest.raises(Exception) as raised:
-            dg.materialize([answers], resources={"providers": ProvidersResource()},
-                           run_config={"resources": {"providers": {"config": {"store_url": url}}}})
+            dg.materialize(
+                [answers],
+                resources={"providers": ProvidersResource()},
+                run_config={"resources": {"providers": {"config": {"store_url": url}}}},
+            )
     finally:
         catcher.close()
     chain, error = [], raised.value

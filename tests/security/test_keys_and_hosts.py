@@ -34,10 +34,23 @@ def settings_of(**entry) -> ProviderSettings:
 def _hostile_repo(tmp_path, base_url: str):
     repo = tmp_path / "cloned-repo"
     repo.mkdir()
-    (repo / "models.yaml").write_text(yaml.safe_dump({"models": [{
-        "name": "helpful-model", "kind": "provider", "provider": "openai", "model": "gpt-5",
-        "base_url": base_url, "api_key_env": "OPENAI_API_KEY", "runs_per_cell": 1,
-    }]}))
+    (repo / "models.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "models": [
+                    {
+                        "name": "helpful-model",
+                        "kind": "provider",
+                        "provider": "openai",
+                        "model": "gpt-5",
+                        "base_url": base_url,
+                        "api_key_env": "OPENAI_API_KEY",
+                        "runs_per_cell": 1,
+                    }
+                ]
+            }
+        )
+    )
     return repo
 
 
@@ -55,8 +68,10 @@ def test_a_models_yaml_in_the_working_directory_is_ignored(tmp_path, monkeypatch
 def test_the_definitions_loaded_next_to_a_hostile_models_yaml_have_no_partition_for_it(tmp_path, fake_server):
     attacker = fake_server("openai")
     repo = _hostile_repo(tmp_path, attacker.base_url)
-    code = ("import json; from resumebias_dagster.partitions import model_partitions; "
-            "print(json.dumps(model_partitions.get_partition_keys()))")
+    code = (
+        "import json; from resumebias_dagster.partitions import model_partitions; "
+        "print(json.dumps(model_partitions.get_partition_keys()))"
+    )
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RESUMEBIAS_MODELS")}
     env.update(OPENAI_API_KEY=KEY)
     env.pop("RESUMEBIAS_CATALOG_DIR", None)
@@ -111,11 +126,14 @@ def test_the_run_log_says_which_models_file_is_in_use(data_dir, monkeypatch):
 # ------------------------------------------------------------------ 2: one key rule for every wire
 
 
-@pytest.mark.parametrize("provider,model,default_env", [
-    ("openai", "gpt-5", "OPENAI_API_KEY"),
-    ("anthropic", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-    ("google", "gemini-2.5-pro", "GEMINI_API_KEY"),
-])
+@pytest.mark.parametrize(
+    "provider,model,default_env",
+    [
+        ("openai", "gpt-5", "OPENAI_API_KEY"),
+        ("anthropic", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        ("google", "gemini-2.5-pro", "GEMINI_API_KEY"),
+    ],
+)
 def test_a_host_of_someone_elses_choosing_needs_its_key_named(provider, model, default_env):
     url = "https://user:hunter2-secret@llm-gateway.example:8443/v1?key=sk-in-url-55"
     with pytest.raises(ProviderConfigError, match=r"llm-gateway\.example:8443.*api_key_env") as raised:
@@ -123,40 +141,64 @@ def test_a_host_of_someone_elses_choosing_needs_its_key_named(provider, model, d
     assert "hunter2" not in str(raised.value) and "sk-in-url" not in str(raised.value)
     assert default_env in str(raised.value)
     # Named explicitly, it is the user's choice; the provider's own host keeps its default.
-    assert settings_of(provider=provider, model=model, base_url=url, api_key_env="GATEWAY_KEY").api_key_env == "GATEWAY_KEY"
+    assert (
+        settings_of(provider=provider, model=model, base_url=url, api_key_env="GATEWAY_KEY").api_key_env
+        == "GATEWAY_KEY"
+    )
     assert settings_of(provider=provider, model=model).api_key_env == default_env
 
 
 def test_vertex_application_default_credentials_go_only_to_google():
     with pytest.raises(ProviderConfigError, match="Application Default Credentials"):
-        settings_of(provider="google", model="gemini-2.5-pro", vertex_project="p", vertex_location="us-central1",
-                    base_url="https://vertex-proxy.example/")
-    assert settings_of(provider="google", model="gemini-2.5-pro", vertex_project="p", vertex_location="us-central1",
-                       base_url="https://us-central1-aiplatform.googleapis.com/").api_key_env is None
+        settings_of(
+            provider="google",
+            model="gemini-2.5-pro",
+            vertex_project="p",
+            vertex_location="us-central1",
+            base_url="https://vertex-proxy.example/",
+        )
+    assert (
+        settings_of(
+            provider="google",
+            model="gemini-2.5-pro",
+            vertex_project="p",
+            vertex_location="us-central1",
+            base_url="https://us-central1-aiplatform.googleapis.com/",
+        ).api_key_env
+        is None
+    )
 
 
-@pytest.mark.parametrize("wire,env_names", [
-    ("openai", ("OPENAI_API_KEY",)),
-    ("anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
-    ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-])
+@pytest.mark.parametrize(
+    "wire,env_names",
+    [
+        ("openai", ("OPENAI_API_KEY",)),
+        ("anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
+        ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    ],
+)
 def test_an_endpoint_without_keys_never_gets_a_key_from_the_sdks_environment(
     wire, env_names, fake_server, settings_for, store, monkeypatch
 ):
     server = fake_server(wire)
     for name in env_names:
         monkeypatch.setenv(name, KEY)
-    results, _ = run_requests(settings_for(wire, server.base_url, api_key_env=""), [ChatRequest.from_prompt("x")], store)
+    results, _ = run_requests(
+        settings_for(wire, server.base_url, api_key_env=""), [ChatRequest.from_prompt("x")], store
+    )
     assert results[0].ok
     request = server.requests[0]
     assert KEY not in json.dumps(request.headers) and request.api_key in (None, "no-key")
 
 
-@pytest.mark.parametrize("wire,provider,env_name", [
-    ("openai", "openai", "OPENAI_BASE_URL"),
-    ("anthropic", "anthropic", "ANTHROPIC_BASE_URL"),
-    ("gemini", "google", "GOOGLE_GEMINI_BASE_URL"),
-])
+@pytest.mark.parametrize(
+    "wire,provider,env_name",
+    [
+        ("openai", "openai", "OPENAI_BASE_URL"),
+        ("anthropic", "anthropic", "ANTHROPIC_BASE_URL"),
+        ("gemini", "google", "GOOGLE_GEMINI_BASE_URL"),
+    ],
+)
 def test_sdk_environment_variables_cannot_redirect_a_key(wire, provider, env_name, fake_server, monkeypatch):
     import asyncio
 
@@ -203,7 +245,9 @@ def test_records_of_any_logger_are_redacted_with_their_tracebacks(fake_server, s
         assert fake_key not in text
 
 
-def test_an_exception_holding_the_key_leaves_the_step_scrubbed(fake_server, model_entry, data_dir, fake_key, monkeypatch):
+def test_an_exception_holding_the_key_leaves_the_step_scrubbed(
+    fake_server, model_entry, data_dir, fake_key, monkeypatch
+):
     from resumebias_dagster.core.providers import base
 
     server = fake_server("openai")
@@ -220,10 +264,16 @@ def test_an_exception_holding_the_key_leaves_the_step_scrubbed(fake_server, mode
         providers.run("fake-openai", [ChatRequest.from_prompt("x")])
 
     with dg.instance_for_test() as instance:
-        result = dg.materialize([provider_answers], instance=instance, raise_on_error=False,
-                                resources={"providers": ProvidersResource(models_file=str(path))})
+        result = dg.materialize(
+            [provider_answers],
+            instance=instance,
+            raise_on_error=False,
+            resources={"providers": ProvidersResource(models_file=str(path))},
+        )
         assert not result.success
-        serialized = [dg.serialize_value(r.event_log_entry) for r in instance.get_records_for_run(result.run_id).records]
+        serialized = [
+            dg.serialize_value(r.event_log_entry) for r in instance.get_records_for_run(result.run_id).records
+        ]
     failure = [s for s in serialized if "STEP_FAILURE" in s]
     assert failure and "the SDK failed while sending" in failure[0]
     assert all(fake_key not in s for s in serialized)

@@ -56,8 +56,9 @@ def test_two_upstreams_behind_one_gateway_never_share_answers(settings_for):
     assert request_key(one, request) != request_key(two, request)
 
 
-def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(fake_server, settings_for, store, fake_key,
-                                                                              everything_stored):
+def test_credentials_in_a_base_url_stay_out_of_the_key_and_the_stored_endpoint(
+    fake_server, settings_for, store, fake_key, everything_stored
+):
     server = fake_server("openai")
     port = server.base_url.split(":")[2].split("/")[0]
     secret_url = f"http://scott:tiger-pass-42@127.0.0.1:{port}/v1?key=sk-url-secret-999"
@@ -101,12 +102,40 @@ def test_the_fit_task_turns_a_deeply_nested_answer_into_a_failed_run(fake_server
     server = fake_server("openai")
     server.script(fp.answer('{"score": ' + "[" * 100_000 + "]" * 100_000 + "}"))
     settings = settings_for("openai", server.base_url)
-    spec = parse_models({"models": [{"name": "m", "kind": "provider", "provider": "openai", "model": "x",
-                                     "runs_per_cell": 1, "base_url": server.base_url, "api_key_env": ""}]}, "t")[0]
-    variants = pd.DataFrame({"resume_id": ["r"], "variant": ["baseline"], "arm": ["baseline"], "axis": ["baseline"],
-                             "level": [""], "text": ["A résumé."]})
-    rows, _ = predict_fit_with_provider(lambda reqs: run_requests(settings, reqs, store), variants, "jd", "A job.",
-                                        "{job_description}\n{resume_text}", spec)
+    spec = parse_models(
+        {
+            "models": [
+                {
+                    "name": "m",
+                    "kind": "provider",
+                    "provider": "openai",
+                    "model": "x",
+                    "runs_per_cell": 1,
+                    "base_url": server.base_url,
+                    "api_key_env": "",
+                }
+            ]
+        },
+        "t",
+    )[0]
+    variants = pd.DataFrame(
+        {
+            "resume_id": ["r"],
+            "variant": ["baseline"],
+            "arm": ["baseline"],
+            "axis": ["baseline"],
+            "level": [""],
+            "text": ["A résumé."],
+        }
+    )
+    rows, _ = predict_fit_with_provider(
+        lambda reqs: run_requests(settings, reqs, store),
+        variants,
+        "jd",
+        "A job.",
+        "{job_description}\n{resume_text}",
+        spec,
+    )
     assert rows["score"].isna().all() and rows["error"].iloc[0].startswith("unparsable")
 
 
@@ -138,7 +167,9 @@ def test_retry_timeouts_is_an_explicit_per_model_choice(wire, fake_server, setti
     settings = settings_for(wire, server.base_url, timeout_s=0.25, max_retries=2, retry_timeouts=True)
     results, stats = run_requests(settings, [ChatRequest.from_prompt("x")], store)
     assert results[0].ok and server.count == 2
-    assert stats.http_attempts == 2 and stats.billed_attempts == 2 and stats.as_dict()["billed_attempts_per_answer"] == 2.0
+    assert (
+        stats.http_attempts == 2 and stats.billed_attempts == 2 and stats.as_dict()["billed_attempts_per_answer"] == 2.0
+    )
 
 
 def test_retry_timeouts_must_be_a_boolean():
@@ -147,7 +178,9 @@ def test_retry_timeouts_must_be_a_boolean():
 
     entry = {"name": "m", "kind": "provider", "provider": "openai", "model": "x", "retry_timeouts": True}
     assert ProviderSettings.from_spec(parse_models({"models": [entry]}, "models.yaml")[0]).retry_timeouts
-    assert not ProviderSettings.from_spec(parse_models({"models": [{**entry, "retry_timeouts": False}]}, "m")[0]).retry_timeouts
+    assert not ProviderSettings.from_spec(
+        parse_models({"models": [{**entry, "retry_timeouts": False}]}, "m")[0]
+    ).retry_timeouts
 
     from resumebias_dagster.core.providers import ProviderConfigError
 
@@ -207,8 +240,12 @@ def test_two_processes_requesting_the_same_keys_pay_once(fake_server, model_entr
     n = 60
     entry = json.dumps(model_entry("openai", server.base_url, name="same", max_concurrency=8))
     children = [
-        subprocess.Popen([sys.executable, "-c", CHILD, entry, str(path), str(n)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, entry, str(path), str(n)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     outputs = [child.communicate(timeout=120) for child in children]
@@ -235,8 +272,9 @@ def test_a_claim_of_a_dead_process_on_this_machine_is_taken_over_at_once(store):
     assert [c["owner"] for c in store.claims()] == [me.token]
 
 
-def test_a_live_claim_makes_the_other_process_wait_for_its_answer(fake_server, settings_for, store, store_target,
-                                                                  fake_key):
+def test_a_live_claim_makes_the_other_process_wait_for_its_answer(
+    fake_server, settings_for, store, store_target, fake_key
+):
     from resumebias_dagster.core.providers.store import ClaimOwner
 
     server = fake_server("openai")
@@ -355,10 +393,14 @@ def test_a_store_that_stays_locked_names_the_lock_not_a_foreign_file(tmp_path, m
 
 
 def test_six_processes_opening_a_new_store_at_once_all_open_it(tmp_path):
-    code = "import sys\nfrom resumebias_dagster.core.providers import ResponseStore\nResponseStore(sys.argv[1]).close()\n"
+    code = (
+        "import sys\nfrom resumebias_dagster.core.providers import ResponseStore\nResponseStore(sys.argv[1]).close()\n"
+    )
     for attempt in range(3):
         path = tmp_path / f"s{attempt}.sqlite"
-        children = [subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True)
-                    for _ in range(6)]
+        children = [
+            subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True)
+            for _ in range(6)
+        ]
         errors = [child.communicate(timeout=120)[1] for child in children]
         assert [c.returncode for c in children] == [0] * 6, errors

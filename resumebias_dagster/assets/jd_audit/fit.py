@@ -60,9 +60,19 @@ class ProbeVariantsConfig(dg.Config):
     """The base résumés of the arm; the defaults are fit_design.yaml's (of $RESUMEBIAS_CATALOG_DIR
     or the packaged catalog, read when the definitions load)."""
 
-    occupation: str = Field(default=DEFAULT_ARM["occupation"], description="occupation of the base résumés probed (the JDs are software roles); default from fit_design.yaml")
-    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_ARM["levels"]), description="seniority levels of the base résumés probed; default from fit_design.yaml")
-    per_level: int = Field(default=DEFAULT_ARM["per_level"], ge=1, description="base résumés per level (the first ones of each level); default from fit_design.yaml")
+    occupation: str = Field(
+        default=DEFAULT_ARM["occupation"],
+        description="occupation of the base résumés probed (the JDs are software roles); default from fit_design.yaml",
+    )
+    levels: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ARM["levels"]),
+        description="seniority levels of the base résumés probed; default from fit_design.yaml",
+    )
+    per_level: int = Field(
+        default=DEFAULT_ARM["per_level"],
+        ge=1,
+        description="base résumés per level (the first ones of each level); default from fit_design.yaml",
+    )
 
 
 @dg.asset(dagster_type=ProbeVariantsType, kinds={"python", "duckdb"})
@@ -97,16 +107,16 @@ def probe_variants(
     return df
 
 
-@dg.asset_check(asset=probe_variants, blocking=True, description="every variant differs from its baseline in exactly its one signal")
-def probe_variants_change_one_signal(
-    probe_variants: pd.DataFrame, catalog: CatalogResource
-) -> dg.AssetCheckResult:
+@dg.asset_check(
+    asset=probe_variants, blocking=True, description="every variant differs from its baseline in exactly its one signal"
+)
+def probe_variants_change_one_signal(probe_variants: pd.DataFrame, catalog: CatalogResource) -> dg.AssetCheckResult:
     problems = check_probe_variants(probe_variants, catalog_dir=catalog.folder())
     return dg.AssetCheckResult(
         passed=problems.empty,
-        description=None if problems.empty else "; ".join(
-            f"{r.resume_id}/{r.variant}: {r.problem}" for r in problems.head(5).itertuples()
-        ),
+        description=None
+        if problems.empty
+        else "; ".join(f"{r.resume_id}/{r.variant}: {r.problem}" for r in problems.head(5).itertuples()),
         metadata={"variants_with_problems": int(problems["variant"].nunique()) if len(problems) else 0},
     )
 
@@ -145,7 +155,9 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
             spec = model_by_name(model_name, catalog_dir=catalog.folder())
             for jd in jds:
                 if jd not in jd_text.index:
-                    raise dg.Failure(f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it")
+                    raise dg.Failure(
+                        f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it"
+                    )
                 progress = progress_logger(context.log, f"{model_name} x {jd}")
                 frame, stats = predict_fit(spec, probe_variants, jd, jd_text[jd], template, runtime, progress)
                 if stats is not None:
@@ -202,7 +214,9 @@ def fit_model_summary(context: dg.AssetExecutionContext, fit_effects: pd.DataFra
     out), the largest penalty beyond noise, noise floor, cells beyond noise, prompt-injection
     and anonymisation."""
     df = model_summary(fit_effects)
-    context.add_output_metadata({"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")})
+    context.add_output_metadata(
+        {"table": dg.MetadataValue.md(df.round(3).to_markdown(index=False) if len(df) else "(empty)")}
+    )
     return df
 
 

@@ -68,8 +68,10 @@ def audit_verdicts(
         # An empty table, not a skip: the judge's tables and the report then say "no judge"
         # instead of not existing; no verdict is ever invented.
         context.log.warning(f"audit_verdicts: no verdicts: {NO_JUDGE}")
-        yield dg.Output(empty_table(AuditVerdicts), metadata={"judged": dg.MetadataValue.bool(False),
-                                                               "why_not": dg.MetadataValue.text(NO_JUDGE)})
+        yield dg.Output(
+            empty_table(AuditVerdicts),
+            metadata={"judged": dg.MetadataValue.bool(False), "why_not": dg.MetadataValue.text(NO_JUDGE)},
+        )
         return
     specs = load_models(catalog_dir=catalog.folder(), include_disabled=True)
     runs = {s.name: s.runs_per_cell for s in specs}
@@ -106,10 +108,14 @@ def audit_verdicts(
 
 @dg.multi_asset(
     outs={
-        "auditor_stability": dg.AssetOut(dagster_type=AuditorStabilityType, kinds={"python", "duckdb"},
-                                         automation_condition=UPDATE_WITH_UPSTREAM),
-        "auditor_stability_matrix": dg.AssetOut(dagster_type=AuditorStabilityMatrixType,
-                                                kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM),
+        "auditor_stability": dg.AssetOut(
+            dagster_type=AuditorStabilityType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM
+        ),
+        "auditor_stability_matrix": dg.AssetOut(
+            dagster_type=AuditorStabilityMatrixType,
+            kinds={"python", "duckdb"},
+            automation_condition=UPDATE_WITH_UPSTREAM,
+        ),
     },
 )
 def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame):
@@ -119,7 +125,8 @@ def auditor_stability(context: dg.AssetExecutionContext, audit_verdicts: pd.Data
     matrix, summary = compute_stability(audit_verdicts)
     yield dg.Output(summary, output_name="auditor_stability", metadata=table_metadata(summary))
     yield dg.Output(
-        matrix, output_name="auditor_stability_matrix",
+        matrix,
+        output_name="auditor_stability_matrix",
         metadata={"matrix": dg.MetadataValue.md(matrix.to_markdown(index=False) if len(matrix) else "(empty)")},
     )
 
@@ -141,7 +148,9 @@ def cross_judge_agreement(context: dg.AssetExecutionContext, audit_verdicts: pd.
     kinds={"python", "duckdb"},
     automation_condition=UPDATE_WITH_UPSTREAM,
 )
-def judge_vs_effects(context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame, fit_effects: pd.DataFrame) -> pd.DataFrame:
+def judge_vs_effects(
+    context: dg.AssetExecutionContext, audit_verdicts: pd.DataFrame, fit_effects: pd.DataFrame
+) -> pd.DataFrame:
     """The judge against the numbers, per judge and model: significant deltas (q < 0.05, above
     the placebo floor) the judge calls justified ("unverbalised bias") and bias verdicts on
     deltas that are noise, with both rates."""

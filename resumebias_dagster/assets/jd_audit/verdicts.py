@@ -16,7 +16,9 @@ from resumebias_dagster.schemas import VerdictsType
 
 class FitVerdictsConfig(dg.Config):
     score_cut: float = Field(
-        default=DEFAULT_SCORE_CUT, ge=1, le=10,
+        default=DEFAULT_SCORE_CUT,
+        ge=1,
+        le=10,
         description="a score at or above this counts as selected in the impact ratios (as fit_impact_ratios)",
     )
 

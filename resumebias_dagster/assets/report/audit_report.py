@@ -43,9 +43,14 @@ def _models(catalog_dir, *tables: pd.DataFrame) -> list[dict]:
                 if isinstance(value, str) and value:
                     resolved.setdefault(str(model).split("@")[0], set()).add(value)
     return [
-        {"name": s.name, "kind": s.kind, "source": s.option("model") or s.option("source") or s.option("base_model") or "",
-         "resolved": ", ".join(sorted(resolved.get(s.name, ()))), "temperature": s.temperature,
-         "runs_per_cell": s.runs_per_cell}
+        {
+            "name": s.name,
+            "kind": s.kind,
+            "source": s.option("model") or s.option("source") or s.option("base_model") or "",
+            "resolved": ", ".join(sorted(resolved.get(s.name, ()))),
+            "temperature": s.temperature,
+            "runs_per_cell": s.runs_per_cell,
+        }
         for s in load_models(catalog_dir=catalog_dir)
     ]
 
@@ -74,12 +79,18 @@ def audit_report(
     reproduce the run (models, snapshots, prompts)."""
     folder = catalog.folder()
     tables = ReportTables(
-        bias_summary=seniority_bias_summary, group_metrics=seniority_group_metrics,
-        seniority_impact=seniority_impact_ratios, fit_summary=fit_model_summary, fit_axis_summary=fit_axis_summary,
-        fit_effects=fit_effects, fit_impact=fit_impact_ratios, probe_variants=probe_variants,
+        bias_summary=seniority_bias_summary,
+        group_metrics=seniority_group_metrics,
+        seniority_impact=seniority_impact_ratios,
+        fit_summary=fit_model_summary,
+        fit_axis_summary=fit_axis_summary,
+        fit_effects=fit_effects,
+        fit_impact=fit_impact_ratios,
+        probe_variants=probe_variants,
         judge_verdicts=audit_verdicts,
-        verdicts=pd.concat([t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts],
-                           ignore_index=True),
+        verdicts=pd.concat(
+            [t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts], ignore_index=True
+        ),
         plots=_plots(seniority_plots, fit_plots),
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
@@ -96,9 +107,11 @@ def audit_report(
     shared = SharedFiles.from_env()
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
-    context.add_output_metadata({
-        "report": dg.MetadataValue.path(str(path)),
-        "summary": dg.MetadataValue.md(summary or "(no results yet)"),
-    })
+    context.add_output_metadata(
+        {
+            "report": dg.MetadataValue.path(str(path)),
+            "summary": dg.MetadataValue.md(summary or "(no results yet)"),
+        }
+    )
     size = path.stat().st_size
     return pd.DataFrame({"plot": [REPORT_FILE], "path": [str(path)], "bytes": [size]}).astype({"bytes": "int64"})

@@ -36,7 +36,9 @@ def classifier_training_set(
         id_prefix="t",
     )
     context.add_output_metadata(
-        table_metadata(df.drop(columns=["text"]), by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().to_dict()))
+        table_metadata(
+            df.drop(columns=["text"]), by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().to_dict())
+        )
     )
     return df
 
@@ -47,11 +49,15 @@ def classifier_training_set(
     additional_ins={"base_resumes": dg.AssetIn("base_resumes")},
     description="the training set shares no résumé, text, name or e-mail with the evaluation résumés",
 )
-def training_set_disjoint_from_evaluation(classifier_training_set: pd.DataFrame, base_resumes: pd.DataFrame) -> dg.AssetCheckResult:
+def training_set_disjoint_from_evaluation(
+    classifier_training_set: pd.DataFrame, base_resumes: pd.DataFrame
+) -> dg.AssetCheckResult:
     shared = shared_with_evaluation(classifier_training_set, base_resumes)
     return dg.AssetCheckResult(
         passed=not shared,
-        description=None if not shared else "training set overlaps the evaluation set: "
+        description=None
+        if not shared
+        else "training set overlaps the evaluation set: "
         + "; ".join(f"{k}: {len(v)} shared, e.g. {v[:3]}" for k, v in shared.items()),
         metadata={f"shared_{k}": len(v) for k, v in shared.items()} or {"shared": 0},
     )
@@ -80,13 +86,20 @@ def fine_tuned_classifiers(
         if shared is not None:
             # Other machines fetch the folder by its content hash (seniority_predictions).
             shared.put_folder(model.row["path"], "classifiers")
-            context.add_output_metadata({f"{spec.name}/shared_folder": dg.MetadataValue.text(
-                shared.location("classifiers", model.row["content_sha256"]))})
+            context.add_output_metadata(
+                {
+                    f"{spec.name}/shared_folder": dg.MetadataValue.text(
+                        shared.location("classifiers", model.row["content_sha256"])
+                    )
+                }
+            )
         metrics = model.metrics
         context.add_output_metadata(
             {
                 f"{spec.name}/loss_curve": dg.MetadataValue.json(metrics["loss_curve"]),
-                f"{spec.name}/heldout_accuracy": dg.MetadataValue.float(float(metrics["heldout_accuracy"] or float("nan"))),
+                f"{spec.name}/heldout_accuracy": dg.MetadataValue.float(
+                    float(metrics["heldout_accuracy"] or float("nan"))
+                ),
                 f"{spec.name}/label_map": dg.MetadataValue.json(metrics["label2id"]),
                 f"{spec.name}/config": dg.MetadataValue.json(metrics["config"]),
             }

@@ -50,6 +50,8 @@ def seniority_bias_summary(
     predictions = analysed_predictions(seniority_predictions, imported_predictions)
     df = bias_summary(predictions, snapshots=snapshots_of(predictions))
     context.add_output_metadata(
-        table_metadata(df, preview_rows=30, report=dg.MetadataValue.md(format_markdown(predictions) or "(no predictions)"))
+        table_metadata(
+            df, preview_rows=30, report=dg.MetadataValue.md(format_markdown(predictions) or "(no predictions)")
+        )
     )
     return df

@@ -79,7 +79,11 @@ def style_variants(
     return df
 
 
-@dg.asset_check(asset=style_variants, blocking=True, description="employers, dates, degrees and skills are identical across the three styles")
+@dg.asset_check(
+    asset=style_variants,
+    blocking=True,
+    description="employers, dates, degrees and skills are identical across the three styles",
+)
 def style_facts_identical(style_variants: pd.DataFrame) -> dg.AssetCheckResult:
     bad = resumes_with_differing_facts(style_variants)
     return dg.AssetCheckResult(
@@ -194,9 +198,7 @@ def name_variants(
 ) -> pd.DataFrame:
     """Every neutral résumé under four demographic names (the seniority study's Test 3); ``name_scope`` says
     whether the name changes everywhere (default) or on the first line only (notebook 004)."""
-    df = make_name_variants(
-        base_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value
-    )
+    df = make_name_variants(base_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value)
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),

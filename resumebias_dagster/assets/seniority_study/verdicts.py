@@ -13,7 +13,9 @@ from resumebias_dagster.schemas import VerdictsType
 
 @dg.asset(dagster_type=VerdictsType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
 def seniority_verdicts(
-    context: dg.AssetExecutionContext, catalog: CatalogResource, seniority_predictions: pd.DataFrame,
+    context: dg.AssetExecutionContext,
+    catalog: CatalogResource,
+    seniority_predictions: pd.DataFrame,
     imported_predictions: pd.DataFrame,
 ) -> pd.DataFrame:
     """Per model: style shifts, name contrasts, inconsistency and impact ratios estimated within

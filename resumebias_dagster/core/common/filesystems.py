@@ -32,14 +32,52 @@ from pathlib import Path
 MOUNTS_FILE = "/proc/self/mounts"
 # Filesystem types whose locking a database cannot trust: network filesystems and FUSE
 # bridges to remote or object storage. (9p serves e.g. WSL2's Windows drives.)
-NETWORK_FILESYSTEMS = frozenset({
-    "nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "ncpfs", "afs", "coda", "9p", "ceph", "glusterfs", "lustre",
-    "gpfs", "beegfs", "orangefs", "pvfs2", "davfs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone",
-    "fuse.goofys", "fuse.mountpoint-s3", "fuse.juicefs", "fuse.glusterfs", "fuse.cephfs", "fuse.davfs2",
-    "fuse.blobfuse", "fuse.blobfuse2", "fuse.geesefs", "fuse.alluxio-fuse",
-    # Host folders shared into a VM or container (see the module doc).
-    "vboxsf", "vmhgfs", "fuse.vmhgfs-fuse", "prl_fs", "virtiofs", "fuse.grpcfuse", "osxfs", "fakeowner", "drvfs",
-})
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb",
+        "smb3",
+        "smbfs",
+        "ncpfs",
+        "afs",
+        "coda",
+        "9p",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "orangefs",
+        "pvfs2",
+        "davfs",
+        "fuse.sshfs",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+        "fuse.rclone",
+        "fuse.goofys",
+        "fuse.mountpoint-s3",
+        "fuse.juicefs",
+        "fuse.glusterfs",
+        "fuse.cephfs",
+        "fuse.davfs2",
+        "fuse.blobfuse",
+        "fuse.blobfuse2",
+        "fuse.geesefs",
+        "fuse.alluxio-fuse",
+        # Host folders shared into a VM or container (see the module doc).
+        "vboxsf",
+        "vmhgfs",
+        "fuse.vmhgfs-fuse",
+        "prl_fs",
+        "virtiofs",
+        "fuse.grpcfuse",
+        "osxfs",
+        "fakeowner",
+        "drvfs",
+    }
+)
 
 
 class NetworkFilesystemError(RuntimeError):
@@ -77,8 +115,9 @@ def filesystem_of(path: str | os.PathLike, mounts_file: str | os.PathLike | None
     return best_type
 
 
-def require_local_disk(path: str | os.PathLike, what: str, advice: str,
-                       mounts_file: str | os.PathLike | None = None) -> None:
+def require_local_disk(
+    path: str | os.PathLike, what: str, advice: str, mounts_file: str | os.PathLike | None = None
+) -> None:
     """Raise ``NetworkFilesystemError`` if ``path`` is on a network filesystem.
 
     ``what`` names the file ("the response store"), ``advice`` says what to do instead.

@@ -26,6 +26,7 @@ def race_of(demographic: str) -> str:
 def gender_of(demographic: str) -> str:
     return "female" if demographic.endswith("female") else "male"
 
+
 # How a name variant swaps the name: in the whole text, or on the name line only (notebook 004).
 NAME_SCOPES = ("everywhere", "first_line")
 # How the versions of one résumé are compared for similarity (notebook 004).

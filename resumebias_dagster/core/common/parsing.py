@@ -50,7 +50,7 @@ _PREFIX = re.compile(
     r"^(?:(?:final\s+)?answer|seniority(?:\s+level)?|level|classification|prediction|label|output|result)\s*[:=\-–]\s*"
 )
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-_DECORATION = str.maketrans({c: " " for c in "*_`\"“”#>"})
+_DECORATION = str.maketrans({c: " " for c in '*_`"“”#>'})
 _QUOTE = re.compile(r"(?<![a-z])'|'(?![a-z])")  # a quote mark, not the apostrophe of "isn't"
 _BULLET = re.compile(r"^(?:[-•]|\d+[.)])\s+")
 _TRAILING = " \t.!;,:)]}("

@@ -78,8 +78,9 @@ def volcano_png(effects: pd.DataFrame, alpha: float = 0.05, ncols: int = 4) -> b
         y = y_all[e.index]
         ok = np.isfinite(y) & e["delta"].notna()
         q_hit = (e["q_value"] < alpha).to_numpy()
-        color = np.where(e["significant"].to_numpy(dtype=bool), SIGNIFICANT_COLOR,
-                         np.where(q_hit, BELOW_FLOOR_COLOR, OTHER_COLOR))
+        color = np.where(
+            e["significant"].to_numpy(dtype=bool), SIGNIFICANT_COLOR, np.where(q_hit, BELOW_FLOOR_COLOR, OTHER_COLOR)
+        )
         placebo = (e["arm"] == "placebo").to_numpy()
         for mask, marker in ((~placebo & ok.to_numpy()), "o"), ((placebo & ok.to_numpy()), "x"):
             ax.scatter(e["delta"][mask], y[mask], c=color[mask], s=9, marker=marker, linewidths=0.7)
@@ -103,8 +104,14 @@ def volcano_png(effects: pd.DataFrame, alpha: float = 0.05, ncols: int = 4) -> b
         plt.Line2D([], [], marker="x", linestyle="", color="black", label="placebo cell"),
         plt.Line2D([], [], linestyle="--", color="black", label="placebo noise floor"),
     ]
-    fig.legend(handles=handles, loc="upper center", ncol=5 if ncols > 2 else 3, fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 1.0))
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        ncol=5 if ncols > 2 else 3,
+        fontsize=8,
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.0),
+    )
     fig.suptitle("Fit-score change against the baseline résumé", y=1.03, fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     # Many panels of scatter points compress poorly; a lower resolution keeps the PNG small.

@@ -46,8 +46,11 @@ def _sha256(path: Path) -> str:
 def folder_manifest(folder: str | os.PathLike) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``folder`` (the manifest itself excluded)."""
     root = Path(folder)
-    return {p.relative_to(root).as_posix(): _sha256(p) for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != MANIFEST}
+    return {
+        p.relative_to(root).as_posix(): _sha256(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
 
 
 def manifest_digest(manifest: dict[str, str]) -> str:
@@ -125,8 +128,10 @@ class SharedFiles:
             with fs.open_input_stream(f"{base}/{MANIFEST}") as f:
                 manifest = json.loads(f.read())
         except (FileNotFoundError, OSError):
-            raise SharedFileError(f"{where}: no finished folder of that content hash in the shared files "
-                                  f"(its training machine never uploaded it, or the upload was cut off)") from None
+            raise SharedFileError(
+                f"{where}: no finished folder of that content hash in the shared files "
+                f"(its training machine never uploaded it, or the upload was cut off)"
+            ) from None
         if manifest_digest(manifest) != digest:
             raise SharedFileError(f"{where}: its manifest does not hash to {digest}; refusing the folder")
         partial = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.partial")
@@ -139,8 +144,9 @@ class SharedFiles:
                 with fs.open_input_stream(f"{base}/{relative}") as src, target.open("wb") as out:
                     shutil.copyfileobj(src, out, CHUNK)
                 if _sha256(target) != expected:
-                    raise SharedFileError(f"{where}/{relative}: content does not match its hash in the manifest; "
-                                          f"refusing the folder")
+                    raise SharedFileError(
+                        f"{where}/{relative}: content does not match its hash in the manifest; refusing the folder"
+                    )
             if dest.exists():
                 shutil.rmtree(dest)
             dest.parent.mkdir(parents=True, exist_ok=True)

@@ -51,9 +51,7 @@ def require_pyarrow():
         import pyarrow.fs  # noqa: F401
         import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise SharedTablesError(
-            "shared tables need pyarrow: pip install 'resumebias_dagster[scale]'"
-        ) from None
+        raise SharedTablesError("shared tables need pyarrow: pip install 'resumebias_dagster[scale]'") from None
     return pyarrow
 
 
@@ -115,7 +113,9 @@ class SharedTables:
     def partition_folder(partition: Partition | None) -> str:
         if not partition:
             return ""
-        return "/".join(f"{quote(str(dim), safe='')}={quote(str(value), safe='')}" for dim, value in sorted(partition.items()))
+        return "/".join(
+            f"{quote(str(dim), safe='')}={quote(str(value), safe='')}" for dim, value in sorted(partition.items())
+        )
 
     @staticmethod
     def _partition_of(relative: str) -> dict[str, str] | None:
@@ -168,7 +168,7 @@ class SharedTables:
         for info in infos:
             if info.type != pa.fs.FileType.File or not info.path.endswith("/" + DATA_FILE):
                 continue
-            relative = info.path[len(base) + 1:]
+            relative = info.path[len(base) + 1 :]
             found[info.path] = self._partition_of(relative)
         return dict(sorted(found.items()))
 
@@ -185,8 +185,7 @@ class SharedTables:
             return None
         if partitions is not None:
             wanted = {tuple(sorted((str(k), str(v)) for k, v in p.items())) for p in partitions}
-            files = {path: p for path, p in files.items()
-                     if p is not None and tuple(sorted(p.items())) in wanted}
+            files = {path: p for path, p in files.items() if p is not None and tuple(sorted(p.items())) in wanted}
             if not files:
                 return pd.DataFrame()
 
@@ -216,18 +215,25 @@ def _type_clash(pieces: list[tuple[str, object]]) -> str:
     for path, piece in pieces:
         for field in piece.schema:
             types.setdefault(field.name, {}).setdefault(str(field.type), path)
-    clashes = [f"{name} is {' in '.join(f'{t} ({p})' for t, p in seen.items())}"
-               for name, seen in types.items() if len(seen) > 1]
-    return "column types differ between partitions: " + ("; ".join(clashes) or "see below") + \
-        "; re-materialise the partitions written by an older version"
+    clashes = [
+        f"{name} is {' in '.join(f'{t} ({p})' for t, p in seen.items())}"
+        for name, seen in types.items()
+        if len(seen) > 1
+    ]
+    return (
+        "column types differ between partitions: "
+        + ("; ".join(clashes) or "see below")
+        + "; re-materialise the partitions written by an older version"
+    )
 
 
 # A table's folder name becomes a DuckDB identifier when pulled: only asset-like names.
 TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
-def pull_into_duckdb(shared: SharedTables, schema: str, database: str | os.PathLike,
-                     tables: Collection[str] | None = None) -> tuple[dict[str, int], list[str]]:
+def pull_into_duckdb(
+    shared: SharedTables, schema: str, database: str | os.PathLike, tables: Collection[str] | None = None
+) -> tuple[dict[str, int], list[str]]:
     """Copy the shared tables into ``schema.<table>`` of the DuckDB file ``database`` (replaced
     whole), so ``duckdb FILE "select ..."`` inspects them; returns rows per table, and the
     folders skipped: a folder whose name is not in ``tables`` (the project's asset names), or

@@ -38,6 +38,8 @@ def snapshots_of(rows: pd.DataFrame) -> pd.Series:
     """Per model: the snapshots (resolved model versions) its rows come from, "; "-joined."""
     if rows.empty or "resolved_model" not in rows.columns:
         return pd.Series(dtype=object)
-    return rows.dropna(subset=["resolved_model"]).groupby("model")["resolved_model"].agg(
-        lambda s: "; ".join(sorted(set(s)))
+    return (
+        rows.dropna(subset=["resolved_model"])
+        .groupby("model")["resolved_model"]
+        .agg(lambda s: "; ".join(sorted(set(s))))
     )

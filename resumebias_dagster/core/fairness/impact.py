@@ -87,8 +87,9 @@ def _ratio_bounds(s, group, resume, name, rates, counts, k, g):
         rows = (group == g) | (group == h)
         own = group[rows] == g
         scaled = np.where(own, s[rows] / rate_g, s[rows] / rates[h])
-        est = side_contrast(scaled, resume[rows], np.where(own, 1, -1), None if name is None else name[rows],
-                            np.where(own, 1, 0))
+        est = side_contrast(
+            scaled, resume[rows], np.where(own, 1, -1), None if name is None else name[rows], np.where(own, 1, 0)
+        )
         lr[h], se[h], df[h] = np.log(rate_g) - np.log(rates[h]), est.se[0], est.df[0]
     return lr, se, df
 
@@ -104,8 +105,15 @@ def _dimension_table(d: pd.DataFrame, value: np.ndarray, confidence: float) -> p
     total = np.bincount(code, minlength=k)
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = np.where(counts > 0, selected / counts, np.nan)
-    out = pd.DataFrame({"group": groups, "n": counts.astype(np.int64), "selected": selected,
-                        "n_excluded": (total - counts).astype(np.int64), "rate": rates})
+    out = pd.DataFrame(
+        {
+            "group": groups,
+            "n": counts.astype(np.int64),
+            "selected": selected,
+            "n_excluded": (total - counts).astype(np.int64),
+            "rate": rates,
+        }
+    )
     first = d.groupby("group", sort=True)[["sex", "race_ethnicity"]].first().reindex(groups)
     out["sex"], out["race_ethnicity"] = first["sex"].to_numpy(), first["race_ethnicity"].to_numpy()
     rated = np.flatnonzero(counts > 0)
@@ -163,8 +171,9 @@ def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: floa
         for model, m in d.groupby("model", sort=True):
             for name in selections:
                 value = pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
-                frames.append(_dimension_table(m, value, confidence).assign(model=model, selection=name,
-                                                                               dimension=dimension))
+                frames.append(
+                    _dimension_table(m, value, confidence).assign(model=model, selection=name, dimension=dimension)
+                )
     if not frames:
         return pd.DataFrame()
     t = pd.concat(frames, ignore_index=True)
@@ -172,8 +181,14 @@ def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: floa
     return t.sort_values(["model", "selection", "dimension_order", "group"], kind="stable").reset_index(drop=True)
 
 
-def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: str, table=SeniorityImpactRatios,
-                 snapshots: Mapping[str, str] | None = None, confidence: float = CONFIDENCE) -> pd.DataFrame:
+def impact_table(
+    rows: pd.DataFrame,
+    selections: Sequence[str],
+    group_source: str,
+    table=SeniorityImpactRatios,
+    snapshots: Mapping[str, str] | None = None,
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
     """The impact-ratio table (``table``, a model of core/tables/) of ``rows``: one per
     individual with ``model``, ``resume`` (its base résumé), ``name`` (None: names not known),
     ``sex``, ``race_ethnicity`` (None: not in that dimension) and, per name in ``selections``,
@@ -199,8 +214,9 @@ def impact_table(rows: pd.DataFrame, selections: Sequence[str], group_source: st
     return conform(t[list(IMPACT_COLUMNS)], table)
 
 
-def impact_findings(rows: pd.DataFrame, selections: Sequence[str], study: str, settings: InferenceSettings,
-                    scope: str | None = None) -> list[pd.DataFrame]:
+def impact_findings(
+    rows: pd.DataFrame, selections: Sequence[str], study: str, settings: InferenceSettings, scope: str | None = None
+) -> list[pd.DataFrame]:
     """The impact ratios of ``rows`` (as ``impact_table`` takes them) as findings of
     ``core/inference``: one per group below its reference, family (selection, dimension)."""
     t = _impact_rows(rows, selections, 1 - settings.alpha)
@@ -213,18 +229,33 @@ def impact_findings(rows: pd.DataFrame, selections: Sequence[str], study: str, s
     # mde and power from the log ratio to the reference; the interval and the equivalence test
     # (lower 90% bound at or above the margin) are the table's, winner's curse included.
     est = Estimate(log_ratio, t["_se"].to_numpy(float), t["_df"].to_numpy(float), t["_n_resumes"].to_numpy())
-    meta = {"model": t["model"].to_numpy(), "study": study,
-            "finding": ("impact_ratio:" + t["selection"] + ":" + t["dimension"] + ":" + t["group"]).to_numpy(),
-            "family": ("impact:" + t["selection"] + ":" + t["dimension"]).to_numpy(),
-            "description": (t["group"] + " against " + t["reference_group"] + ", "
-                            + t["selection"].str.replace("_", " ")).to_numpy(),
-            "note": t["note"].to_numpy() if "note" in t.columns else ""}
+    meta = {
+        "model": t["model"].to_numpy(),
+        "study": study,
+        "finding": ("impact_ratio:" + t["selection"] + ":" + t["dimension"] + ":" + t["group"]).to_numpy(),
+        "family": ("impact:" + t["selection"] + ":" + t["dimension"]).to_numpy(),
+        "description": (
+            t["group"] + " against " + t["reference_group"] + ", " + t["selection"].str.replace("_", " ")
+        ).to_numpy(),
+        "note": t["note"].to_numpy() if "note" in t.columns else "",
+    }
     if scope is not None:
         meta["scope"] = scope
     margin = settings.margins["impact_ratio"]
     tost = np.where(t["_low90"].to_numpy(float) >= margin, 0.0, 1.0)
-    return [findings(meta, est, t["p_value"].to_numpy(float), "impact_ratio", "log_ratio_t", settings, ratio=True,
-                     interval=(t["ci_low"].to_numpy(float), t["ci_high"].to_numpy(float)), tost=tost)]
+    return [
+        findings(
+            meta,
+            est,
+            t["p_value"].to_numpy(float),
+            "impact_ratio",
+            "log_ratio_t",
+            settings,
+            ratio=True,
+            interval=(t["ci_low"].to_numpy(float), t["ci_high"].to_numpy(float)),
+            tost=tost,
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- seniority study
@@ -239,7 +270,11 @@ def seniority_selection_rows(predictions: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"seniority predictions: missing columns {missing}; expected {', '.join(required)}")
     d = predictions[predictions["variant_kind"] == "demographic"]
-    for column, allowed in (("variant", DEMOGRAPHICS), ("prediction", PREDICTION_VALUES), ("true_seniority", SENIORITY_LEVELS)):
+    for column, allowed in (
+        ("variant", DEMOGRAPHICS),
+        ("prediction", PREDICTION_VALUES),
+        ("true_seniority", SENIORITY_LEVELS),
+    ):
         bad = ~d[column].isin(allowed)
         if bad.any():
             raise ValueError(
@@ -253,25 +288,48 @@ def seniority_selection_rows(predictions: pd.DataFrame) -> pd.DataFrame:
         dist = d[["p_junior", "p_mid", "p_senior"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
         dist = dist / dist.sum(axis=1, keepdims=True)
     # A model's selections are exact when every one of its rows carries a distribution.
-    exact = np.zeros(len(d), dtype=bool) if dist is None else pd.Series(
-        ~np.isnan(dist[:, 0]), index=d.index).groupby(d["model"]).transform("all").to_numpy(bool)
-    senior = np.where(exact, dist[:, 2] if dist is not None else np.nan, np.where(np.isnan(predicted), np.nan,
-                                                                                   predicted == 2))
-    at_or_above_exact = (np.take_along_axis(np.cumsum(dist[:, ::-1], axis=1)[:, ::-1], np.nan_to_num(true).astype(int)[:, None],
-                                            axis=1)[:, 0] if dist is not None else np.full(len(d), np.nan))
+    exact = (
+        np.zeros(len(d), dtype=bool)
+        if dist is None
+        else pd.Series(~np.isnan(dist[:, 0]), index=d.index).groupby(d["model"]).transform("all").to_numpy(bool)
+    )
+    senior = np.where(
+        exact, dist[:, 2] if dist is not None else np.nan, np.where(np.isnan(predicted), np.nan, predicted == 2)
+    )
+    at_or_above_exact = (
+        np.take_along_axis(np.cumsum(dist[:, ::-1], axis=1)[:, ::-1], np.nan_to_num(true).astype(int)[:, None], axis=1)[
+            :, 0
+        ]
+        if dist is not None
+        else np.full(len(d), np.nan)
+    )
     at_or_above = np.where(exact, at_or_above_exact, np.where(np.isnan(predicted), np.nan, predicted >= true))
     at_or_above = np.where(true == SENIORITY_RANK["junior"], np.nan, at_or_above)
-    rows = pd.DataFrame({
-        "model": d["model"].to_numpy(), "resume": d["original_idx"].to_numpy(), "variant": d["variant"].to_numpy(),
-        "name": (d["name"].astype("string").str.split().str[0].to_numpy(object) if "name" in d.columns
-                 else np.full(len(d), None, dtype=object)),
-        "predicted_senior": senior.astype(float), "at_or_above_true_level": at_or_above.astype(float),
-    })
+    rows = pd.DataFrame(
+        {
+            "model": d["model"].to_numpy(),
+            "resume": d["original_idx"].to_numpy(),
+            "variant": d["variant"].to_numpy(),
+            "name": (
+                d["name"].astype("string").str.split().str[0].to_numpy(object)
+                if "name" in d.columns
+                else np.full(len(d), None, dtype=object)
+            ),
+            "predicted_senior": senior.astype(float),
+            "at_or_above_true_level": at_or_above.astype(float),
+        }
+    )
     # Runs are repeated measures of one individual: averaged (NaN runs left out).
     keys = ["model", "resume", "variant"]
-    out = rows.groupby(keys, sort=True, dropna=False).agg(
-        name=("name", "first"), predicted_senior=("predicted_senior", "mean"),
-        at_or_above_true_level=("at_or_above_true_level", "mean")).reset_index()
+    out = (
+        rows.groupby(keys, sort=True, dropna=False)
+        .agg(
+            name=("name", "first"),
+            predicted_senior=("predicted_senior", "mean"),
+            at_or_above_true_level=("at_or_above_true_level", "mean"),
+        )
+        .reset_index()
+    )
     out["sex"] = out["variant"].map(gender_of)
     out["race_ethnicity"] = out["variant"].map(race_of)
     if out["name"].isna().any():
@@ -284,5 +342,10 @@ def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, s
     predicted senior (``predicted_senior``), or predicted at or above the résumé's true level
     (``at_or_above_true_level``, mid and senior résumés only). ``snapshots`` gives each
     model's ``resolved_models``."""
-    return impact_table(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, SENIORITY_GROUP_SOURCE,
-                        SeniorityImpactRatios, snapshots)
+    return impact_table(
+        seniority_selection_rows(predictions),
+        SENIORITY_SELECTIONS,
+        SENIORITY_GROUP_SOURCE,
+        SeniorityImpactRatios,
+        snapshots,
+    )

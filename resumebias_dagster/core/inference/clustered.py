@@ -64,15 +64,16 @@ def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np
         return 0.0, 0  # names nested in résumés: their variance is already the résumés'
     if all_count <= same_count or g_n <= n_groups:
         return float("nan"), 0  # one name per group, on several résumés: not separable from the group
-    same = float((np.bincount(name, weights=z) ** 2).sum() - (z ** 2).sum())
-    every = -float((z ** 2).sum())  # all pairs within groups: (sum z)^2 - sum z^2 with sum z = 0
+    same = float((np.bincount(name, weights=z) ** 2).sum() - (z**2).sum())
+    every = -float((z**2).sum())  # all pairs within groups: (sum z)^2 - sum z^2 with sum z = 0
     difference = same / same_count - (every - same) / (all_count - same_count)
     shrink = float(np.mean((1 - 1 / m[resume]) ** 2))
     return max(0.0, difference / shrink), g_n - n_groups
 
 
-def side_contrast(y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.ndarray | None = None,
-                  group: np.ndarray | None = None) -> Estimate:
+def side_contrast(
+    y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.ndarray | None = None, group: np.ndarray | None = None
+) -> Estimate:
     """Within-résumé contrast of the rows with ``side`` +1 against those with -1 (0: not in
     it; NaN ``y``: left out). Résumés without both sides are left out. With ``name`` (and each
     name's ``group``), every row (side 0 too) estimates the names' variance (``name_variance``)
@@ -81,8 +82,13 @@ def side_contrast(y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.
     y = np.asarray(y, dtype=float)
     side = np.asarray(side)
     resume_all = np.asarray(resume)
-    sigma2, df_n = (0.0, 0) if name is None else name_variance(
-        y, resume_all, np.asarray(name), np.zeros(len(y), int) if group is None else np.asarray(group))
+    sigma2, df_n = (
+        (0.0, 0)
+        if name is None
+        else name_variance(
+            y, resume_all, np.asarray(name), np.zeros(len(y), int) if group is None else np.asarray(group)
+        )
+    )
     keep = (side != 0) & ~np.isnan(y)
     y, side, resume = y[keep], side[keep], resume_all[keep]
     name = None if name is None else np.asarray(name)[keep]
@@ -112,8 +118,8 @@ def side_contrast(y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.
     # Each row's weight in the estimate; a name on several résumés adds sigma2 times the
     # products of its rows' weights on different résumés.
     w = np.where(a, 1.0, -1.0) / (g * np.where(a, n_a[resume], n_b[resume]))
-    v_n = sigma2 * float((np.bincount(name, weights=w, minlength=g_n) ** 2).sum() - (w ** 2).sum())
+    v_n = sigma2 * float((np.bincount(name, weights=w, minlength=g_n) ** 2).sum() - (w**2).sum())
     v = v_r + max(0.0, v_n)
     # Satterthwaite: the résumé part has g - 1 degrees of freedom, the name part df_n.
-    df = v ** 2 / (v_r ** 2 / (g - 1) + (v_n ** 2 / df_n if df_n > 0 and v_n > 0 else 0.0)) if v > 0 else g - 1
+    df = v**2 / (v_r**2 / (g - 1) + (v_n**2 / df_n if df_n > 0 and v_n > 0 else 0.0)) if v > 0 else g - 1
     return Estimate(theta, np.sqrt(v), df, g, np.array([float(g_n)]))

@@ -54,8 +54,13 @@ def simes(p: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return out
 
 
-def family_adjusted(p: np.ndarray, family: np.ndarray, scope: np.ndarray | None = None,
-                    alpha: float = 0.05, gate: np.ndarray | None = None) -> np.ndarray:
+def family_adjusted(
+    p: np.ndarray,
+    family: np.ndarray,
+    scope: np.ndarray | None = None,
+    alpha: float = 0.05,
+    gate: np.ndarray | None = None,
+) -> np.ndarray:
     """Adjusted p of every finding: at most ``alpha`` exactly when it is a discovery of the
     Benjamini–Bogomolov procedure run over the families of each ``scope`` (e.g. an arm of a
     model), behind the Simes test of everything in its ``gate`` (e.g. the model).

@@ -75,8 +75,15 @@ def resumes_needed(effect: float, sd: float, settings: InferenceSettings, random
     return high
 
 
-def plan(kind: str, effect: float, noise: Noise, settings: InferenceSettings, variants_per_resume: int,
-         runs: Sequence[int] = (1, 3, 5, 10), jds: Sequence[int] = (1,)) -> pd.DataFrame:
+def plan(
+    kind: str,
+    effect: float,
+    noise: Noise,
+    settings: InferenceSettings,
+    variants_per_resume: int,
+    runs: Sequence[int] = (1, 3, 5, 10),
+    jds: Sequence[int] = (1,),
+) -> pd.DataFrame:
     """Designs (runs x job descriptions) with the résumés each needs and the calls it makes
     (résumés x variants per résumé x runs x job descriptions)."""
     target = math.log(effect) if kind == "impact_ratio" else effect
@@ -85,6 +92,15 @@ def plan(kind: str, effect: float, noise: Noise, settings: InferenceSettings, va
         for j in jds:
             sd = noise.at(r, j)
             g = resumes_needed(target, sd, settings, kind in RANDOMISATION)
-            rows.append({"kind": kind, "effect": effect, "runs": r, "job_descriptions": j, "resumes": g,
-                         "sd_per_resume": sd, "calls": g * variants_per_resume * r * j})
+            rows.append(
+                {
+                    "kind": kind,
+                    "effect": effect,
+                    "runs": r,
+                    "job_descriptions": j,
+                    "resumes": g,
+                    "sd_per_resume": sd,
+                    "calls": g * variants_per_resume * r * j,
+                }
+            )
     return pd.DataFrame(rows)

@@ -29,7 +29,7 @@ _TIE = 1e-9
 def smallest_p(n_resumes: np.ndarray | int) -> np.ndarray:
     """The smallest two-sided p a sign-flip test over ``n_resumes`` résumés can give."""
     n = np.asarray(n_resumes, dtype=float)
-    return np.where(n >= 1, np.minimum(1.0, 2.0 / 2.0 ** n), np.nan)
+    return np.where(n >= 1, np.minimum(1.0, 2.0 / 2.0**n), np.nan)
 
 
 def _t_stats(s: np.ndarray, q: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -54,7 +54,7 @@ def sign_flip_p(d: np.ndarray, exact_max: int = 14, draws: int = 9999, seed: int
     values = np.where(present, d, 0.0)[np.arange(k)[:, None], order]
     width = int(n.max()) if k else 0
     values = values[:, :width]
-    q = (values ** 2).sum(axis=1)
+    q = (values**2).sum(axis=1)
     t_obs = np.abs(_t_stats(values.sum(axis=1), q, n.astype(float)))
     p = np.full(k, np.nan)
     if width < 2:
@@ -84,8 +84,9 @@ def sign_flip_p(d: np.ndarray, exact_max: int = 14, draws: int = 9999, seed: int
     return np.where(n >= 2, np.minimum(p, 1.0), np.nan)
 
 
-def run_permutation_p(baseline: np.ndarray, variant: np.ndarray, exact_limit: int = 20000, draws: int = 9999,
-                      seed: int = 0) -> np.ndarray:
+def run_permutation_p(
+    baseline: np.ndarray, variant: np.ndarray, exact_limit: int = 20000, draws: int = 9999, seed: int = 0
+) -> np.ndarray:
     """Two-sided permutation p of the difference in means of two sets of runs of one résumé,
     per row (contrasts x runs, NaN: no run); NaN with fewer than 2 runs on a side, 1 when
     every run is the same. Every relabelling is enumerated when there are at most

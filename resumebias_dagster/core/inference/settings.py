@@ -12,8 +12,13 @@ from resumebias_dagster.catalog import CatalogError, load_yaml
 SETTINGS_FILE = "inference.yaml"
 # Kinds of finding; each has a margin and an effect to detect, in its own unit.
 KINDS = ("style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio")
-UNITS = {"style_shift": "levels", "seniority_bias": "levels", "inconsistency": "share of résumés",
-         "fit_delta": "points", "impact_ratio": "ratio"}
+UNITS = {
+    "style_shift": "levels",
+    "seniority_bias": "levels",
+    "inconsistency": "share of résumés",
+    "fit_delta": "points",
+    "impact_ratio": "ratio",
+}
 
 
 @dataclass(frozen=True)
@@ -23,10 +28,24 @@ class InferenceSettings:
     exact_max: int = 14
     draws: int = 9999
     seed: int = 0
-    margins: Mapping[str, float] = field(default_factory=lambda: {
-        "style_shift": 0.05, "seniority_bias": 0.05, "inconsistency": 0.05, "fit_delta": 0.25, "impact_ratio": 0.9})
-    detect: Mapping[str, float] = field(default_factory=lambda: {
-        "style_shift": 0.05, "seniority_bias": 0.05, "inconsistency": 0.05, "fit_delta": 0.25, "impact_ratio": 0.8})
+    margins: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "style_shift": 0.05,
+            "seniority_bias": 0.05,
+            "inconsistency": 0.05,
+            "fit_delta": 0.25,
+            "impact_ratio": 0.9,
+        }
+    )
+    detect: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "style_shift": 0.05,
+            "seniority_bias": 0.05,
+            "inconsistency": 0.05,
+            "fit_delta": 0.25,
+            "impact_ratio": 0.8,
+        }
+    )
 
 
 def _number(value, where: str, low: float, high: float, *, open_low: bool = True) -> float:
@@ -34,7 +53,9 @@ def _number(value, where: str, low: float, high: float, *, open_low: bool = True
         raise CatalogError(f"{SETTINGS_FILE}: {where} must be a number, got {value!r}")
     ok = (value > low if open_low else value >= low) and value < high
     if not ok:
-        raise CatalogError(f"{SETTINGS_FILE}: {where} must lie in {'(' if open_low else '['}{low:g}, {high:g}), got {value!r}")
+        raise CatalogError(
+            f"{SETTINGS_FILE}: {where} must lie in {'(' if open_low else '['}{low:g}, {high:g}), got {value!r}"
+        )
     return float(value)
 
 
@@ -45,8 +66,9 @@ def _per_kind(data: Mapping, key: str) -> dict[str, float]:
     unknown = sorted(set(map(str, section)) - set(KINDS))
     missing = [k for k in KINDS if k not in section]
     if unknown or missing:
-        raise CatalogError(f"{SETTINGS_FILE}: `{key}` must list exactly {', '.join(KINDS)}; "
-                           f"missing {missing}, unknown {unknown}")
+        raise CatalogError(
+            f"{SETTINGS_FILE}: `{key}` must list exactly {', '.join(KINDS)}; missing {missing}, unknown {unknown}"
+        )
     out = {}
     for kind in KINDS:
         if kind == "impact_ratio":
@@ -65,13 +87,21 @@ def load_inference_settings(catalog_dir: str | os.PathLike | None = None) -> Inf
     if not isinstance(randomization, dict):
         raise CatalogError(f"{SETTINGS_FILE}: `randomization` must be a mapping with exact_max, draws, seed")
     exact_max, draws, seed = (randomization.get(k, d) for k, d in (("exact_max", 14), ("draws", 9999), ("seed", 0)))
-    for name, value, low, high in (("exact_max", exact_max, 1, 20), ("draws", draws, 99, 10**6), ("seed", seed, 0, 2**32)):
+    for name, value, low, high in (
+        ("exact_max", exact_max, 1, 20),
+        ("draws", draws, 99, 10**6),
+        ("seed", seed, 0, 2**32),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise CatalogError(f"{SETTINGS_FILE}: randomization.{name} must be a whole number in [{low}, {high}], "
-                               f"got {value!r}")
+            raise CatalogError(
+                f"{SETTINGS_FILE}: randomization.{name} must be a whole number in [{low}, {high}], got {value!r}"
+            )
     return InferenceSettings(
         alpha=_number(data.get("alpha", 0.05), "alpha", 0.0, 0.5),
         power=_number(data.get("power", 0.8), "power", 0.5, 1.0, open_low=False),
-        exact_max=exact_max, draws=draws, seed=seed,
-        margins=_per_kind(data, "margins"), detect=_per_kind(data, "detect"),
+        exact_max=exact_max,
+        draws=draws,
+        seed=seed,
+        margins=_per_kind(data, "margins"),
+        detect=_per_kind(data, "detect"),
     )

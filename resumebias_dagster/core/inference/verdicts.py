@@ -47,8 +47,16 @@ def classify(adjusted_p, tost_p, estimate, margin, alpha: float, ratio: bool = F
 
 
 def findings(
-    meta: Mapping[str, object], est: Estimate, p: np.ndarray, kind: str, test, settings: InferenceSettings,
-    *, ratio: bool = False, interval: tuple[np.ndarray, np.ndarray] | None = None, tost: np.ndarray | None = None,
+    meta: Mapping[str, object],
+    est: Estimate,
+    p: np.ndarray,
+    kind: str,
+    test,
+    settings: InferenceSettings,
+    *,
+    ratio: bool = False,
+    interval: tuple[np.ndarray, np.ndarray] | None = None,
+    tost: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Rows of findings of one kind: ``meta`` gives the model, study, finding, family,
     description and note columns (scalars or arrays); ``est`` the estimates; ``p`` their
@@ -128,8 +136,14 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
         at = ratio == flag
         if at.any():
             # A ratio's equivalence and "inside" compare the ratio itself with its margin.
-            verdict[at] = classify(t.loc[at, "q"], t.loc[at, "tost_p"], t.loc[at, "estimate"], t.loc[at, "margin"],
-                                   settings.alpha, ratio=flag)
+            verdict[at] = classify(
+                t.loc[at, "q"],
+                t.loc[at, "tost_p"],
+                t.loc[at, "estimate"],
+                t.loc[at, "margin"],
+                settings.alpha,
+                ratio=flag,
+            )
     t["verdict"] = verdict
     if "note" not in t.columns:
         t["note"] = ""

@@ -51,19 +51,23 @@ def _resumes(where: str, spec: Any, catalog_dir: CatalogDir) -> tuple[str, tuple
     unknown = sorted(set(map(str, spec)) - {"occupation", "levels", "per_level"})
     missing = [k for k in ("occupation", "levels", "per_level") if k not in spec]
     if unknown or missing:
-        raise CatalogError(f"{where}: `resumes` needs exactly occupation, levels and per_level "
-                           f"(missing {missing}, unknown {unknown})")
+        raise CatalogError(
+            f"{where}: `resumes` needs exactly occupation, levels and per_level (missing {missing}, unknown {unknown})"
+        )
     occupation = spec["occupation"]
     if not isinstance(occupation, str) or not occupation.strip():
         raise CatalogError(f"{where}: resumes.occupation must be an occupation id (a string), got {occupation!r}")
     known = _occupations(catalog_dir)
     if occupation not in known:
-        raise CatalogError(f"{where}: resumes.occupation {occupation!r} is not an occupation of occupations.yaml "
-                           f"(known: {', '.join(known)})")
+        raise CatalogError(
+            f"{where}: resumes.occupation {occupation!r} is not an occupation of occupations.yaml "
+            f"(known: {', '.join(known)})"
+        )
     levels = spec["levels"]
     if not isinstance(levels, list) or not levels:
-        raise CatalogError(f"{where}: resumes.levels must be a non-empty list out of {list(SENIORITY_LEVELS)}, "
-                           f"got {levels!r}")
+        raise CatalogError(
+            f"{where}: resumes.levels must be a non-empty list out of {list(SENIORITY_LEVELS)}, got {levels!r}"
+        )
     bad = [lv for lv in levels if lv not in SENIORITY_LEVELS]
     if bad:
         raise CatalogError(f"{where}: resumes.levels: unknown level {bad[0]!r} (levels: {', '.join(SENIORITY_LEVELS)})")
@@ -80,8 +84,10 @@ def _job_descriptions(where: str, value: Any, catalog_dir: CatalogDir) -> tuple[
     if value == ALL:
         return tuple(ids), True
     if not isinstance(value, list) or not value:
-        raise CatalogError(f"{where}: job_descriptions must be a non-empty list of job description ids or the word "
-                           f"{ALL!r}, got {value!r}")
+        raise CatalogError(
+            f"{where}: job_descriptions must be a non-empty list of job description ids or the word "
+            f"{ALL!r}, got {value!r}"
+        )
     bad = [v for v in value if not isinstance(v, str)]
     if bad:
         raise CatalogError(f"{where}: job_descriptions: {bad[0]!r} is not a job description id (a string)")
@@ -90,11 +96,18 @@ def _job_descriptions(where: str, value: Any, catalog_dir: CatalogDir) -> tuple[
         folder = catalog_path(JD_FOLDER, catalog_dir)
         # A catalog folder's own job_descriptions/ replaces the packaged ones, so the packaged
         # design's ids may be gone: the design must be copied beside them.
-        hint = "" if folder == PACKAGED_DIR / JD_FOLDER else (
-            f"; {folder} replaces the packaged job descriptions: put a {DESIGN_FILE} naming its ids (or `all`) "
-            "in the same catalog folder")
-        raise CatalogError(f"{where}: job_descriptions: unknown job description {unknown[0]!r} "
-                           f"(the ids of job_descriptions/: {', '.join(ids)}){hint}")
+        hint = (
+            ""
+            if folder == PACKAGED_DIR / JD_FOLDER
+            else (
+                f"; {folder} replaces the packaged job descriptions: put a {DESIGN_FILE} naming its ids (or `all`) "
+                "in the same catalog folder"
+            )
+        )
+        raise CatalogError(
+            f"{where}: job_descriptions: unknown job description {unknown[0]!r} "
+            f"(the ids of job_descriptions/: {', '.join(ids)}){hint}"
+        )
     if len(set(value)) < len(value):
         raise CatalogError(f"{where}: job_descriptions lists a job description twice: {value!r}")
     return tuple(i for i in ids if i in set(value)), False

@@ -68,8 +68,21 @@ _PARQUET_TYPES = frozenset(
 )
 # Keys of one cell object in ``analyze-fit --json``.
 JSON_KEYS = (
-    "model", "jd", "variant", "n_resumes", "n_baseline", "n_variant", "baseline_mean", "variant_mean",
-    "delta", "ci_low", "ci_high", "p_value", "q_value", "test", "verdict",
+    "model",
+    "jd",
+    "variant",
+    "n_resumes",
+    "n_baseline",
+    "n_variant",
+    "baseline_mean",
+    "variant_mean",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "q_value",
+    "test",
+    "verdict",
 )
 
 
@@ -212,8 +225,11 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, _Source]:
                 written = _top_level(schema)
                 source.columns = written if len(written) == len(names) else names
                 _check_names(source, source.columns, "")
-                wanted = [(name, source.columns[i].strip(), str(described[i][1])) for i, name in enumerate(names)
-                          if source.columns[i].strip() in KNOWN_COLUMNS]
+                wanted = [
+                    (name, source.columns[i].strip(), str(described[i][1]))
+                    for i, name in enumerate(names)
+                    if source.columns[i].strip() in KNOWN_COLUMNS
+                ]
                 for _, column, kind in wanted:
                     if _parquet_type(kind) not in _PARQUET_TYPES:
                         raise source.error(
@@ -271,9 +287,7 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
         bad = ~np.isfinite(run) | (run != np.round(run)) | (np.abs(run) > MAX_RUN)
     if bad.any():
         i = int(np.argmax(bad))
-        raise source.error(
-            f"run {show_value(run_text.iloc[i])} is not a whole number from {-MAX_RUN} to {MAX_RUN}", i
-        )
+        raise source.error(f"run {show_value(run_text.iloc[i])} is not a whole number from {-MAX_RUN} to {MAX_RUN}", i)
     out["run"] = run.astype(np.int64)
 
     score_text = df["score"].astype("string").str.strip().fillna("")
@@ -311,7 +325,9 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
     if "expected_score" in df.columns:
         text = df["expected_score"].astype("string").str.strip().fillna("")
         expected = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
-        bad = ((text != "").to_numpy() & np.isnan(expected)) | (~np.isnan(expected) & ((expected < lo) | (expected > hi)))
+        bad = ((text != "").to_numpy() & np.isnan(expected)) | (
+            ~np.isnan(expected) & ((expected < lo) | (expected > hi))
+        )
         if bad.any():
             i = int(np.argmax(bad))
             raise source.error(f"expected_score {show_value(text.iloc[i])} is not a number from {lo:g} to {hi:g}", i)
@@ -375,16 +391,43 @@ def analyze_fit_file(path: str | os.PathLike, settings=None) -> tuple[pd.DataFra
 def format_fit_report(effects: pd.DataFrame, all_cells: bool = False, verdicts: pd.DataFrame | None = None) -> str:
     """Readable tables: the per-model summary, the verdicts, then the cells beyond noise (or all)."""
     summary = model_summary(effects)
-    cols = ["model", "n_cells", "n_significant", "n_equivalent", "noise_floor", "bias_index", "placebo_index",
-            "largest_penalty", "largest_penalty_jd", "largest_penalty_variant"]
+    cols = [
+        "model",
+        "n_cells",
+        "n_significant",
+        "n_equivalent",
+        "noise_floor",
+        "bias_index",
+        "placebo_index",
+        "largest_penalty",
+        "largest_penalty_jd",
+        "largest_penalty_variant",
+    ]
     parts = ["FIT-SCORE EFFECTS BY MODEL", summary[cols].to_markdown(index=False, floatfmt=".3f"), ""]
     if verdicts is not None and len(verdicts):
-        parts += ["VERDICTS (the résumé the unit; margins of inference.yaml)",
-                  verdicts[["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "n_resumes", "verdict"]]
-                  .to_markdown(index=False, floatfmt=".3g"), ""]
+        parts += [
+            "VERDICTS (the résumé the unit; margins of inference.yaml)",
+            verdicts[
+                ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "n_resumes", "verdict"]
+            ].to_markdown(index=False, floatfmt=".3g"),
+            "",
+        ]
     shown = effects if all_cells else effects[effects["significant"]]
-    cell_cols = ["model", "jd", "variant", "n_resumes", "baseline_mean", "variant_mean",
-                 "delta", "ci_low", "ci_high", "p_value", "q_value", "test", "verdict"]
+    cell_cols = [
+        "model",
+        "jd",
+        "variant",
+        "n_resumes",
+        "baseline_mean",
+        "variant_mean",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "q_value",
+        "test",
+        "verdict",
+    ]
     title = "ALL CELLS" if all_cells else "CELLS BEYOND NOISE (adjusted p at most alpha within their arm and axis)"
     parts.append(f"{title}: {len(shown)} of {len(effects)}")
     if len(shown):

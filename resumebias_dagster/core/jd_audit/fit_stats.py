@@ -123,7 +123,9 @@ class _Texts:
         if BASELINE not in self.variants:
             raise ValueError(f"fit scores: no {BASELINE!r} rows; every (model, jd) needs its baseline runs")
         self.base = self.variants.get_loc(BASELINE)
-        resumes = scores["resume_id"].astype(str) if "resume_id" in scores.columns else pd.Series("0", index=scores.index)
+        resumes = (
+            scores["resume_id"].astype(str) if "resume_id" in scores.columns else pd.Series("0", index=scores.index)
+        )
         self.r, self.resumes = _codes(resumes.rename("resume_id"))
         run, runs = _codes(scores["run"])
         self.shape = (len(self.models), len(self.jds), len(self.variants), len(self.resumes))
@@ -132,16 +134,21 @@ class _Texts:
         if len(np.unique(row_key)) < len(row_key):
             first = scores.iloc[int(np.argmax(pd.Series(row_key).duplicated().to_numpy()))]
             where = ", ".join(f"{c}={first[c]!r}" for c in ("model", "jd", "variant", "run"))
-            raise ValueError(f"fit scores: the same run occurs twice ({where}"
-                             f"{', resume_id=' + repr(first['resume_id']) if 'resume_id' in scores.columns else ''})")
+            raise ValueError(
+                f"fit scores: the same run occurs twice ({where}"
+                f"{', resume_id=' + repr(first['resume_id']) if 'resume_id' in scores.columns else ''})"
+            )
         size = int(np.prod(self.shape))
         self.score = score
         valid = ~np.isnan(score)
         self.rows = np.bincount(self.text, minlength=size)
         self.n_valid = np.bincount(self.text[valid], minlength=size)
         self.present = self.rows > 0
-        expected = (pd.to_numeric(scores["expected_score"], errors="coerce").to_numpy(float)
-                    if "expected_score" in scores.columns else np.full(len(scores), np.nan))
+        expected = (
+            pd.to_numeric(scores["expected_score"], errors="coerce").to_numpy(float)
+            if "expected_score" in scores.columns
+            else np.full(len(scores), np.nan)
+        )
         # A model is scored exactly when every one of its rows carries its expectation.
         has = np.bincount(self.m, weights=~np.isnan(expected), minlength=len(self.models))
         self.exact = has == np.bincount(self.m, minlength=len(self.models))
@@ -184,7 +191,7 @@ def _labels(scores: pd.DataFrame, variants: pd.Index, arms: Mapping[str, str] | 
     out["level"] = [lv for _, lv in axis_level]
     if "axis" in scores.columns:
         out["axis"] = first["axis"].astype(str).reindex(variants).to_numpy()
-        out["level"] = [v[len(a) + 1:] if v.startswith(f"{a}_") else v for v, a in zip(variants, out["axis"])]
+        out["level"] = [v[len(a) + 1 :] if v.startswith(f"{a}_") else v for v, a in zip(variants, out["axis"])]
     if "arm" in scores.columns:
         out["arm"] = first["arm"].astype(str).reindex(variants).to_numpy()
     else:
@@ -202,6 +209,7 @@ def _one_resume(t: _Texts, v_text: np.ndarray, b_text: np.ndarray, settings: Inf
     vr, br = vr[np.searchsorted(np.sort(v_text), v_text)], br[np.searchsorted(np.sort(b_text), b_text)]
     p = run_permutation_p(br, vr, seed=settings.seed)
     nv, nb = (~np.isnan(vr)).sum(axis=1), (~np.isnan(br)).sum(axis=1)
+
     def variance(x: np.ndarray, n: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.nansum(x, axis=1) / n
@@ -210,7 +218,7 @@ def _one_resume(t: _Texts, v_text: np.ndarray, b_text: np.ndarray, settings: Inf
     with np.errstate(invalid="ignore", divide="ignore"):
         a1, a2 = variance(vr, nv) / nv, variance(br, nb) / nb
         se = np.sqrt(a1 + a2)
-        df = (a1 + a2) ** 2 / (a1 ** 2 / (nv - 1) + a2 ** 2 / (nb - 1))
+        df = (a1 + a2) ** 2 / (a1**2 / (nv - 1) + a2**2 / (nb - 1))
     df = np.where((a1 + a2) > 0, df, nv + nb - 2.0)
     return p, se, df
 
@@ -221,8 +229,12 @@ def _mean_where(mask: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.where(mask, x, 0.0).sum(axis=1) / mask.sum(axis=1)
 
 
-def fit_effects(scores: pd.DataFrame, arms: Mapping[str, str] | None = None, settings: InferenceSettings | None = None,
-                snapshots: Mapping[str, str] | None = None) -> pd.DataFrame:
+def fit_effects(
+    scores: pd.DataFrame,
+    arms: Mapping[str, str] | None = None,
+    settings: InferenceSettings | None = None,
+    snapshots: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """Effect of every variant against its baseline, per (model, jd); see the module docstring.
 
     ``arms`` maps axis -> arm where ``scores`` has no ``arm`` column (default: the catalog's
@@ -282,25 +294,45 @@ def fit_effects(scores: pd.DataFrame, arms: Mapping[str, str] | None = None, set
     no_base = ~present[cm, cj, t.base].any(axis=1)
     note[g == 0] = "no résumé with both a baseline and a variant value"
     note[no_base] = "no baseline runs for this model and jd"
-    note[(g == 1) & exact] = ("one résumé scored exactly: the change on that résumé is exact, "
-                              "with no population of résumés to generalise to")
+    note[(g == 1) & exact] = (
+        "one résumé scored exactly: the change on that résumé is exact, with no population of résumés to generalise to"
+    )
     note[single] = "one résumé: a claim about that résumé only (its runs permuted)"
-    effects = pd.DataFrame({
-        "model": t.models[cm], "jd": t.jds[cj], "variant": t.variants[cv], "axis": axis,
-        "level": labels["level"].to_numpy()[cv], "arm": arm,
-        "n_resumes": g.astype(np.int64),
-        "n_baseline": side_sum(t.n_valid, base_v).astype(np.int64),
-        "n_variant": side_sum(t.n_valid, cv).astype(np.int64),
-        "n_failed_baseline": side_sum(t.rows - t.n_valid, base_v).astype(np.int64),
-        "n_failed_variant": side_sum(t.rows - t.n_valid, cv).astype(np.int64),
-        "baseline_mean": _mean_where(~np.isnan(diffs), value[cm, cj, t.base]),
-        "variant_mean": _mean_where(~np.isnan(diffs), value[cm, cj, cv]),
-        "delta": est.estimate, "se": se, "df": df, "ci_low": low, "ci_high": high, "t": est.t(),
-        "p_value": p, "q_value": q, "tost_p": tost, "mde": mde, "test": test,
-        "n_recommend_baseline": n_rec_b.astype(np.int64), "n_recommend_variant": n_rec_v.astype(np.int64),
-        "baseline_recommend_rate": rec_b, "variant_recommend_rate": rec_v, "recommend_rate_delta": rec_v - rec_b,
-        "verdict": verdict, "note": note,
-    })
+    effects = pd.DataFrame(
+        {
+            "model": t.models[cm],
+            "jd": t.jds[cj],
+            "variant": t.variants[cv],
+            "axis": axis,
+            "level": labels["level"].to_numpy()[cv],
+            "arm": arm,
+            "n_resumes": g.astype(np.int64),
+            "n_baseline": side_sum(t.n_valid, base_v).astype(np.int64),
+            "n_variant": side_sum(t.n_valid, cv).astype(np.int64),
+            "n_failed_baseline": side_sum(t.rows - t.n_valid, base_v).astype(np.int64),
+            "n_failed_variant": side_sum(t.rows - t.n_valid, cv).astype(np.int64),
+            "baseline_mean": _mean_where(~np.isnan(diffs), value[cm, cj, t.base]),
+            "variant_mean": _mean_where(~np.isnan(diffs), value[cm, cj, cv]),
+            "delta": est.estimate,
+            "se": se,
+            "df": df,
+            "ci_low": low,
+            "ci_high": high,
+            "t": est.t(),
+            "p_value": p,
+            "q_value": q,
+            "tost_p": tost,
+            "mde": mde,
+            "test": test,
+            "n_recommend_baseline": n_rec_b.astype(np.int64),
+            "n_recommend_variant": n_rec_v.astype(np.int64),
+            "baseline_recommend_rate": rec_b,
+            "variant_recommend_rate": rec_v,
+            "recommend_rate_delta": rec_v - rec_b,
+            "verdict": verdict,
+            "note": note,
+        }
+    )
     effects["significant"] = effects["verdict"] == "beyond_noise"
     floor = noise_floors(effects)
     effects["noise_floor"] = effects["model"].map(floor).astype(float).to_numpy()
@@ -356,7 +388,7 @@ def model_summary(effects: pd.DataFrame) -> pd.DataFrame:
     probe, placebo = e["arm"] == "probe", e["arm"] == "placebo"
     absd = e["delta"].abs()
     se = e["se"].where(e["se"].notna() | e["delta"].isna(), 0.0)
-    excess = e["delta"] ** 2 - se ** 2
+    excess = e["delta"] ** 2 - se**2
 
     def count(mask: pd.Series) -> pd.Series:
         return mask.groupby(e["model"]).sum().reindex(models, fill_value=0).astype(np.int64)
@@ -367,30 +399,34 @@ def model_summary(effects: pd.DataFrame) -> pd.DataFrame:
     sig = e["significant"].astype(bool)
     penalties = e[probe & sig & (e["delta"] < 0)].sort_values(["model", "delta"]).drop_duplicates("model")
     penalties = penalties.set_index("model").reindex(models)
-    summary = pd.DataFrame({
-        "model": models,
-        "n_cells": by.size().reindex(models).to_numpy(),
-        "n_significant": count(sig).to_numpy(),
-        "n_equivalent": count(e["verdict"] == "equivalent").to_numpy(),
-        "n_untestable": count(e["p_value"].isna()).to_numpy(),
-        "n_probe_cells": count(probe).to_numpy(),
-        "n_probe_significant": count(probe & sig).to_numpy(),
-        "n_placebo_cells": count(placebo).to_numpy(),
-        "n_placebo_significant": count(placebo & sig).to_numpy(),
-        "noise_floor": by["noise_floor"].first().reindex(models).to_numpy(),
-        "probe_mean_abs_delta": mean_of(absd, probe).to_numpy(),
-        "placebo_mean_abs_delta": mean_of(absd, placebo).to_numpy(),
-        "bias_index": np.sqrt(np.maximum(0.0, mean_of(excess, probe).to_numpy())),
-        "placebo_index": np.sqrt(np.maximum(0.0, mean_of(excess, placebo).to_numpy())),
-        "largest_penalty": penalties["delta"].to_numpy(),
-        "largest_penalty_jd": penalties["jd"].fillna("").to_numpy(),
-        "largest_penalty_variant": penalties["variant"].fillna("").to_numpy(),
-        "largest_penalty_q": penalties["q_value"].to_numpy(),
-        "prompt_injection_mean_delta": mean_of(e["delta"], e["arm"] == "prompt_injection").to_numpy(),
-        "anonymize_mean_delta": mean_of(e["delta"], e["arm"] == "anonymize").to_numpy(),
-    })
+    summary = pd.DataFrame(
+        {
+            "model": models,
+            "n_cells": by.size().reindex(models).to_numpy(),
+            "n_significant": count(sig).to_numpy(),
+            "n_equivalent": count(e["verdict"] == "equivalent").to_numpy(),
+            "n_untestable": count(e["p_value"].isna()).to_numpy(),
+            "n_probe_cells": count(probe).to_numpy(),
+            "n_probe_significant": count(probe & sig).to_numpy(),
+            "n_placebo_cells": count(placebo).to_numpy(),
+            "n_placebo_significant": count(placebo & sig).to_numpy(),
+            "noise_floor": by["noise_floor"].first().reindex(models).to_numpy(),
+            "probe_mean_abs_delta": mean_of(absd, probe).to_numpy(),
+            "placebo_mean_abs_delta": mean_of(absd, placebo).to_numpy(),
+            "bias_index": np.sqrt(np.maximum(0.0, mean_of(excess, probe).to_numpy())),
+            "placebo_index": np.sqrt(np.maximum(0.0, mean_of(excess, placebo).to_numpy())),
+            "largest_penalty": penalties["delta"].to_numpy(),
+            "largest_penalty_jd": penalties["jd"].fillna("").to_numpy(),
+            "largest_penalty_variant": penalties["variant"].fillna("").to_numpy(),
+            "largest_penalty_q": penalties["q_value"].to_numpy(),
+            "prompt_injection_mean_delta": mean_of(e["delta"], e["arm"] == "prompt_injection").to_numpy(),
+            "anonymize_mean_delta": mean_of(e["delta"], e["arm"] == "anonymize").to_numpy(),
+        }
+    )
     for name in ("bias_index", "placebo_index"):
-        summary[name] = summary[name].where(mean_of(excess, probe if name == "bias_index" else placebo).notna().to_numpy())
+        summary[name] = summary[name].where(
+            mean_of(excess, probe if name == "bias_index" else placebo).notna().to_numpy()
+        )
     resolved = by["resolved_models"].first() if "resolved_models" in e.columns else pd.Series(dtype=object)
     summary["resolved_models"] = resolved.reindex(models).astype(object).to_numpy()
     return summary[list(MODEL_SUMMARY_COLUMNS)]
@@ -402,16 +438,25 @@ def text_values(scores: pd.DataFrame) -> pd.DataFrame:
     t = _Texts(scores, _checked_scores(scores))
     at = np.flatnonzero(t.present)
     m, j, v, r = np.unravel_index(at, t.shape)
-    out = pd.DataFrame({"model": t.models[m], "jd": t.jds[j], "resume_id": t.resumes[r], "variant": t.variants[v],
-                        "value": t.value[at], "exact": t.exact[m]})
+    out = pd.DataFrame(
+        {
+            "model": t.models[m],
+            "jd": t.jds[j],
+            "resume_id": t.resumes[r],
+            "variant": t.variants[v],
+            "value": t.value[at],
+            "exact": t.exact[m],
+        }
+    )
     if "name" in scores.columns:
         names = pd.Series(scores["name"].to_numpy(object)).groupby(t.text).first()
         out["name"] = names.reindex(at).to_numpy(object)
     return out
 
 
-def pooled_levels(scores: pd.DataFrame, settings: InferenceSettings | None = None,
-                  arms: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, Estimate, np.ndarray, np.ndarray]:
+def pooled_levels(
+    scores: pd.DataFrame, settings: InferenceSettings | None = None, arms: Mapping[str, str] | None = None
+) -> tuple[pd.DataFrame, Estimate, np.ndarray, np.ndarray]:
     """Per (model, variant) over the job descriptions: the keys (model, variant, axis, level,
     arm, n_jds), the Estimate of the mean change, its p and its test. The unit is the résumé
     (its change averaged over the JDs it was scored under; the paired t over résumés); with
@@ -445,15 +490,25 @@ def pooled_levels(scores: pd.DataFrame, settings: InferenceSettings | None = Non
     # under a gate of dozens of findings, where nothing could ever pass it.
     p = est.p_value()
     labels = _labels(scores, t.variants, arms)
-    keys = pd.DataFrame({
-        "model": t.models[pm], "variant": t.variants[pv], "axis": labels["axis"].to_numpy()[pv],
-        "level": labels["level"].to_numpy()[pv], "arm": labels["arm"].to_numpy()[pv], "n_jds": n_jds[pm, pv],
-    })
+    keys = pd.DataFrame(
+        {
+            "model": t.models[pm],
+            "variant": t.variants[pv],
+            "axis": labels["axis"].to_numpy()[pv],
+            "level": labels["level"].to_numpy()[pv],
+            "arm": labels["arm"].to_numpy()[pv],
+            "n_jds": n_jds[pm, pv],
+        }
+    )
     return keys, est, p, np.where(one, "t_jd", "t_resume")
 
 
-def axis_summary(effects: pd.DataFrame, scores: pd.DataFrame | None = None, settings: InferenceSettings | None = None,
-                 arms: Mapping[str, str] | None = None) -> pd.DataFrame:
+def axis_summary(
+    effects: pd.DataFrame,
+    scores: pd.DataFrame | None = None,
+    settings: InferenceSettings | None = None,
+    arms: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per (model, axis, level), over the job descriptions: the spread of the cells'
     changes, how many are beyond noise, and the pooled change (``pooled_levels``) with its
     95% interval and p. The verdicts of these pooled changes are the fit audit's findings
@@ -463,15 +518,33 @@ def axis_summary(effects: pd.DataFrame, scores: pd.DataFrame | None = None, sett
     e = effects
     keys = ["model", "axis", "level"]
     sig = e["significant"].astype(bool)
-    out = e.assign(_sig=sig, _neg=sig & (e["delta"] < 0), _pos=sig & (e["delta"] > 0)).groupby(keys, sort=True).agg(
-        variant=("variant", "first"), arm=("arm", "first"), n_jds=("jd", "nunique"), mean_delta=("delta", "mean"),
-        min_delta=("delta", "min"), max_delta=("delta", "max"), n_significant=("_sig", "sum"),
-        n_significant_negative=("_neg", "sum"), n_significant_positive=("_pos", "sum"),
-    ).reset_index()
+    out = (
+        e.assign(_sig=sig, _neg=sig & (e["delta"] < 0), _pos=sig & (e["delta"] > 0))
+        .groupby(keys, sort=True)
+        .agg(
+            variant=("variant", "first"),
+            arm=("arm", "first"),
+            n_jds=("jd", "nunique"),
+            mean_delta=("delta", "mean"),
+            min_delta=("delta", "min"),
+            max_delta=("delta", "max"),
+            n_significant=("_sig", "sum"),
+            n_significant_negative=("_neg", "sum"),
+            n_significant_positive=("_pos", "sum"),
+        )
+        .reset_index()
+    )
     pooled, est, p, test = pooled_levels(scores, settings, arms)
     low, high = est.interval(0.95)
-    pooled = pooled.assign(n_resumes=est.n_resumes.astype(np.int64), pooled_delta=est.estimate, pooled_se=est.se,
-                           pooled_ci_low=low, pooled_ci_high=high, pooled_p=p, pooled_test=test)
+    pooled = pooled.assign(
+        n_resumes=est.n_resumes.astype(np.int64),
+        pooled_delta=est.estimate,
+        pooled_se=est.se,
+        pooled_ci_low=low,
+        pooled_ci_high=high,
+        pooled_p=p,
+        pooled_test=test,
+    )
     out = out.merge(pooled.drop(columns=["axis", "level", "arm", "n_jds"]), on=["model", "variant"], how="left")
     for c in ("n_significant", "n_significant_negative", "n_significant_positive", "n_jds", "n_resumes"):
         out[c] = out[c].fillna(0).astype(np.int64)

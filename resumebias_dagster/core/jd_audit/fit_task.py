@@ -27,7 +27,7 @@ RECOMMENDATIONS = ("yes", "no", "maybe")
 # variant's name), the rest are the fields of an answer.
 FIT_COLUMNS = tuple(columns(FitScores))
 ROW_COLUMNS = FIT_COLUMNS[: FIT_COLUMNS.index("run") + 1]
-FIELD_COLUMNS = FIT_COLUMNS[len(ROW_COLUMNS):]
+FIELD_COLUMNS = FIT_COLUMNS[len(ROW_COLUMNS) :]
 # What an embedded base model is asked to continue: the answer's first field, so the next
 # token is the score's first digit.
 LOCAL_SCORE_CUE = ' {"score": '
@@ -98,8 +98,11 @@ def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dic
             "axis": variants["axis"].to_numpy()[rep],
             "level": variants["level"].to_numpy()[rep],
             # A variants table from before the `name` column (or a hand-made one) names nobody.
-            "name": (variants["name"].to_numpy(dtype=object) if "name" in variants.columns
-                     else np.full(n, None, dtype=object))[rep],
+            "name": (
+                variants["name"].to_numpy(dtype=object)
+                if "name" in variants.columns
+                else np.full(n, None, dtype=object)
+            )[rep],
             "run": np.tile(np.arange(runs, dtype=np.int64), n),
         }
     )
@@ -113,7 +116,9 @@ def fit_requests(prompts: list[str], runs: int) -> list:
     """The provider requests of one (model, JD): ``runs`` per prompt, prompt-major."""
     from resumebias_dagster.core.providers.types import ChatRequest
 
-    return [ChatRequest.from_prompt(p, json_mode=True, sample_index=r, task="fit") for p in prompts for r in range(runs)]
+    return [
+        ChatRequest.from_prompt(p, json_mode=True, sample_index=r, task="fit") for p in prompts for r in range(runs)
+    ]
 
 
 def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str, template: str, spec):
@@ -129,8 +134,11 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
             value = result.parsed_json if result.parsed_json is not None else parse_json_object(result.text).value
             parsed, problem = parse_fit_answer(value)
         error = (
-            None if parsed else
-            f"unparsable: {problem}" if result.ok else f"{result.error_kind}: {result.error_message or ''}".rstrip(": ")
+            None
+            if parsed
+            else f"unparsable: {problem}"
+            if result.ok
+            else f"{result.error_kind}: {result.error_message or ''}".rstrip(": ")
         )
         if result.ok and not parsed:
             stats.errors["unparsable"] += 1
@@ -146,8 +154,9 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
     return fit_rows(variants, spec.name, jd, runs, {k: np.asarray(v, dtype=object) for k, v in fields.items()}), stats
 
 
-def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None,
-                               log=None):
+def predict_fit_with_local_llm(
+    spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None, log=None
+):
     """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
     sampled from it at the configured temperature."""
     import json
@@ -168,8 +177,14 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
     model, tokenizer = load_causal_lm(source, cache_dir, settings, setting=f"models.{spec.name}.source")
     prompts = local_fit_prompts(variants, jd_text, template)
     settings, _ = calibrated_settings(
-        settings, lambda st, ps: score_distribution(model, tokenizer, ps, st)[0], prompts,
-        functools.partial(count_prompt_tokens, tokenizer), source, "fit", cache_dir, log,
+        settings,
+        lambda st, ps: score_distribution(model, tokenizer, ps, st)[0],
+        prompts,
+        functools.partial(count_prompt_tokens, tokenizer),
+        source,
+        "fit",
+        cache_dir,
+        log,
     )
     started = time.perf_counter()
     probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
@@ -194,14 +209,20 @@ def predict_fit_with_local_llm(spec, variants, jd: str, jd_text: str, template: 
 
 
 def predict_fit(
-    spec: ModelSpec, variants: pd.DataFrame, jd: str, jd_text: str, template: str, runtime: ModelRuntime,
+    spec: ModelSpec,
+    variants: pd.DataFrame,
+    jd: str,
+    jd_text: str,
+    template: str,
+    runtime: ModelRuntime,
     progress: Progress | None = None,
 ) -> tuple[pd.DataFrame, Any]:
     """Fit rows of model ``spec`` for one job description, and the provider run's stats
     (None for a model that runs here)."""
     if spec.kind == "local-llm":
-        frame = predict_fit_with_local_llm(spec, variants, jd, jd_text, template, runtime.compute,
-                                           runtime.cache_dir, progress, log=runtime.log)
+        frame = predict_fit_with_local_llm(
+            spec, variants, jd, jd_text, template, runtime.compute, runtime.cache_dir, progress, log=runtime.log
+        )
         return frame, None
     if spec.kind == "provider":
         return predict_fit_with_provider(runtime.run_for(spec.name, progress), variants, jd, jd_text, template, spec)

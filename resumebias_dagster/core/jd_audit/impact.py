@@ -49,8 +49,11 @@ def _at_least(distribution: pd.Series, cut: float) -> np.ndarray:
     return probs[codes]
 
 
-def fit_selection_rows(scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]],
-                       score_cut: float = DEFAULT_SCORE_CUT) -> tuple[pd.DataFrame, tuple[str, str]]:
+def fit_selection_rows(
+    scores: pd.DataFrame,
+    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]],
+    score_cut: float = DEFAULT_SCORE_CUT,
+) -> tuple[pd.DataFrame, tuple[str, str]]:
     """One row per name variant of the fit audit (model, job description, résumé, level) with
     its selection values, and the selections' names: recommend yes over the runs that
     answered, and a score at or above ``score_cut`` (the probability from the model's score
@@ -80,15 +83,23 @@ def fit_selection_rows(scores: pd.DataFrame, groups: Mapping[str, Mapping[str, M
         exact = _at_least(named["score_distribution"], score_cut)
         has = pd.Series(~np.isnan(exact), index=named.index).groupby(named["model"]).transform("all").to_numpy(bool)
         sampled = np.where(has, exact, sampled)
-    rows = pd.DataFrame({
-        "model": named["model"].to_numpy(), "jd": named["jd"].to_numpy() if "jd" in named.columns else "",
-        "resume": (named["resume_id"].astype(str).to_numpy() if "resume_id" in named.columns else "0"),
-        "level": named["level"].astype(str).to_numpy(), "axis": named["axis"].to_numpy(),
-        "name": named["name"].to_numpy(object) if "name" in named.columns else None,
-        "recommend_yes": recommend_yes(named), selection: sampled.astype(float),
-    })
-    out = rows.groupby(["model", "jd", "resume", "axis", "level"], sort=True, dropna=False).agg(
-        name=("name", "first"), recommend_yes=("recommend_yes", "mean"), **{selection: (selection, "mean")}).reset_index()
+    rows = pd.DataFrame(
+        {
+            "model": named["model"].to_numpy(),
+            "jd": named["jd"].to_numpy() if "jd" in named.columns else "",
+            "resume": (named["resume_id"].astype(str).to_numpy() if "resume_id" in named.columns else "0"),
+            "level": named["level"].astype(str).to_numpy(),
+            "axis": named["axis"].to_numpy(),
+            "name": named["name"].to_numpy(object) if "name" in named.columns else None,
+            "recommend_yes": recommend_yes(named),
+            selection: sampled.astype(float),
+        }
+    )
+    out = (
+        rows.groupby(["model", "jd", "resume", "axis", "level"], sort=True, dropna=False)
+        .agg(name=("name", "first"), recommend_yes=("recommend_yes", "mean"), **{selection: (selection, "mean")})
+        .reset_index()
+    )
     out["name"] = out["name"].where(out["name"].notna(), out["level"])  # one name per level: the level names it
     out["sex"] = [lookup[(a, lv)]["sex"] for a, lv in zip(out["axis"], out["level"])]
     out["race_ethnicity"] = [lookup[(a, lv)]["race_ethnicity"] for a, lv in zip(out["axis"], out["level"])]

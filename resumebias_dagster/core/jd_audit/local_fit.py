@@ -35,8 +35,9 @@ def score_distribution(
     """P(score = 1..10) for each prompt, shape (n, 10), rows sum to 1, plus the mass the
     model put on the scale before renormalising (low = it would mostly answer otherwise)."""
     digits = digit_token_ids(tokenizer)
-    first, after_one = next_token_probs(model, tokenizer, prompts, digits, settings, follow_token=digits[1],
-                                        progress=progress)
+    first, after_one = next_token_probs(
+        model, tokenizer, prompts, digits, settings, follow_token=digits[1], progress=progress
+    )
     # After "1": "0" makes 10, another digit makes 11-19 (off the scale), anything else ends at 1.
     p_zero = after_one[:, 0]
     p_end = np.clip(1.0 - after_one.sum(axis=1), 0.0, None)
@@ -44,4 +45,3 @@ def score_distribution(
     scores = np.column_stack([first[:, 1] * (1 - split), first[:, 2:], first[:, 1] * split])
     mass = scores.sum(axis=1)
     return scores / np.maximum(mass, 1e-300)[:, None], mass
-

@@ -32,18 +32,27 @@ REFERENCE_RACE = "white"
 
 def _level_findings(scores: pd.DataFrame, settings: InferenceSettings, arms) -> list[pd.DataFrame]:
     keys, est, p, test = pooled_levels(scores, settings, arms)
-    description = [f"{a} {lv} minus the baseline résumé, over {n} job description{'s' if n != 1 else ''}"
-                   for a, lv, n in zip(keys["axis"], keys["level"], keys["n_jds"])]
-    meta = {"model": keys["model"].to_numpy(), "study": "jd_audit", "finding": ("fit_level:" + keys["variant"]).to_numpy(),
-            "family": (keys["arm"] + ":" + keys["axis"]).to_numpy(), "scope": keys["arm"].to_numpy(),
-            "description": np.asarray(description, dtype=object),
-            "note": np.where(test == "t_jd", "one résumé: the job descriptions are the units, a claim "
-                             "about that résumé only", "")}
+    description = [
+        f"{a} {lv} minus the baseline résumé, over {n} job description{'s' if n != 1 else ''}"
+        for a, lv, n in zip(keys["axis"], keys["level"], keys["n_jds"])
+    ]
+    meta = {
+        "model": keys["model"].to_numpy(),
+        "study": "jd_audit",
+        "finding": ("fit_level:" + keys["variant"]).to_numpy(),
+        "family": (keys["arm"] + ":" + keys["axis"]).to_numpy(),
+        "scope": keys["arm"].to_numpy(),
+        "description": np.asarray(description, dtype=object),
+        "note": np.where(
+            test == "t_jd", "one résumé: the job descriptions are the units, a claim about that résumé only", ""
+        ),
+    }
     return [findings(meta, est, p, "fit_delta", test, settings)]
 
 
-def _group_findings(scores: pd.DataFrame, settings: InferenceSettings,
-                    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]) -> list[pd.DataFrame]:
+def _group_findings(
+    scores: pd.DataFrame, settings: InferenceSettings, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]
+) -> list[pd.DataFrame]:
     if "axis" not in scores.columns:
         return []
     texts = text_values(scores[scores["axis"].isin(list(groups)) | (scores["variant"] == "baseline")])
@@ -55,35 +64,68 @@ def _group_findings(scores: pd.DataFrame, settings: InferenceSettings,
             continue
         # Each résumé's name variant, averaged over the job descriptions it was scored under.
         t = t.groupby(["model", "resume_id", "variant"], as_index=False, sort=True).agg(
-            value=("value", "mean"), name=("name", "first") if "name" in t.columns else ("variant", "first"))
+            value=("value", "mean"), name=("name", "first") if "name" in t.columns else ("variant", "first")
+        )
         t["name"] = t["name"].fillna(t["variant"])
         sex = t["variant"].map(lambda v: variants[v]["sex"])
         race = t["variant"].map(lambda v: variants[v]["race_ethnicity"])
         races = sorted(r for r in race.dropna().unique() if r != REFERENCE_RACE)
-        contrasts = [("sex", "female minus male names on the same résumé",
-                      np.where(sex == "female", 1, np.where(sex == "male", -1, 0)))]
+        contrasts = [
+            (
+                "sex",
+                "female minus male names on the same résumé",
+                np.where(sex == "female", 1, np.where(sex == "male", -1, 0)),
+            )
+        ]
         if REFERENCE_RACE in set(race):
-            contrasts += [(f"race:{r}", f"{r.replace('_', ' ')} minus {REFERENCE_RACE} names on the same résumé",
-                           np.where(race == r, 1, np.where(race == REFERENCE_RACE, -1, 0))) for r in races]
+            contrasts += [
+                (
+                    f"race:{r}",
+                    f"{r.replace('_', ' ')} minus {REFERENCE_RACE} names on the same résumé",
+                    np.where(race == r, 1, np.where(race == REFERENCE_RACE, -1, 0)),
+                )
+                for r in races
+            ]
         for model, rows in t.groupby("model", sort=True):
             at = (t["model"] == model).to_numpy()
             resume = pd.factorize(rows["resume_id"])[0]
             name = pd.factorize(rows["name"])[0]
             level = pd.factorize(rows["variant"])[0]
             for key, description, side in contrasts:
-                est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level).bounded(SCORE_DEVIATION)
-                frames.append(findings(
-                    {"model": model, "study": "jd_audit", "finding": f"fit_group:{key}", "family": f"names:{axis}",
-                     "scope": "probe", "description": description,
-                     "note": "" if np.isfinite(est.se[0]) or est.n_resumes[0] < 2 else "one name per group: a "
-                     "name's own effect cannot be told from its group's, so there is no test"},
-                    est, est.p_value(), "fit_delta", "t_resume_name", settings))
+                est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level).bounded(
+                    SCORE_DEVIATION
+                )
+                frames.append(
+                    findings(
+                        {
+                            "model": model,
+                            "study": "jd_audit",
+                            "finding": f"fit_group:{key}",
+                            "family": f"names:{axis}",
+                            "scope": "probe",
+                            "description": description,
+                            "note": ""
+                            if np.isfinite(est.se[0]) or est.n_resumes[0] < 2
+                            else "one name per group: a "
+                            "name's own effect cannot be told from its group's, so there is no test",
+                        },
+                        est,
+                        est.p_value(),
+                        "fit_delta",
+                        "t_resume_name",
+                        settings,
+                    )
+                )
     return frames
 
 
-def fit_verdicts(scores: pd.DataFrame, settings: InferenceSettings,
-                 groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
-                 arms: Mapping[str, str] | None = None, score_cut: float = DEFAULT_SCORE_CUT) -> pd.DataFrame:
+def fit_verdicts(
+    scores: pd.DataFrame,
+    settings: InferenceSettings,
+    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
+    arms: Mapping[str, str] | None = None,
+    score_cut: float = DEFAULT_SCORE_CUT,
+) -> pd.DataFrame:
     """The ``Verdicts`` rows of the fit audit; ``groups`` the name axes' perceived groups
     (``probe_axes.yaml``), whose impact ratios (selected: recommend yes, or a score at or above
     ``score_cut``) are ranked with the probe arm's findings."""

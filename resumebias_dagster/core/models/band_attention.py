@@ -27,9 +27,18 @@ MODEL_TYPES = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "llama", "m
 UNSUPPORTED = ("s_aux", "position_bias", "sinks")
 
 
-def causal_band_attention(module, query, key, value, attention_mask=None, dropout: float = 0.0,
-                          scaling: float | None = None, sliding_window: int | None = None,
-                          softcap: float | None = None, **kwargs):
+def causal_band_attention(
+    module,
+    query,
+    key,
+    value,
+    attention_mask=None,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    sliding_window: int | None = None,
+    softcap: float | None = None,
+    **kwargs,
+):
     """transformers' attention-function signature: query (B, H, Lq, D), key/value (B, Hkv, Lk, D),
     returns ((B, Lq, H, D), None). Query i sits at key slot Lk - Lq + i and sees the key slots j
     with j <= that slot and, with a window W, slot - j < W (transformers' sliding-window rule)."""
@@ -44,7 +53,7 @@ def causal_band_attention(module, query, key, value, attention_mask=None, dropou
     kv_heads, k_len = key.shape[1], key.shape[2]
     group = heads // kv_heads
     offset = k_len - q_len  # key slots before the first query: a cached prefix
-    scale = scaling if scaling is not None else dim ** -0.5
+    scale = scaling if scaling is not None else dim**-0.5
     out = query.new_empty(batch, q_len, heads, dim)
     stacked = query.view(batch, kv_heads, group, q_len, dim)
     key_slot = torch.arange(k_len, device=query.device)

@@ -74,11 +74,15 @@ class Calibration:
     measured: bool  # False: read from the cache
 
     def summary(self) -> str:
-        figures = ", ".join(f"{d} {self.tokens_per_s[d]:,.0f} tok/s (TV {self.max_tv[d]:.4f})" for d in self.tokens_per_s)
+        figures = ", ".join(
+            f"{d} {self.tokens_per_s[d]:,.0f} tok/s (TV {self.max_tv[d]:.4f})" for d in self.tokens_per_s
+        )
         refused = [d for d in self.max_tv if d != "float32" and self.max_tv[d] > TV_ALLOWED_ON_SAMPLE]
         note = f"; refused over TV {TV_ALLOWED_ON_SAMPLE} on the sample: {', '.join(refused)}" if refused else ""
-        return (f"{self.choice} ({'measured' if self.measured else 'cached'}: {figures}; TV limit {TV_LIMIT}, "
-                f"{TV_ALLOWED_ON_SAMPLE} on the calibration sample{note})")
+        return (
+            f"{self.choice} ({'measured' if self.measured else 'cached'}: {figures}; TV limit {TV_LIMIT}, "
+            f"{TV_ALLOWED_ON_SAMPLE} on the calibration sample{note})"
+        )
 
 
 def cpu_identity(cpuinfo: str | None = None) -> str:
@@ -101,9 +105,18 @@ def cache_key(settings: ComputeSettings, model: str, task: str) -> str:
     import torch
 
     # The rule is part of the key: a choice made under a looser rule is measured again.
-    return " | ".join([cpu_identity(), f"torch {torch.__version__}", f"threads {settings.num_threads}",
-                       f"batch {settings.batch_size}", model, task, f"TV <= {TV_ALLOWED_ON_SAMPLE} on the sample",
-                       f"scorer {SCORER_REVISION}"])
+    return " | ".join(
+        [
+            cpu_identity(),
+            f"torch {torch.__version__}",
+            f"threads {settings.num_threads}",
+            f"batch {settings.batch_size}",
+            model,
+            task,
+            f"TV <= {TV_ALLOWED_ON_SAMPLE} on the sample",
+            f"scorer {SCORER_REVISION}",
+        ]
+    )
 
 
 def _read_cache(path: Path) -> dict:
@@ -123,8 +136,13 @@ def _write_cache(path: Path, key: str, record: dict) -> None:
     partial.replace(path)
 
 
-def measure(score: Scorer, settings: ComputeSettings, prompts: Sequence[str],
-            count_tokens: Callable[[Sequence[str]], int], candidates: Sequence[str] = CANDIDATES) -> Calibration:
+def measure(
+    score: Scorer,
+    settings: ComputeSettings,
+    prompts: Sequence[str],
+    count_tokens: Callable[[Sequence[str]], int],
+    candidates: Sequence[str] = CANDIDATES,
+) -> Calibration:
     """Time ``score`` on ``prompts``, one batch at a time, in each candidate precision (after
     a one-prompt warm-up) and compare each one's distributions with fp32's. A candidate under
     ``GIVE_UP_BELOW`` of fp32's rate after a batch cannot win and is not measured further
@@ -185,8 +203,9 @@ def calibrated_settings(
 _matmul_rates: dict[tuple, dict[str, float]] = {}
 
 
-def matmul_rates(settings: ComputeSettings, shape: tuple[int, int, int] = ENCODER_MATMUL,
-                 candidates: Sequence[str] = CANDIDATES) -> dict[str, float]:
+def matmul_rates(
+    settings: ComputeSettings, shape: tuple[int, int, int] = ENCODER_MATMUL, candidates: Sequence[str] = CANDIDATES
+) -> dict[str, float]:
     """GFLOP/s of one ``shape`` matrix product in each candidate precision, run as the encoders
     run it (fp32 weights, autocast for the 16-bit candidates); the best of 3 after a warm-up.
     Measured once per process, device, thread count and shape (~0.3 s on a 2-core CPU)."""

@@ -117,4 +117,6 @@ def resolve_compute(
         # an AVX2 EPYC ~400 against ~340 in fp32. Eight prompts' activations spill out of the
         # caches. A GPU wants far larger batches.
         batch_size = 64 if on_cuda else CPU_BATCH_SIZE
-    return ComputeSettings(device=device, dtype=dtype, num_threads=num_threads, batch_size=batch_size, calibrate=calibrate)
+    return ComputeSettings(
+        device=device, dtype=dtype, num_threads=num_threads, batch_size=batch_size, calibrate=calibrate
+    )

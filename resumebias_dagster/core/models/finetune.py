@@ -96,9 +96,7 @@ def _batches(encodings: dict, order: np.ndarray, batch_size: int, device: str):
         # Trim each batch to its longest member: sorted batches waste little on padding.
         lengths = encodings["attention_mask"][idx].sum(axis=1)
         width = int(lengths.max())
-        yield idx, {
-            k: torch.as_tensor(v[idx, :width], device=device) for k, v in encodings.items()
-        }
+        yield idx, {k: torch.as_tensor(v[idx, :width], device=device) for k, v in encodings.items()}
 
 
 def _encode(tokenizer, texts: Sequence[str], max_length: int) -> dict:
@@ -155,8 +153,10 @@ def train_classifier(
             id2label={i: label for label, i in label2id.items()},
             label2id=label2id,
         ).to(settings.device)
-    log(f"{config.base_model}: a fresh {len(SENIORITY_LEVELS)}-label classification head on the base weights "
-        f"(expected: fine-tuning trains it); training in {settings.dtype} on {settings.device}")
+    log(
+        f"{config.base_model}: a fresh {len(SENIORITY_LEVELS)}-label classification head on the base weights "
+        f"(expected: fine-tuning trains it); training in {settings.dtype} on {settings.device}"
+    )
 
     fit_idx, held_idx = heldout_split(train, config.heldout_fraction, config.seed)
     texts = train["text"].tolist()
@@ -299,6 +299,15 @@ def classifier_table(trained: Sequence[TrainingOutcome]) -> pd.DataFrame:
 
     df = pd.DataFrame([t.row for t in trained])
     if len(df):
-        df = df.astype({"heldout_accuracy": float, "final_loss": float, "train_seconds": float,
-                        "n_train": "int64", "n_heldout": "int64", "steps": "int64", "retrained": bool})
+        df = df.astype(
+            {
+                "heldout_accuracy": float,
+                "final_loss": float,
+                "train_seconds": float,
+                "n_train": "int64",
+                "n_heldout": "int64",
+                "steps": "int64",
+                "retrained": bool,
+            }
+        )
     return conform(df, FineTunedClassifiers)

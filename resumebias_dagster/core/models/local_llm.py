@@ -131,7 +131,7 @@ def _gguf_origin(source: str, setting: str) -> _GGUFOrigin | None:
     spec = (source or "").strip()
     if spec.startswith("pypi:") and "/" not in spec:
         resolve_model_source(spec, setting)  # raises the standard "not installed" error
-        module_name = spec[len("pypi:"):]
+        module_name = spec[len("pypi:") :]
         module = importlib.import_module(module_name)
         if not (hasattr(module, "assemble") and hasattr(module, "MODEL_NAME")):
             return None
@@ -395,8 +395,9 @@ def next_token_probs(
                 )
             position_ids = torch.arange(prefix, prefix + input_ids.shape[1], device=device).expand(len(batch), -1)
             last = torch.tensor([len(q) - 1 - extra for q in seqs], device=device)
-            pending.append((batch, _hidden_at(model, input_ids, attention_mask, position_ids, settings, last,
-                                              extra + 1, cache)))
+            pending.append(
+                (batch, _hidden_at(model, input_ids, attention_mask, position_ids, settings, last, extra + 1, cache))
+            )
             if sum(len(b) for b, _ in pending) >= head_rows:
                 project()
 
@@ -419,8 +420,10 @@ def next_token_probs(
     batch_size = max(1, settings.batch_size)
     head_rows = max(batch_size, HEAD_ROWS)
     pending: list[tuple[list[int], object]] = []
-    with torch.inference_mode(), decoder_hooks.attention_outside_autocast(model, settings), band_attention.installed(
-        model, settings.device
+    with (
+        torch.inference_mode(),
+        decoder_hooks.attention_outside_autocast(model, settings),
+        band_attention.installed(model, settings.device),
     ):
         opening = _prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
         tails = [t[shared:] for t in encoded]
@@ -431,8 +434,9 @@ def next_token_probs(
     return first, follow
 
 
-def _hidden_at(model, input_ids, attention_mask, position_ids, settings: ComputeSettings, last, count: int,
-               past_key_values=None):
+def _hidden_at(
+    model, input_ids, attention_mask, position_ids, settings: ComputeSettings, last, count: int, past_key_values=None
+):
     """The decoder's last hidden states at positions ``last .. last + count - 1`` of each row,
     shape (rows, count, hidden), with the decoder under autocast when configured."""
     import torch
@@ -440,9 +444,15 @@ def _hidden_at(model, input_ids, attention_mask, position_ids, settings: Compute
     steps = last[:, None] + torch.arange(count, device=last.device)[None, :]
     rows = torch.arange(len(last), device=last.device)[:, None]
     with decoder_hooks.last_layer_only_at(model, (rows * input_ids.shape[1] + steps).reshape(-1)):
-        out = _decoder(model, settings, input_ids=input_ids, attention_mask=attention_mask,
-                       position_ids=position_ids, past_key_values=past_key_values,
-                       use_cache=past_key_values is not None)
+        out = _decoder(
+            model,
+            settings,
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=past_key_values,
+            use_cache=past_key_values is not None,
+        )
     return out.last_hidden_state[rows, steps]
 
 
@@ -472,11 +482,13 @@ def _prefix_cache(model, tokens: list[int], past, offset: int, settings: Compute
     # Only keys and values are kept: the last layer's output is needed at no position.
     with decoder_hooks.last_layer_only_at(model, torch.zeros(0, dtype=torch.long, device=device)):
         return _decoder(
-            model, settings,
+            model,
+            settings,
             input_ids=torch.tensor([tokens], device=device),
             attention_mask=torch.ones((1, offset + len(tokens)), dtype=torch.long, device=device),
             position_ids=torch.arange(offset, offset + len(tokens), device=device)[None, :],
-            past_key_values=copy.deepcopy(past) if past is not None else None, use_cache=True,
+            past_key_values=copy.deepcopy(past) if past is not None else None,
+            use_cache=True,
         ).past_key_values
 
 

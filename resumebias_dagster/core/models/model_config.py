@@ -48,16 +48,34 @@ _KIND_FIELDS = {
     "local-llm": {"source", "batch_size", "max_prompt_chars"},
     "fine-tuned": {"base_model", "training"},
     "provider": {
-        "provider", "model", "base_url", "api_key_env", "max_concurrency", "requests_per_minute",
-        "max_tokens", "timeout_s", "max_retries", "vertex_project", "vertex_location", "extra_body",
-        "family", "retry_initial_delay_s", "retry_timeouts",
+        "provider",
+        "model",
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "requests_per_minute",
+        "max_tokens",
+        "timeout_s",
+        "max_retries",
+        "vertex_project",
+        "vertex_location",
+        "extra_body",
+        "family",
+        "retry_initial_delay_s",
+        "retry_timeouts",
     },
 }
 _REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
 MAX_JUDGES = 2
 TRAINING_FIELDS = {
-    "max_length", "epochs", "batch_size", "learning_rate", "weight_decay", "warmup_ratio",
-    "heldout_fraction", "seed",
+    "max_length",
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "weight_decay",
+    "warmup_ratio",
+    "heldout_fraction",
+    "seed",
 }
 
 
@@ -116,7 +134,8 @@ def resolve_max_tokens(value: Any, where: str) -> dict[str, int]:
                 f"{where}: max_tokens: {value} is one limit for every task, and too few for "
                 + ", ".join(f"{task} (at least {minimum})" for task, minimum in short.items())
                 + f"; write it per task, e.g. max_tokens: {example} (tasks left out keep their defaults: "
-                + ", ".join(f"{task} {limit}" for task, limit in defaults.items()) + ")"
+                + ", ".join(f"{task} {limit}" for task, limit in defaults.items())
+                + ")"
             )
         return {task: number for task in tokens}
     unknown = [str(k) for k in value if k not in tokens]
@@ -242,7 +261,9 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
             training = entry.get("training") or {}
             if not isinstance(training, dict) or set(training) - TRAINING_FIELDS:
                 bad = sorted(set(training) - TRAINING_FIELDS) if isinstance(training, dict) else training
-                raise ModelConfigError(f"{where}: training has unknown setting(s) {bad}; allowed: {sorted(TRAINING_FIELDS)}")
+                raise ModelConfigError(
+                    f"{where}: training has unknown setting(s) {bad}; allowed: {sorted(TRAINING_FIELDS)}"
+                )
         options = {k: v for k, v in entry.items() if k not in _COMMON}
         if kind == "provider":
             options["max_tokens"] = resolve_max_tokens(entry.get("max_tokens", ...), where)
@@ -259,7 +280,9 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
     return specs
 
 
-def load_models(path: str | os.PathLike | None = None, catalog_dir=None, include_disabled: bool = False) -> list[ModelSpec]:
+def load_models(
+    path: str | os.PathLike | None = None, catalog_dir=None, include_disabled: bool = False
+) -> list[ModelSpec]:
     file = models_file(path, catalog_dir)
     data = _read_yaml(file)
     specs = parse_models(data, str(file))

@@ -29,7 +29,7 @@ def resolve_model_source(spec: str, setting: str = "model") -> str:
         raise ModelSourceError(f"{setting}: empty model source")
     spec = spec.strip()
     if spec.startswith("pypi:"):
-        module_name, _, sub = spec[len("pypi:"):].partition("/")
+        module_name, _, sub = spec[len("pypi:") :].partition("/")
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -68,7 +68,7 @@ def resolved_source(source: str) -> str:
     if source.startswith("pypi:"):
         from importlib.metadata import PackageNotFoundError, version
 
-        package = source[len("pypi:"):].split("/", 1)[0]
+        package = source[len("pypi:") :].split("/", 1)[0]
         try:
             return f"{source}=={version(package.replace('_', '-'))}"
         except PackageNotFoundError:

@@ -61,9 +61,11 @@ class ModelRuntime:
         trained = self.classifiers[model]
         if not Path(trained.path).is_dir():
             if self.fetch_classifier is None:
-                raise ValueError(f"{model}: its classifier folder {trained.path} is not on this machine, and no shared "
-                                 f"files are configured to fetch it from (RESUMEBIAS_TABLES_URL); re-materialise "
-                                 f"fine_tuned_classifiers here")
+                raise ValueError(
+                    f"{model}: its classifier folder {trained.path} is not on this machine, and no shared "
+                    f"files are configured to fetch it from (RESUMEBIAS_TABLES_URL); re-materialise "
+                    f"fine_tuned_classifiers here"
+                )
             trained = self.fetch_classifier(trained)
         return trained
 

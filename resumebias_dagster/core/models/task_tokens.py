@@ -28,19 +28,25 @@ SENIORITY_TOKENS = TaskTokens("seniority", default=32, minimum=4, answer="one la
 # A fit answer (prompts/fit_scoring.txt) is about 150 tokens, a wordy one about 300: a limit
 # below the minimum cuts typical answers off mid-JSON, and every cut answer is unparsable.
 FIT_TOKENS = TaskTokens(
-    "fit", default=1024, minimum=256,
+    "fit",
+    default=1024,
+    minimum=256,
     answer="a JSON object with score, recommend, justification, three strengths and three concerns",
 )
 # A verdict (JSON with a rationale and exact quotes) is about 150-350 tokens (study 003 budgets
 # about 200 output tokens per prompt); a judge capped below the minimum returns cut-off JSON.
 JUDGE_TOKENS = TaskTokens(
-    "judge", default=1024, minimum=256,
+    "judge",
+    default=1024,
+    minimum=256,
     answer="a JSON verdict with confidence, a two- or three-sentence rationale and quoted bias signals",
 )
 # Notebook 004's résumés average 435 words (neutral) and 588 (overstated), about 600-900
 # tokens; the longest, or one rendered as JSON fields, need up to about twice that.
 GENERATION_TOKENS = TaskTokens(
-    "generation", default=4096, minimum=2048,
+    "generation",
+    default=4096,
+    minimum=2048,
     answer="a complete résumé, or its fields as JSON; notebook 004's average 435-588 words, the longest twice that",
 )
 # In the order of ``core.providers.types.TASKS``.

@@ -71,8 +71,9 @@ async def _probe_one(settings: ProviderSettings, api_key: Secret | None, timeout
     except asyncio.TimeoutError:
         return ProbeError(f"model {settings.name!r}: probe failed (timeout: no answer within {short.timeout_s:g} s)")
     except Exception as exc:  # noqa: BLE001 - one model's failure is its own result, never the others'
-        secrets = tuple(s for s in (api_key.reveal() if api_key else None, *settings.secrets_in_url,
-                                    *registered_secrets()) if s)
+        secrets = tuple(
+            s for s in (api_key.reveal() if api_key else None, *settings.secrets_in_url, *registered_secrets()) if s
+        )
         return ProbeError(scrub(f"model {settings.name!r}: probe failed ({type(exc).__name__}: {exc})", secrets))
 
 

@@ -16,7 +16,8 @@ import anthropic
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient
-from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult, split_query
+from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult
+from resumebias_dagster.core.providers.urls import split_query
 
 # What an endpoint without keys gets instead of a key the SDK would find in the environment.
 _NO_KEY = "no-key"

@@ -269,7 +269,8 @@ class ProviderClient(ABC):
                 result = await self._call(request)
             except _AttemptAbandoned:
                 result = ChatResult(
-                    key="", error_kind=t.TIMEOUT,
+                    key="",
+                    error_kind=t.TIMEOUT,
                     error_message=f"no answer within {self.settings.timeout_s:g} s; not sent again in this run "
                     "(the provider may still be generating it; retry_timeouts: true retries at once)",
                 )
@@ -304,11 +305,12 @@ class ProviderClient(ABC):
             return None
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
         return ChatResult(
-            key="", error_kind=t.MALFORMED_RESPONSE,
+            key="",
+            error_kind=t.MALFORMED_RESPONSE,
             # surrogateescape: the bytes come back exactly with text.encode("utf-8", "surrogateescape").
             text=body.decode("utf-8", "surrogateescape"),
             error_message=f"HTTP {response.status_code} answer the client could not read ({self._scrubbed(detail)}); "
-                          f"its body ({len(body):,} bytes) is stored as it came",
+            f"its body ({len(body):,} bytes) is stored as it came",
         )
 
     @staticmethod

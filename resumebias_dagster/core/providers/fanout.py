@@ -196,8 +196,18 @@ async def run_requests_async(
             client = make_client(settings, api_key or settings.api_key(environ))
         owner = ClaimOwner.this_process()
         try:
-            await _call_missing(settings, client, store, prices, [(k, by_key[k]) for k in missing], fresh, stored,
-                                stats, progress, owner)
+            await _call_missing(
+                settings,
+                client,
+                store,
+                prices,
+                [(k, by_key[k]) for k in missing],
+                fresh,
+                stored,
+                stats,
+                progress,
+                owner,
+            )
         finally:
             store.release(owner)
             if own_client:
@@ -242,7 +252,8 @@ async def _call_missing(settings, client, store, prices, todo, fresh, stored, st
             if stop:
                 first = stop[0]
                 fresh[key] = ChatResult(
-                    key=key, error_kind=t.ABORTED,
+                    key=key,
+                    error_kind=t.ABORTED,
                     error_message=f"not called: an earlier call failed with {first.error_kind} ({first.error_message})",
                 )
                 left[0] -= 1

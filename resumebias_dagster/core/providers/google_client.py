@@ -21,8 +21,15 @@ from resumebias_dagster.core.providers.base import ProviderClient, status_kind
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret
 
 _BLOCKED_FINISH = {
-    "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR", "LANGUAGE",
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "MODEL_ARMOR",
+    "LANGUAGE",
 }
 _MAX_RETRY_DELAY_S = 60.0
 _NO_KEY = "no-key"
@@ -60,8 +67,11 @@ class GoogleClient(ProviderClient):
         if s.vertex and key is None:
             # Application Default Credentials: the config rules allow them only for Google's hosts.
             return genai.Client(
-                vertexai=True, project=s.vertex_project, location=s.vertex_location,
-                credentials=self._credentials, http_options=options,
+                vertexai=True,
+                project=s.vertex_project,
+                location=s.vertex_location,
+                credentials=self._credentials,
+                http_options=options,
             )
         # Without a key the SDK would read GOOGLE_API_KEY / GEMINI_API_KEY: an endpoint without
         # keys gets a placeholder instead.
@@ -82,7 +92,9 @@ class GoogleClient(ProviderClient):
             "logprobs": request.logprobs or None,
         }
         config = {key: value for key, value in settings.items() if value is not None}
-        response = await self._sdk.aio.models.generate_content(model=self.settings.model, contents=contents, config=config)
+        response = await self._sdk.aio.models.generate_content(
+            model=self.settings.model, contents=contents, config=config
+        )
         usage = response.usage_metadata
         thoughts = getattr(usage, "thoughts_token_count", None) or 0
         candidates_tokens = getattr(usage, "candidates_token_count", None)

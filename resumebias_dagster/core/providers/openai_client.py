@@ -13,7 +13,8 @@ from openai.types.chat import ChatCompletion
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, is_provider_host, split_query
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
+from resumebias_dagster.core.providers.urls import is_provider_host, split_query
 
 # An endpoint that needs no key still needs a non-empty string in the SDK.
 _NO_KEY = "no-key"

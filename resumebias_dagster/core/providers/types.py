@@ -7,15 +7,23 @@ Nothing here imports a provider SDK; the clients (``openai_client``, ``google_cl
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from resumebias_dagster.core.models.model_config import ModelConfigError, default_max_tokens, resolve_max_tokens
+from resumebias_dagster.core.providers.urls import (
+    ProviderConfigError,
+    check_base_url,
+    is_custom_endpoint,
+    is_local_endpoint,
+    query_fingerprint,
+    url_host,
+    url_secrets,
+    url_without_secrets,
+)
 
 # Error kinds of a call (ChatResult.error_kind), and whether the store keeps them as the
 # final outcome of a request ("terminal": never called again) or only for the record
@@ -46,9 +54,7 @@ ABORTED = "aborted"
 UNPARSABLE = "unparsable"
 
 TERMINAL_KINDS = frozenset({REFUSAL, CONTENT_FILTER, MALFORMED_RESPONSE})
-TRANSIENT_KINDS = frozenset(
-    {RATE_LIMITED, SERVER_ERROR, TIMEOUT, CONNECTION, AUTH, NOT_FOUND, BAD_REQUEST, UNEXPECTED}
-)
+TRANSIENT_KINDS = frozenset({RATE_LIMITED, SERVER_ERROR, TIMEOUT, CONNECTION, AUTH, NOT_FOUND, BAD_REQUEST, UNEXPECTED})
 EMPTY_CALL_LIMIT = 3
 # Every transient kind is bounded by what it cost: once a key's calls were billed this many
 # times (an attempt abandoned at its read timeout, an error object inside a 200, ...) its row is
@@ -71,18 +77,7 @@ DEFAULT_BASE_URLS = {
     "anthropic": "https://api.anthropic.com",
     "google": "https://generativelanguage.googleapis.com/",
 }
-OPENAI_HOSTS = ("api.openai.com",)
-_DEFAULT_HOSTS = {
-    "openai": OPENAI_HOSTS,
-    "anthropic": ("api.anthropic.com",),
-    "google": ("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
-}
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 MESSAGE_CHARS = 500
-
-
-class ProviderConfigError(ValueError):
-    """A provider model is configured wrongly or lacks its key; raised before any call."""
 
 
 class Secret:
@@ -261,7 +256,7 @@ class ProviderSettings:
         vertex = provider == "google" and bool(o.get("vertex_project") or o.get("vertex_location"))
         key_env = o.get("api_key_env")
         check_base_url(spec.name, base_url)
-        custom = _is_custom_endpoint(base_url, provider)
+        custom = is_custom_endpoint(base_url, provider)
         if vertex and custom and not key_env:
             raise ProviderConfigError(
                 f"model {spec.name!r}: Vertex AI at {url_host(base_url)}, not one of Google's hosts, needs a key "
@@ -281,7 +276,9 @@ class ProviderSettings:
             raise ProviderConfigError(str(exc)) from None
         retry_timeouts = o.get("retry_timeouts", False)
         if not isinstance(retry_timeouts, bool):
-            raise ProviderConfigError(f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}")
+            raise ProviderConfigError(
+                f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}"
+            )
         settings = cls(
             name=spec.name,
             provider=provider,
@@ -315,17 +312,23 @@ class ProviderSettings:
         if self.timeout_s <= 0 or self.max_retries < 0:
             raise ProviderConfigError(f"{where}: timeout_s must be > 0 and max_retries >= 0")
         missing = [task for task in TASKS if task not in self.max_tokens]
-        if missing or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
+        if missing or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()
+        ):
             raise ProviderConfigError(
                 f"{where}: max_tokens must give every task ({', '.join(TASKS)}) a limit >= 1, got {self.max_tokens}"
             )
         if self.vertex and not self.vertex_location:
-            raise ProviderConfigError(f"{where}: Vertex AI needs vertex_location (e.g. us-central1) with vertex_project")
+            raise ProviderConfigError(
+                f"{where}: Vertex AI needs vertex_location (e.g. us-central1) with vertex_project"
+            )
 
     def max_tokens_for(self, task: str) -> int:
         """The output-token limit of ``task`` (one of TASKS) for this model."""
         if task not in self.max_tokens:
-            raise ProviderConfigError(f"model {self.name!r}: no max_tokens for task {task!r}; tasks: {', '.join(TASKS)}")
+            raise ProviderConfigError(
+                f"model {self.name!r}: no max_tokens for task {task!r}; tasks: {', '.join(TASKS)}"
+            )
         return self.max_tokens[task]
 
     @property
@@ -348,8 +351,10 @@ class ProviderSettings:
         """
         if self.provider == "google":
             if self.base_url:
-                return (f"{'vertex' if self.vertex else 'gemini-api'}:{url_without_secrets(self.base_url)}"
-                        f"{query_fingerprint(self.base_url)}")
+                return (
+                    f"{'vertex' if self.vertex else 'gemini-api'}:{url_without_secrets(self.base_url)}"
+                    f"{query_fingerprint(self.base_url)}"
+                )
             return f"vertex:{self.vertex_location}" if self.vertex else "gemini-api:default"
         if self.base_url:
             return url_without_secrets(self.base_url) + query_fingerprint(self.base_url)
@@ -390,7 +395,9 @@ class ProviderSettings:
         return Secret(value.strip())
 
 
-def check_credentials(models: list[ProviderSettings], environ: dict[str, str] | None = None) -> dict[str, Secret | None]:
+def check_credentials(
+    models: list[ProviderSettings], environ: dict[str, str] | None = None
+) -> dict[str, Secret | None]:
     """Each model's key by name, read now; every missing variable is named in one error.
 
     A Vertex AI model without a key needs Application Default Credentials, looked up here.
@@ -425,144 +432,6 @@ def _vertex_credentials_problem(settings: ProviderSettings) -> str | None:
             "or run `gcloud auth application-default login` (or give it an express-mode key with api_key_env)"
         )
     return None
-
-
-# ------------------------------------------------------------------ endpoints as text
-# A base_url may carry credentials (``https://user:pass@gateway/v1``, ``...?key=...``). Only
-# these functions turn one into text for keys, tags, pools or messages, and they drop them.
-
-
-def url_without_secrets(url: str) -> str:
-    """``scheme://host[:port]/path`` of ``url``: no user info, query or fragment, host in
-    lower case, no trailing slash. The whole endpoint, safe to store, tag or print."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    if ":" in host:  # an IPv6 literal
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = host + (f":{port}" if port is not None else "")
-    path = parts.path.rstrip("/")
-    scheme = parts.scheme.lower()
-    return f"{scheme}://{netloc}{path}" if scheme else f"{netloc}{path}"
-
-
-# A query parameter named like one of these (its last word: api_key, x-api-key, access_token,
-# client_secret, sig ...) carries a credential: it says who pays, not who answers.
-_CREDENTIAL_WORDS = frozenset({
-    "key", "apikey", "token", "accesstoken", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
-    "authorization", "credential", "credentials",
-})
-
-
-def is_credential_param(name: str) -> bool:
-    """Whether a query parameter's name says it carries a credential."""
-    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
-    return bool(words) and (words[-1] in _CREDENTIAL_WORDS or "".join(words) in _CREDENTIAL_WORDS)
-
-
-def query_fingerprint(url: str) -> str:
-    """``?query-sha256=<16 hex>`` of the query of ``url`` without its credentials ('' when it
-    has none): part of the endpoint, so ``?upstream=a`` and ``?upstream=b`` never share answers,
-    while a rotated key in ``?api_key=`` keeps them. A hash, not the text: a value may be a
-    credential under a name no one can recognise, and the endpoint is stored with every answer."""
-    pairs = sorted((name, value) for name, value in parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True)
-                   if not is_credential_param(name))
-    if not pairs:
-        return ""
-    canonical = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
-    return f"?query-sha256={hashlib.sha256(canonical.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
-
-
-def split_query(url: str) -> tuple[str, dict[str, str]]:
-    """``url`` without query and fragment, and the query's parameters. The openai and anthropic
-    SDKs append their paths to the base URL's text (``/v1?upstream=a`` reached the server as
-    ``/v1/?upstream=achat/completions``); given as ``default_query`` the query goes with every
-    request, after the path."""
-    parts = urlsplit(url)
-    if not parts.query and not parts.fragment:
-        return url, {}
-    return urlunsplit(parts._replace(query="", fragment="")), dict(parse_qsl(parts.query, keep_blank_values=True))
-
-
-def is_loopback_host(host: str) -> bool:
-    """localhost, 127.0.0.0/8, ::1 (or 0.0.0.0, which reaches this machine): never on a network."""
-    host = host.lower().rstrip(".")
-    if host in ("localhost", "0.0.0.0"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or bool(mapped and mapped.is_loopback)
-
-
-def check_base_url(name: str, base_url: str | None) -> None:
-    """Refuse a ``base_url`` that is not https, unless it is plain HTTP to this machine.
-
-    Plain HTTP sends the key (and the résumés) readable to every host on the way. Loopback
-    (localhost, 127.0.0.1, ::1) never leaves the machine, so a local server (vLLM, Ollama, a
-    fake provider in tests) may use it. Private-network addresses (10/8, 192.168/16, a LAN
-    name) are refused too: anyone on that network, a shared Wi-Fi, a cloud VPC, other
-    containers, could read the traffic, and a name may resolve anywhere. Such a server is
-    reached through https or a tunnel to a loopback port.
-    """
-    if base_url is None:
-        return
-    where = f"model {name!r}: base_url"
-    if not isinstance(base_url, str) or "://" not in base_url:
-        raise ProviderConfigError(f"{where} must be an http(s) URL such as https://host/v1")
-    parts = urlsplit(base_url.strip())
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise ProviderConfigError(f"{where} must be an http(s) URL such as https://host/v1")
-    if scheme == "http" and not is_loopback_host(parts.hostname or ""):
-        raise ProviderConfigError(
-            f"{where} {url_without_secrets(base_url)} is plain HTTP to another machine: the key and the résumés "
-            "would cross the network unencrypted. Use https://, or reach the server through this machine's "
-            "loopback (http://127.0.0.1, http://localhost or http://[::1], e.g. an SSH tunnel: "
-            "ssh -L 8000:server:8000). Private-network addresses are refused too: anyone on that network can "
-            "read plain HTTP."
-        )
-
-
-def url_host(url: str) -> str:
-    """``host[:port]`` of ``url``, without credentials."""
-    return url_without_secrets(url).split("://", 1)[-1].split("/", 1)[0]
-
-
-def url_secrets(url: str | None) -> tuple[str, ...]:
-    """The credentials embedded in ``url`` (user, password, query values), to redact."""
-    if not url:
-        return ()
-    parts = urlsplit(url.strip())
-    found = [parts.username, parts.password]
-    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
-    if parts.fragment:
-        found.append(parts.fragment)
-    return tuple(dict.fromkeys(s for s in found if s and len(s) >= 3))
-
-
-def _is_custom_endpoint(base_url: str | None, provider: str = "openai") -> bool:
-    """A base_url whose host is not the provider's own (OpenRouter, Groq, vLLM, a gateway ...)."""
-    if not base_url:
-        return False
-    return not is_provider_host(base_url, provider)
-
-
-def is_provider_host(url: str, provider: str) -> bool:
-    """Whether ``url``'s host is one of the provider's own (a Vertex region included)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host in _DEFAULT_HOSTS[provider]:
-        return True
-    return provider == "google" and re.fullmatch(r"[a-z0-9-]+-aiplatform\.googleapis\.com", host) is not None
-
-
-def is_local_endpoint(base_url: str | None) -> bool:
-    return bool(base_url) and (urlsplit(base_url).hostname or "") in _LOCAL_HOSTS
 
 
 def request_key(settings: ProviderSettings, request: ChatRequest) -> str:

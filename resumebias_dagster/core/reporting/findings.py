@@ -15,8 +15,11 @@ SECTIONS = {
     "ruled_out": ("equivalent",),
     "undecided": ("within_noise", "inconclusive"),
 }
-SECTION_TITLES = {"found": "Found (beyond noise)", "ruled_out": "Ruled out (equivalent within the margin)",
-                  "undecided": "Not decided by this study"}
+SECTION_TITLES = {
+    "found": "Found (beyond noise)",
+    "ruled_out": "Ruled out (equivalent within the margin)",
+    "undecided": "Not decided by this study",
+}
 
 
 def _num(x) -> float | None:
@@ -48,8 +51,7 @@ def finding_sentence(row) -> str:
     margin_text = f"{margin:g}" if ratio else f"±{margin:g}{unit}"
     if row.verdict == "beyond_noise":
         # Beyond noise, and its whole interval inside the margin: found, but smaller than what matters.
-        small = low is not None and high is not None and (
-            low >= margin if ratio else max(abs(low), abs(high)) < margin)
+        small = low is not None and high is not None and (low >= margin if ratio else max(abs(low), abs(high)) < margin)
         return where + (f"; smaller than the margin of {margin_text}." if small else ".")
     if row.verdict == "equivalent":
         return where + f"; an effect beyond {margin_text} is ruled out."
@@ -99,6 +101,8 @@ def not_measured(bias_summary: pd.DataFrame, fit_summary: pd.DataFrame, judge_ve
     if not len(fit_summary):
         out.append("No fit scores: the job-description audit was not run.")
     if not len(judge_verdicts):
-        out.append("No LLM judge ran (none configured under `judges:` in the models config): the models' "
-                   "written justifications were not read.")
+        out.append(
+            "No LLM judge ran (none configured under `judges:` in the models config): the models' "
+            "written justifications were not read."
+        )
     return out

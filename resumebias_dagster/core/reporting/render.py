@@ -66,56 +66,98 @@ def table_view(df: pd.DataFrame, columns: Sequence[Column]) -> dict[str, Any]:
         cells = []
         for column, value in zip(shown, record):
             ok = _present(value)
-            cells.append({
-                "column": column.name,
-                "text": column.fmt.format(value) if ok else "—",
-                "raw": repr(value.item() if hasattr(value, "item") else value) if ok else "",
-            })
+            cells.append(
+                {
+                    "column": column.name,
+                    "text": column.fmt.format(value) if ok else "—",
+                    "raw": repr(value.item() if hasattr(value, "item") else value) if ok else "",
+                }
+            )
         rows.append(cells)
     return {"header": [c.label for c in shown], "rows": rows}
 
 
 F3, F2, PCT, SIGNED = "{:.3f}", "{:.2f}", "{:.1%}", "{:+.3f}"
 BIAS_COLUMNS = [
-    Column("model", "model"), Column("variant_kind", "experiment"), Column("n", "predictions"),
-    Column("accuracy", "accuracy", PCT), Column("rank_diff", "rank difference", SIGNED),
-    Column("inconsistency_rate", "inconsistency", PCT), Column("inconsistency_floor", "its floor", PCT),
-    Column("racial_bias", "racial", SIGNED), Column("racial_bias_floor", "floor", F3),
-    Column("gender_bias", "gender", SIGNED), Column("gender_bias_floor", "floor", F3),
-    Column("extreme_bias", "extreme", SIGNED), Column("extreme_bias_floor", "floor", F3),
+    Column("model", "model"),
+    Column("variant_kind", "experiment"),
+    Column("n", "predictions"),
+    Column("accuracy", "accuracy", PCT),
+    Column("rank_diff", "rank difference", SIGNED),
+    Column("inconsistency_rate", "inconsistency", PCT),
+    Column("inconsistency_floor", "its floor", PCT),
+    Column("racial_bias", "racial", SIGNED),
+    Column("racial_bias_floor", "floor", F3),
+    Column("gender_bias", "gender", SIGNED),
+    Column("gender_bias_floor", "floor", F3),
+    Column("extreme_bias", "extreme", SIGNED),
+    Column("extreme_bias_floor", "floor", F3),
     Column("name_scope", "name scope"),
 ]
 GROUP_COLUMNS = [
-    Column("model", "model"), Column("group_kind", "grouping"), Column("group", "group"), Column("n", "n"),
-    Column("accuracy", "accuracy", PCT), Column("rank_diff", "rank difference", SIGNED),
-    Column("senior_share", "senior", PCT), Column("junior_share", "junior", PCT),
+    Column("model", "model"),
+    Column("group_kind", "grouping"),
+    Column("group", "group"),
+    Column("n", "n"),
+    Column("accuracy", "accuracy", PCT),
+    Column("rank_diff", "rank difference", SIGNED),
+    Column("senior_share", "senior", PCT),
+    Column("junior_share", "junior", PCT),
 ]
 FIT_COLUMNS = [
-    Column("model", "model"), Column("n_cells", "cells"), Column("n_significant", "significant"),
-    Column("noise_floor", "placebo floor", F2), Column("probe_mean_abs_delta", "probe mean |Δ|", F2),
-    Column("placebo_mean_abs_delta", "placebo mean |Δ|", F2), Column("bias_index", "bias index", "{:+.2f}"),
-    Column("largest_penalty", "largest penalty", "{:+.2f}"), Column("largest_penalty_variant", "variant"),
+    Column("model", "model"),
+    Column("n_cells", "cells"),
+    Column("n_significant", "significant"),
+    Column("noise_floor", "placebo floor", F2),
+    Column("probe_mean_abs_delta", "probe mean |Δ|", F2),
+    Column("placebo_mean_abs_delta", "placebo mean |Δ|", F2),
+    Column("bias_index", "bias index", "{:+.2f}"),
+    Column("largest_penalty", "largest penalty", "{:+.2f}"),
+    Column("largest_penalty_variant", "variant"),
     Column("prompt_injection_mean_delta", "prompt injection Δ", "{:+.2f}"),
     Column("anonymize_mean_delta", "anonymisation Δ", "{:+.2f}"),
 ]
 AXIS_COLUMNS = [
-    Column("model", "model"), Column("axis", "axis"), Column("level", "level"), Column("n_jds", "JDs"),
-    Column("mean_delta", "mean Δ", "{:+.2f}"), Column("pooled_delta", "pooled Δ", "{:+.2f}"),
-    Column("pooled_ci_low", "95% low", "{:+.2f}"), Column("pooled_ci_high", "95% high", "{:+.2f}"),
+    Column("model", "model"),
+    Column("axis", "axis"),
+    Column("level", "level"),
+    Column("n_jds", "JDs"),
+    Column("mean_delta", "mean Δ", "{:+.2f}"),
+    Column("pooled_delta", "pooled Δ", "{:+.2f}"),
+    Column("pooled_ci_low", "95% low", "{:+.2f}"),
+    Column("pooled_ci_high", "95% high", "{:+.2f}"),
     Column("n_significant", "significant JDs"),
 ]
 VERDICT_COLUMNS = [
-    Column("model", "model"), Column("finding", "finding"), Column("estimate", "estimate", "{:+.3f}"),
-    Column("ci_low", "95% low", "{:+.3f}"), Column("ci_high", "95% high", "{:+.3f}"), Column("unit", "unit"),
-    Column("p", "p", "{:.3g}"), Column("q", "adjusted p", "{:.3g}"), Column("tost_p", "equivalence p", "{:.3g}"),
-    Column("margin", "margin", "{:g}"), Column("mde", "detectable (80%)", "{:.3g}"),
-    Column("n_resumes", "résumés"), Column("n_names", "names"), Column("test", "test"), Column("verdict", "verdict"),
+    Column("model", "model"),
+    Column("finding", "finding"),
+    Column("estimate", "estimate", "{:+.3f}"),
+    Column("ci_low", "95% low", "{:+.3f}"),
+    Column("ci_high", "95% high", "{:+.3f}"),
+    Column("unit", "unit"),
+    Column("p", "p", "{:.3g}"),
+    Column("q", "adjusted p", "{:.3g}"),
+    Column("tost_p", "equivalence p", "{:.3g}"),
+    Column("margin", "margin", "{:g}"),
+    Column("mde", "detectable (80%)", "{:.3g}"),
+    Column("n_resumes", "résumés"),
+    Column("n_names", "names"),
+    Column("test", "test"),
+    Column("verdict", "verdict"),
 ]
 IMPACT_COLUMNS = [
-    Column("model", "model"), Column("selection", "selected ="), Column("dimension", "dimension"),
-    Column("group", "group"), Column("n", "n"), Column("selected", "selected"), Column("rate", "rate", PCT),
-    Column("impact_ratio", "impact ratio", F3), Column("ci_low", "95% low", F3), Column("ci_high", "95% high", F3),
-    Column("below_four_fifths", "below 4/5"), Column("ci_below_four_fifths", "beyond noise"),
+    Column("model", "model"),
+    Column("selection", "selected ="),
+    Column("dimension", "dimension"),
+    Column("group", "group"),
+    Column("n", "n"),
+    Column("selected", "selected"),
+    Column("rate", "rate", PCT),
+    Column("impact_ratio", "impact ratio", F3),
+    Column("ci_low", "95% low", F3),
+    Column("ci_high", "95% high", F3),
+    Column("below_four_fifths", "below 4/5"),
+    Column("ci_below_four_fifths", "beyond noise"),
 ]
 
 
@@ -166,23 +208,48 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
     out = []
     for row in pv[pv["variant"] != "baseline"].itertuples(index=False):
         cells = effects[effects["variant"] == row.variant] if len(effects) else effects
-        judged = verdicts[(verdicts["variant"] == row.variant) & (verdicts["resume_id"] == row.resume_id)] \
-            if len(verdicts) else verdicts
-        out.append({
-            "resume_id": row.resume_id, "variant": row.variant, "arm": row.arm, "axis": row.axis, "level": row.level,
-            "hunks": diff_hunks(base.get(row.resume_id, ""), row.text),
-            "scores": table_view(cells.sort_values(["model", "jd"]) if len(cells) else cells, [
-                Column("model", "model"), Column("jd", "job description"),
-                Column("baseline_mean", "baseline", F2), Column("variant_mean", "variant", F2),
-                Column("delta", "Δ", "{:+.2f}"), Column("q_value", "q", "{:.3g}"), Column("significant", "significant"),
-            ]),
-            "verdicts": [
-                {"judge": v.judge, "model": v.model, "jd": v.jd, "verdict": v.verdict_typical,
-                 "confidence": v.confidence_typical, "rationale": v.rationale_typical,
-                 "signals": v.bias_signals_typical, "non_verbatim": v.n_non_verbatim_typical}
-                for v in judged.itertuples(index=False)
-            ] if len(judged) else [],
-        })
+        judged = (
+            verdicts[(verdicts["variant"] == row.variant) & (verdicts["resume_id"] == row.resume_id)]
+            if len(verdicts)
+            else verdicts
+        )
+        out.append(
+            {
+                "resume_id": row.resume_id,
+                "variant": row.variant,
+                "arm": row.arm,
+                "axis": row.axis,
+                "level": row.level,
+                "hunks": diff_hunks(base.get(row.resume_id, ""), row.text),
+                "scores": table_view(
+                    cells.sort_values(["model", "jd"]) if len(cells) else cells,
+                    [
+                        Column("model", "model"),
+                        Column("jd", "job description"),
+                        Column("baseline_mean", "baseline", F2),
+                        Column("variant_mean", "variant", F2),
+                        Column("delta", "Δ", "{:+.2f}"),
+                        Column("q_value", "q", "{:.3g}"),
+                        Column("significant", "significant"),
+                    ],
+                ),
+                "verdicts": [
+                    {
+                        "judge": v.judge,
+                        "model": v.model,
+                        "jd": v.jd,
+                        "verdict": v.verdict_typical,
+                        "confidence": v.confidence_typical,
+                        "rationale": v.rationale_typical,
+                        "signals": v.bias_signals_typical,
+                        "non_verbatim": v.n_non_verbatim_typical,
+                    }
+                    for v in judged.itertuples(index=False)
+                ]
+                if len(judged)
+                else [],
+            }
+        )
     return out
 
 
@@ -195,11 +262,15 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         loader=jinja2.FileSystemLoader(str(template_file.parent)),
         autoescape=True,  # model answers and résumé text are untrusted
         undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     findings = headline_findings(tables.verdicts)
-    group_rows = tables.group_metrics[tables.group_metrics["group_kind"] != "all"] if len(tables.group_metrics) \
+    group_rows = (
+        tables.group_metrics[tables.group_metrics["group_kind"] != "all"]
+        if len(tables.group_metrics)
         else tables.group_metrics
+    )
     return env.get_template(template_file.name).render(
         findings=findings,
         section_titles=SECTION_TITLES,

@@ -51,7 +51,18 @@ _CODE_WORDS = (
 )
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 _PLACEHOLDER_LEVELS = frozenset(SENIORITY_LEVELS)
-_OCCUPATION_FIELDS = ("label", "noun", "work", "team_noun", "focus", "sectors", "titles", "degrees", "skills", "bullets")
+_OCCUPATION_FIELDS = (
+    "label",
+    "noun",
+    "work",
+    "team_noun",
+    "focus",
+    "sectors",
+    "titles",
+    "degrees",
+    "skills",
+    "bullets",
+)
 
 
 @dataclass(frozen=True)
@@ -250,8 +261,12 @@ def _normal_name(name: str) -> str:
 
 def _draw_people(cat: _Catalog, n: int, seed: int, exclude: frozenset[str]) -> list[tuple[str, str]]:
     excluded = {_normal_name(x) for x in exclude}
-    pairs = [(first, last) for first in cat.first_names for last in cat.last_names
-             if _normal_name(f"{first} {last}") not in excluded]
+    pairs = [
+        (first, last)
+        for first in cat.first_names
+        for last in cat.last_names
+        if _normal_name(f"{first} {last}") not in excluded
+    ]
     if len(pairs) < n:
         raise ValueError(
             f"need {n} distinct people but people.yaml allows only {len(pairs)} after excluding "
@@ -283,7 +298,9 @@ def _career(cat: _Catalog, level: str, rng: random.Random) -> _Career:
     return _Career(years, total, levels, _split_months(total, k, rng))
 
 
-def _positions(cat: _Catalog, occ: dict, c: _Career, employers: list[str], city: dict, rng: random.Random) -> list[dict]:
+def _positions(
+    cat: _Catalog, occ: dict, c: _Career, employers: list[str], city: dict, rng: random.Random
+) -> list[dict]:
     """The positions, newest first: contiguous months ending at the reference month."""
     positions = []
     end = REFERENCE_INDEX
@@ -303,8 +320,9 @@ def _positions(cat: _Catalog, occ: dict, c: _Career, employers: list[str], city:
     return positions
 
 
-def _add_bullets(cat: _Catalog, occ: dict, career: dict, positions: list[dict], fill, rng: random.Random,
-                 used: set[str]) -> None:
+def _add_bullets(
+    cat: _Catalog, occ: dict, career: dict, positions: list[dict], fill, rng: random.Random, used: set[str]
+) -> None:
     """Each position's bullets, drawn from the pools its level allows (no bullet twice)."""
     bullets = occ["bullets"]
     pools = {
@@ -323,8 +341,17 @@ def _add_bullets(cat: _Catalog, occ: dict, career: dict, positions: list[dict], 
         pos["bullets"] = [fill(t, pos["level"]) for t in chosen]
 
 
-def _internship(cat: _Catalog, occ: dict, career: dict, grad_year: int, employer: str, n_positions: int, fill,
-                rng: random.Random, used: set[str]) -> dict:
+def _internship(
+    cat: _Catalog,
+    occ: dict,
+    career: dict,
+    grad_year: int,
+    employer: str,
+    n_positions: int,
+    fill,
+    rng: random.Random,
+    used: set[str],
+) -> dict:
     """A summer internship the year before graduation, after the regular positions."""
     intern_year = grad_year - 1
     return {
@@ -341,8 +368,9 @@ def _internship(cat: _Catalog, occ: dict, career: dict, grad_year: int, employer
     }
 
 
-def _summary(cat: _Catalog, level: str, years: int, noun: str, focus: list[str], skills: list[str], fill,
-             rng: random.Random) -> str:
+def _summary(
+    cat: _Catalog, level: str, years: int, noun: str, focus: list[str], skills: list[str], fill, rng: random.Random
+) -> str:
     sentences = [
         cat.summary["opening"].format(Noun=noun, years=years_phrase(years), focus1=focus[0], focus2=focus[1]),
         rng.choice(cat.summary["detail"]).format(focus3=focus[2], focus4=focus[3]),

@@ -97,12 +97,20 @@ class _Format:
 
 FORMATS = (
     _Format(
-        "style", "style", "idx", "style", STYLES,
+        "style",
+        "style",
+        "idx",
+        "style",
+        STYLES,
         ("idx", "true_seniority", "style", "model", "prediction", "correct", "resume_text"),
         ("correct", "resume_text"),
     ),
     _Format(
-        "social", "demographic", "original_idx", "demographic", DEMOGRAPHICS,
+        "social",
+        "demographic",
+        "original_idx",
+        "demographic",
+        DEMOGRAPHICS,
         ("original_idx", "true_seniority", "demographic", "name", "model", "prediction", "correct"),
         ("name", "correct"),
     ),
@@ -206,7 +214,10 @@ def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
         if bad.any():
             first = frame[column].iloc[int(np.flatnonzero(bad)[0])]
             _fail_rows(
-                path, text, bad, column,
+                path,
+                text,
+                bad,
+                column,
                 f"{column} must be a probability (a number from 0 to 1) or empty, got {show_value(first)}",
             )
         values = np.full(len(frame), np.nan)
@@ -222,7 +233,10 @@ def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     if partial.any():
         n_given = int(given[:, int(np.flatnonzero(partial)[0])].sum())
         _fail_rows(
-            path, text, partial, None,
+            path,
+            text,
+            partial,
+            None,
             f"a label distribution gives all of {', '.join(DIST_COLUMNS)} or none of them; "
             f"this row gives {n_given} of the {len(DIST_COLUMNS)}",
         )
@@ -231,7 +245,10 @@ def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     if off.any():
         first = int(np.flatnonzero(off)[0])
         _fail_rows(
-            path, text, off, None,
+            path,
+            text,
+            off,
+            None,
             f"{' + '.join(DIST_COLUMNS)} must sum to 1 (within {DIST_TOLERANCE:g}), got {total[first]:.6g}",
         )
     return dist
@@ -244,9 +261,11 @@ def _check_header(path: Path, text: str, fallback: list[str]) -> None:
     (``model``, ``model.1``), which would hide it.
     """
     try:
-        names = pd.read_csv(
-            io.StringIO(text), header=None, nrows=1, dtype=str, keep_default_na=False, index_col=False
-        ).iloc[0].tolist()
+        names = (
+            pd.read_csv(io.StringIO(text), header=None, nrows=1, dtype=str, keep_default_na=False, index_col=False)
+            .iloc[0]
+            .tolist()
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, IndexError):
         names = fallback
     seen: dict[str, int] = {}
@@ -356,7 +375,10 @@ def read_prediction_file(path: PathLike) -> pd.DataFrame:
     if dup.any():
         first = out.iloc[int(np.flatnonzero(dup)[0])]
         _fail_rows(
-            path, text, dup, None,
+            path,
+            text,
+            dup,
+            None,
             f"duplicate prediction for model {show_value(first['model'])}, run {show_value(first['run'])}, "
             f"{fmt.index_column} {show_value(first['original_idx'])}, "
             f"{fmt.variant_column} {show_value(first['variant'])}",

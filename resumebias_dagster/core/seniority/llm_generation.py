@@ -77,8 +77,10 @@ _PHONE = re.compile(r"\+?[\d ().-]{7,}")  # what the probes read as a phone numb
 _CITY = re.compile(r"[^\d|@/,]+, [^\d|@/,]+")
 _LINKEDIN = re.compile(r"(?:https?://)?(?:www\.)?linkedin\.com/in/[A-Za-z0-9_-]+/?")
 _BULLET_MARK = re.compile(r"^[-•*–·]")
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                 "sixteen seventeen eighteen nineteen twenty").split()
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty"
+).split()
 _YEARS_MENTION = re.compile(rf"(?i)\b(?:\d+|{'|'.join(_NUMBER_WORDS)})\+?\s*(?:years?|yrs?)\b")
 # The summary's experience phrase that the graduation-year probe keeps up to date.
 _CANONICAL_YEARS = re.compile(r"\b(?:\d+ years?|less than one year) of professional experience\b")
@@ -206,14 +208,16 @@ def _positions(value: Any) -> tuple[Position, ...]:
             if _BULLET_MARK.match(text):
                 raise ResumeAnswerError(f"{where}.bullets[{k}]", "starts with a bullet mark; the renderer writes it")
             bullets.append(text)
-        positions.append(Position(
-            title=_line(spec["title"], f"{where}.title"),
-            employer=_line(spec["employer"], f"{where}.employer"),
-            city=_matching(spec["city"], f"{where}.city", _CITY, "'City, ST'"),
-            start=start,
-            end=end,
-            bullets=tuple(bullets),
-        ))
+        positions.append(
+            Position(
+                title=_line(spec["title"], f"{where}.title"),
+                employer=_line(spec["employer"], f"{where}.employer"),
+                city=_matching(spec["city"], f"{where}.city", _CITY, "'City, ST'"),
+                start=start,
+                end=end,
+                bullets=tuple(bullets),
+            )
+        )
     for i, (newer, older) in enumerate(zip(positions, positions[1:])):
         if older.start >= newer.start or (older.end if older.end is not None else REFERENCE_INDEX) >= newer.start:
             raise ResumeAnswerError(
@@ -245,8 +249,11 @@ def _free_text(content: ResumeContent) -> list[tuple[str, str]]:
     """(field, text) of every value outside the name and contact lines."""
     out = [("summary", content.summary)]
     for i, p in enumerate(content.positions):
-        out += [(f"positions[{i}].title", p.title), (f"positions[{i}].employer", p.employer),
-                (f"positions[{i}].city", p.city)]
+        out += [
+            (f"positions[{i}].title", p.title),
+            (f"positions[{i}].employer", p.employer),
+            (f"positions[{i}].city", p.city),
+        ]
         out += [(f"positions[{i}].bullets[{k}]", b) for k, b in enumerate(p.bullets)]
     for i, d in enumerate(content.education):
         out += [(f"education[{i}].degree", d.degree), (f"education[{i}].school", d.school)]
@@ -287,9 +294,7 @@ def _check_stated_years(summary: str) -> None:
         )
 
 
-def resume_from_answer(
-    answer: Any, *, resume_id: str, seniority: str, occupations: Collection[str]
-) -> dict[str, Any]:
+def resume_from_answer(answer: Any, *, resume_id: str, seniority: str, occupations: Collection[str]) -> dict[str, Any]:
     """The ``COLUMNS`` row of a structured answer (a parsed JSON object), or ``ResumeAnswerError``
     naming the field. ``occupations``: the catalog's occupation codes."""
     spec = _object(answer, "", _TOP_FIELDS, _OPTIONAL_FIELDS)
@@ -334,8 +339,16 @@ def resume_from_answer(
     if not career:
         raise ResumeAnswerError("positions", f"none starts in or after the latest degree's year {degree_year}")
     months = sum((REFERENCE_INDEX if p.end is None else p.end) - p.start + 1 for p in career)
-    row = resume_row(content, resume_id=resume_id, seniority=seniority, occupation=occupation.strip(),
-                     first_name=first, last_name=last, years_experience=months // 12, n_positions=len(career))
+    row = resume_row(
+        content,
+        resume_id=resume_id,
+        seniority=seniority,
+        occupation=occupation.strip(),
+        first_name=first,
+        last_name=last,
+        years_experience=months // 12,
+        n_positions=len(career),
+    )
     if len(row["text"]) < MIN_TEXT_CHARS:
         raise ResumeAnswerError("text", f"the résumé has {len(row['text'])} characters; at least {MIN_TEXT_CHARS}")
     problems = timeline_problems(row["text"])
@@ -356,8 +369,13 @@ def _failure(result: ChatResult) -> str | None:
     return None
 
 
-def _draw(run: Run, slots: list[tuple[Any, Callable[[int], ChatRequest]]], max_attempts: int,
-          all_stats: list[RunStats], judge: Judge) -> dict[Any, tuple[ChatResult, Any, str | None, int]]:
+def _draw(
+    run: Run,
+    slots: list[tuple[Any, Callable[[int], ChatRequest]]],
+    max_attempts: int,
+    all_stats: list[RunStats],
+    judge: Judge,
+) -> dict[Any, tuple[ChatResult, Any, str | None, int]]:
     """Each slot's first usable draw (sample index 0, 1, ...), or its last failure:
     slot -> (result, value, problem, draws)."""
     if max_attempts < 1:
@@ -385,7 +403,8 @@ def base_resume_prompts(n_per_level: int, catalog_dir: str | os.PathLike | None 
     fields = load_prompt(FIELDS_PROMPT, catalog_dir, {"seniority", "occupations", "today", "max_positions"})
     occupations = ", ".join(f"{code} ({label})" for code, label in occupation_labels(catalog_dir).items())
     prompts = {
-        level: neutral.format(seniority=level) + "\n\n"
+        level: neutral.format(seniority=level)
+        + "\n\n"
         + fields.format(seniority=level, occupations=occupations, today=_TODAY, max_positions=MAX_POSITIONS)
         for level in SENIORITY_LEVELS
     }
@@ -395,12 +414,14 @@ def base_resume_prompts(n_per_level: int, catalog_dir: str | os.PathLike | None 
 
 def base_resume_request(prompt: str, index: int, attempt: int = 0) -> ChatRequest:
     """The request of base résumé ``index``'s draw ``attempt`` (the cost estimate counts draw 0)."""
-    return ChatRequest.from_prompt(prompt, json_mode=True, sample_index=attempt, tag=f"neutral/{index}",
-                                   task="generation")
+    return ChatRequest.from_prompt(
+        prompt, json_mode=True, sample_index=attempt, tag=f"neutral/{index}", task="generation"
+    )
 
 
-def generate_neutral_resumes(run: Run, n_per_level: int, *, catalog_dir: str | os.PathLike | None = None,
-                             max_attempts: int = 3) -> tuple[pd.DataFrame, list[RunStats]]:
+def generate_neutral_resumes(
+    run: Run, n_per_level: int, *, catalog_dir: str | os.PathLike | None = None, max_attempts: int = 3
+) -> tuple[pd.DataFrame, list[RunStats]]:
     """``3 * n_per_level`` neutral résumés from structured answers, levels interleaved.
 
     Columns: ``GENERATION_COLUMNS`` (the offline generator's plus resolved_model, draws and
@@ -417,8 +438,9 @@ def generate_neutral_resumes(run: Run, n_per_level: int, *, catalog_dir: str | o
             return None, failed
         i, level = slot
         try:
-            return resume_from_answer(result.parsed_json, resume_id=f"g{i:04d}", seniority=level,
-                                      occupations=occupations), None
+            return resume_from_answer(
+                result.parsed_json, resume_id=f"g{i:04d}", seniority=level, occupations=occupations
+            ), None
         except ResumeAnswerError as exc:
             return None, f"{INVALID_RESUME}: {exc}"
 
@@ -441,8 +463,9 @@ def _rewrite_judge(slot: Any, result: ChatResult) -> tuple[Any, str | None]:
     return (None, f"uses the level word {found.group(0)!r}") if found else (text, None)
 
 
-def rewrite_styles(run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None,
-                   max_attempts: int = 3) -> tuple[pd.DataFrame, list[RunStats]]:
+def rewrite_styles(
+    run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None, max_attempts: int = 3
+) -> tuple[pd.DataFrame, list[RunStats]]:
     """Every base résumé as neutral (its own text), overstated and understated (rewritten, free text).
 
     ``base`` has resume_id, seniority, text. Columns: resume_id, original_idx, seniority,
@@ -465,8 +488,9 @@ def rewrite_styles(run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLi
         rows.append((resume.resume_id, idx, resume.seniority, "neutral", resume.text, None, 0, None))
         for style in templates:
             result, text, problem, draws = outcome[(idx, style)]
-            rows.append((resume.resume_id, idx, resume.seniority, style, text or "", result.resolved_model, draws,
-                         problem))
+            rows.append(
+                (resume.resume_id, idx, resume.seniority, style, text or "", result.resolved_model, draws, problem)
+            )
     columns = ["resume_id", "original_idx", "seniority", "style", "text", "resolved_model", "draws", "error"]
     return pd.DataFrame(rows, columns=columns), stats
 
@@ -485,8 +509,9 @@ def _refuse_failures(frame: pd.DataFrame, what: str, max_attempts: int) -> None:
         )
 
 
-def llm_base_resumes(run: Run, n_per_level: int, *, catalog_dir: str | os.PathLike | None = None,
-                     max_attempts: int = 3) -> tuple[pd.DataFrame, RunStats]:
+def llm_base_resumes(
+    run: Run, n_per_level: int, *, catalog_dir: str | os.PathLike | None = None, max_attempts: int = 3
+) -> tuple[pd.DataFrame, RunStats]:
     """Notebook 004's neutral résumés from a provider model, rendered from its structured answers
     in the offline generator's layout and columns (``base_resumes``)."""
     rows, draws = generate_neutral_resumes(run, n_per_level, catalog_dir=catalog_dir, max_attempts=max_attempts)
@@ -495,8 +520,9 @@ def llm_base_resumes(run: Run, n_per_level: int, *, catalog_dir: str | os.PathLi
     return df, sum(draws[1:], draws[0])
 
 
-def llm_style_variants(run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None,
-                       max_attempts: int = 3) -> tuple[pd.DataFrame, RunStats]:
+def llm_style_variants(
+    run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None, max_attempts: int = 3
+) -> tuple[pd.DataFrame, RunStats]:
     """Notebook 004's overstated and understated rewrites by a provider model, as ``style_variants`` rows."""
     variants, draws = rewrite_styles(run, base, catalog_dir=catalog_dir, max_attempts=max_attempts)
     _refuse_failures(variants, "rewritten résumés", max_attempts)

@@ -88,8 +88,10 @@ def replace_first_line(text: str, old_first: str, old_last: str, new_first: str,
     first, newline, rest = text.partition("\n")
     old = f"{old_first.strip()} {old_last.strip()}"
     if not _same_name(first, old):
-        raise ValueError(f"the first line {first.strip()[:60]!r} is not the name {old!r} (name_scope first_line "
-                         "replaces the name line, which must come first)")
+        raise ValueError(
+            f"the first line {first.strip()[:60]!r} is not the name {old!r} (name_scope first_line "
+            "replaces the name line, which must come first)"
+        )
     return f"{new_first} {new_last}" + newline + rest
 
 
@@ -178,7 +180,9 @@ def variant_problems(variants: pd.DataFrame, limit: int | None = None) -> list[s
                     problems.append(f"{where}: the text after line 1 differs from {first['demographic']}'s")
             elif i > 0:
                 extra = unexplained_changes(
-                    first["text"], other.text, name_tokens(first["first_name"], first["last_name"]),
+                    first["text"],
+                    other.text,
+                    name_tokens(first["first_name"], first["last_name"]),
                     name_tokens(other.first_name, other.last_name),
                 )
                 if extra:

@@ -71,12 +71,14 @@ def _style_tables(groups: pd.DataFrame, summary: pd.DataFrame) -> list[_Table]:
     return [
         _Table("ACCURACY BY STYLE", ["Style"] + models, _pivot(groups, models, by_style, lambda r: _pct(r.accuracy))),
         _Table(
-            "RANK DIFFERENCE BY STYLE", ["Style"] + models,
+            "RANK DIFFERENCE BY STYLE",
+            ["Style"] + models,
             _pivot(groups, models, by_style, lambda r: _signed(r.rank_diff)),
             "rank_diff = predicted rank - true rank (junior=0, mid=1, senior=2); > 0 overestimates.",
         ),
         _Table(
-            "PROMOTION/DEMOTION BY STYLE", ["Style"] + models,
+            "PROMOTION/DEMOTION BY STYLE",
+            ["Style"] + models,
             _pivot(groups, models, ("style",), lambda r: f"{r.promotions}/{r.demotions} ({r.net:+d})"),
             "promotions/demotions (net) against the mean rank of the résumé's variants, runs summed.",
         ),
@@ -94,46 +96,76 @@ def _social_tables(groups: pd.DataFrame, summary: pd.DataFrame) -> list[_Table]:
     indicators = _INDICATORS
     return [
         _Table(
-            "NAME SWAP", ["Scope"] + models,
+            "NAME SWAP",
+            ["Scope"] + models,
             [["Name replaced"] + [v or "not recorded" for v in summary["name_scope"]]],
             "everywhere = in the whole résumé (e-mail, LinkedIn slug, mentions); first_line = the name line only, "
             "as notebook 004 did (the original name stays in the e-mail).",
         ),
-        _Table("ACCURACY BY DEMOGRAPHIC", ["Group"] + models, _pivot(groups, models, every, lambda r: _pct(r.accuracy))),
         _Table(
-            "RANK DIFFERENCE BY DEMOGRAPHIC", ["Group"] + models,
+            "ACCURACY BY DEMOGRAPHIC", ["Group"] + models, _pivot(groups, models, every, lambda r: _pct(r.accuracy))
+        ),
+        _Table(
+            "RANK DIFFERENCE BY DEMOGRAPHIC",
+            ["Group"] + models,
             _pivot(groups, models, every, lambda r: _signed(r.rank_diff)),
         ),
         _Table(
-            "BIAS INDICATORS", ["Bias Type"] + models,
-            [row for label, key in indicators for row in (
-                [label] + [_signed(v) for v in summary[f"{key}_bias"]],
-                [f"{label} floor"] + [_band(v) for v in summary[f"{key}_bias_floor"]],
-            )],
+            "BIAS INDICATORS",
+            ["Bias Type"] + models,
+            [
+                row
+                for label, key in indicators
+                for row in (
+                    [label] + [_signed(v) for v in summary[f"{key}_bias"]],
+                    [f"{label} floor"] + [_band(v) for v in summary[f"{key}_bias_floor"]],
+                )
+            ],
             "racial = caucasian - african_american, gender = male - female, "
             "extreme = caucasian_male - african_american_female (mean rank_diff). floor = 95% test-retest band: "
             "|bias| a model that ignores names exceeds in 5% of re-runs of the same texts; n/a = one run.",
         ),
         _Table(
-            "BIAS READINGS (threshold +/-0.05)", ["Bias Type"] + models,
+            "BIAS READINGS (threshold +/-0.05)",
+            ["Bias Type"] + models,
             [[label] + [v or "n/a" for v in summary[f"{key}_reading"]] for label, key in indicators],
             "notebook 001's reading of the estimate against +/-0.05; not a test: see VERDICTS for what the data "
             "can tell from noise and what they rule out.",
         ),
         _Table(
-            "PROMOTION/DEMOTION", ["Group"] + models,
-            _pivot(groups, models, ("demographic", "race", "gender"), lambda r: f"{r.promotions}/{r.demotions} ({r.net:+d})"),
+            "PROMOTION/DEMOTION",
+            ["Group"] + models,
+            _pivot(
+                groups,
+                models,
+                ("demographic", "race", "gender"),
+                lambda r: f"{r.promotions}/{r.demotions} ({r.net:+d})",
+            ),
             "promotions/demotions (net) against the mean rank of the résumé's variants, runs summed.",
         ),
-        _Table("SENIOR PREDICTIONS BY GROUP", ["Group"] + models, _pivot(groups, models, every, lambda r: _pct(r.senior_share))),
-        _Table("JUNIOR PREDICTIONS BY GROUP", ["Group"] + models, _pivot(groups, models, every, lambda r: _pct(r.junior_share))),
+        _Table(
+            "SENIOR PREDICTIONS BY GROUP",
+            ["Group"] + models,
+            _pivot(groups, models, every, lambda r: _pct(r.senior_share)),
+        ),
+        _Table(
+            "JUNIOR PREDICTIONS BY GROUP",
+            ["Group"] + models,
+            _pivot(groups, models, every, lambda r: _pct(r.junior_share)),
+        ),
         *_common_tables(summary, models),
         *_expected_tables(groups, summary, models, every, "Group", "DEMOGRAPHIC"),
     ]
 
 
-def _expected_tables(groups: pd.DataFrame, summary: pd.DataFrame, models: list[str], group_kinds: tuple[str, ...],
-                     first_header: str, by: str) -> list[_Table]:
+def _expected_tables(
+    groups: pd.DataFrame,
+    summary: pd.DataFrame,
+    models: list[str],
+    group_kinds: tuple[str, ...],
+    first_header: str,
+    by: str,
+) -> list[_Table]:
     """The EXPECTED VALUES block; empty unless some model of the experiment has distributions."""
     if not (summary["n_dist"] > 0).any():
         return []
@@ -147,25 +179,37 @@ def _expected_tables(groups: pd.DataFrame, summary: pd.DataFrame, models: list[s
         line("Rank diff", (_signed(v) for v in summary["exp_rank_diff"])),
         line("Inconsistency", (_pct(v) for v in summary["exp_inconsistency_rate"])),
         line("Inconsistency floor", (_pct(v) for v in summary["exp_inconsistency_floor"])),
-        line("Originals, all variants with one",
-             (f"{d} of {o}" for d, o in zip(summary["n_dist_originals"], summary["n_originals"]))),
+        line(
+            "Originals, all variants with one",
+            (f"{d} of {o}" for d, o in zip(summary["n_dist_originals"], summary["n_originals"])),
+        ),
     ]
     if (summary["variant_kind"] == "demographic").any():
         rows += [line(label, (_signed(v) for v in summary[f"exp_{key}_bias"])) for label, key in _INDICATORS]
-        rows += [line(f"{label} floor (of the sampled figure)", (_band(v) for v in summary[f"exp_{key}_bias_floor"]))
-                 for label, key in _INDICATORS]
+        rows += [
+            line(f"{label} floor (of the sampled figure)", (_band(v) for v in summary[f"exp_{key}_bias_floor"]))
+            for label, key in _INDICATORS
+        ]
     return [
         _Table(
-            "EXPECTED VALUES (from label distributions)", ["Measure"] + models, rows,
+            "EXPECTED VALUES (from label distributions)",
+            ["Measure"] + models,
+            rows,
             "expectations under the label distribution stored in p_junior/p_mid/p_senior (as the caller stored it, "
             "no sampling noise); inconsistency = P(independent draws for the variants differ), once per original "
             "whose variants all have one; its floor = P(as many draws of one variant differ), the part due to "
             "sampling alone; bias floors: the sampled figures' retest band, exact; n/a = no distribution.",
         ),
-        _Table(f"EXPECTED ACCURACY BY {by}", [first_header] + models,
-               _pivot(groups, models, group_kinds, lambda r: _pct(r.exp_accuracy))),
-        _Table(f"EXPECTED RANK DIFFERENCE BY {by}", [first_header] + models,
-               _pivot(groups, models, group_kinds, lambda r: _signed(r.exp_rank_diff))),
+        _Table(
+            f"EXPECTED ACCURACY BY {by}",
+            [first_header] + models,
+            _pivot(groups, models, group_kinds, lambda r: _pct(r.exp_accuracy)),
+        ),
+        _Table(
+            f"EXPECTED RANK DIFFERENCE BY {by}",
+            [first_header] + models,
+            _pivot(groups, models, group_kinds, lambda r: _signed(r.exp_rank_diff)),
+        ),
     ]
 
 
@@ -175,18 +219,25 @@ def _common_tables(summary: pd.DataFrame, models: list[str]) -> list[_Table]:
 
     return [
         _Table(
-            "INCONSISTENCY RATE", ["Measure"] + models,
+            "INCONSISTENCY RATE",
+            ["Measure"] + models,
             [
                 line("Inconsistent", (_pct(v) for v in summary["inconsistency_rate"])),
                 line("Test-retest floor", (_pct(v) for v in summary["inconsistency_floor"])),
-                line("Résumés", (f"{a} of {o * r}" for a, o, r in
-                                 zip(summary["n_inconsistent"], summary["n_originals"], summary["n_runs"]))),
+                line(
+                    "Résumés",
+                    (
+                        f"{a} of {o * r}"
+                        for a, o, r in zip(summary["n_inconsistent"], summary["n_originals"], summary["n_runs"])
+                    ),
+                ),
             ],
             "share of original résumés (x runs) whose variants, all validly predicted, got different predictions; "
             + _FLOOR_NOTE,
         ),
         _Table(
-            "PREDICTIONS", ["Count"] + models,
+            "PREDICTIONS",
+            ["Count"] + models,
             [
                 line("Total", (str(v) for v in summary["n"])),
                 line("Valid", (str(v) for v in summary["n_valid"])),
@@ -263,11 +314,22 @@ def _format_markdown_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
 
 
 def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
-    rows = [[r.model, r.finding, _signed(r.estimate), f"{_signed(r.ci_low)} to {_signed(r.ci_high)}",
-             "n/a" if not np.isfinite(r.q) else f"{r.q:.3g}", "n/a" if not np.isfinite(r.mde) else f"{r.mde:.3g}",
-             r.verdict] for r in verdicts.itertuples(index=False)]
+    rows = [
+        [
+            r.model,
+            r.finding,
+            _signed(r.estimate),
+            f"{_signed(r.ci_low)} to {_signed(r.ci_high)}",
+            "n/a" if not np.isfinite(r.q) else f"{r.q:.3g}",
+            "n/a" if not np.isfinite(r.mde) else f"{r.mde:.3g}",
+            r.verdict,
+        ]
+        for r in verdicts.itertuples(index=False)
+    ]
     return _Table(
-        "VERDICTS", ["Model", "Finding", "Estimate", "95% CI", "Adjusted p", "Detectable", "Verdict"], rows,
+        "VERDICTS",
+        ["Model", "Finding", "Estimate", "95% CI", "Adjusted p", "Detectable", "Verdict"],
+        rows,
         "within résumé, the résumé the unit, names a random effect (core/seniority/verdicts.py); beyond_noise: "
         "adjusted p <= alpha; equivalent: the 90% CI inside the margin of inference.yaml; detectable: the "
         "effect found with 80% power.",

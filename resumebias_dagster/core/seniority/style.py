@@ -243,7 +243,7 @@ def _after_article(rest: str, word: str, articles: tuple[str, ...]) -> str:
     article = m.group(2)
     if article.lower() in ("a", "an"):
         article = "an" if _VOWEL_SOUND.match(word) else "a"
-    return f"{m.group(1)}{article} {word}{m.group(3)}{rest[m.end():]}"
+    return f"{m.group(1)}{article} {word}{m.group(3)}{rest[m.end() :]}"
 
 
 def _split_verbs(body: str, rules: _Rules) -> tuple[list[_Verb], str]:
@@ -253,7 +253,7 @@ def _split_verbs(body: str, rules: _Rules) -> tuple[list[_Verb], str]:
     verbs = [rules.verbs[" ".join(m.group("v1").lower().split())]]
     if m.group("v2"):
         verbs.append(rules.verbs[" ".join(m.group("v2").lower().split())])
-    return verbs, body[m.end():]
+    return verbs, body[m.end() :]
 
 
 def _tidy(text: str) -> str:
@@ -279,7 +279,7 @@ def _overstate(body: str, rules: _Rules, pick, bullet: bool) -> str:
     def amplify(m: re.Match) -> str:
         clause = m.group(0)
         g = re.match(r",\s+(and\s+)?", clause)
-        return f"{g.group(0)}{pick(rules.impact_adverbs, 'adverb', body)} {clause[g.end():]}"
+        return f"{g.group(0)}{pick(rules.impact_adverbs, 'adverb', body)} {clause[g.end() :]}"
 
     rest, amplified = rules.impact.subn(amplify, rest, count=1)
     if bullet and not amplified:
@@ -451,8 +451,13 @@ def style_variants(base_resumes, seed: int = 0, catalog_dir: CatalogDir = None):
     from resumebias_dagster.core.tables import StyleVariants, conform
 
     rows = [
-        (resume.resume_id, original_idx, resume.seniority, style,
-         rewrite_style(resume.text, style, seed=seed, catalog_dir=catalog_dir))
+        (
+            resume.resume_id,
+            original_idx,
+            resume.seniority,
+            style,
+            rewrite_style(resume.text, style, seed=seed, catalog_dir=catalog_dir),
+        )
         for original_idx, resume in enumerate(base_resumes.itertuples(index=False))
         for style in STYLES
     ]

@@ -168,7 +168,9 @@ def tfidf_vectors(texts: Sequence[str]) -> TfidfVectors:
     counted = []
     df = np.zeros(len(vocabulary), dtype=np.int64)
     for doc in tokens:
-        ids, counts = np.unique(np.fromiter((index[t] for t in doc), dtype=np.int64, count=len(doc)), return_counts=True)
+        ids, counts = np.unique(
+            np.fromiter((index[t] for t in doc), dtype=np.int64, count=len(doc)), return_counts=True
+        )
         counted.append((ids, counts))
         df[ids] += 1
     n = len(texts)
@@ -187,15 +189,16 @@ def tfidf_vectors(texts: Sequence[str]) -> TfidfVectors:
 def _style_rows(variants: pd.DataFrame) -> pd.DataFrame:
     """Row position of each (original_idx, style); refuses a résumé lacking a style of the set."""
     rows = pd.DataFrame(
-        {"original_idx": variants["original_idx"].to_numpy(), "style": variants["style"].to_numpy(),
-         "row": np.arange(len(variants))}
+        {
+            "original_idx": variants["original_idx"].to_numpy(),
+            "style": variants["style"].to_numpy(),
+            "row": np.arange(len(variants)),
+        }
     )
     duplicated = rows[rows.duplicated(["original_idx", "style"], keep=False)]
     if len(duplicated):
         first = duplicated.iloc[0]
-        raise ValueError(
-            f"style_variants: original_idx {first.original_idx} has more than one {first.style!r} version"
-        )
+        raise ValueError(f"style_variants: original_idx {first.original_idx} has more than one {first.style!r} version")
     table = rows.pivot(index="original_idx", columns="style", values="row")
     present = [s for s in STYLES if s in table.columns]
     missing = table[present].isna()
@@ -224,8 +227,15 @@ def pair_similarities(variants: pd.DataFrame, embeddings: np.ndarray) -> pd.Data
         }
         for measure in SIMILARITY_MEASURES:
             frames.append(
-                pd.DataFrame({"original_idx": rows.index.to_numpy(), "style_a": a, "style_b": b,
-                              "measure": measure, "similarity": measures[measure]})
+                pd.DataFrame(
+                    {
+                        "original_idx": rows.index.to_numpy(),
+                        "style_a": a,
+                        "style_b": b,
+                        "measure": measure,
+                        "similarity": measures[measure],
+                    }
+                )
             )
     return pd.concat(frames, ignore_index=True)
 
@@ -301,7 +311,9 @@ def _pairs(value: Any) -> dict[str, tuple[tuple[str, str], ...]]:
         if names is None:
             names = []
         if not isinstance(names, list) or any(n not in either_order for n in names):
-            raise CatalogError(f"{THRESHOLDS_FILE}: {where} must be a list of pairs from {', '.join(canonical)}, not {names!r}")
+            raise CatalogError(
+                f"{THRESHOLDS_FILE}: {where} must be a list of pairs from {', '.join(canonical)}, not {names!r}"
+            )
         pairs = tuple(either_order[n] for n in names)
         if len(set(pairs)) != len(pairs):
             raise CatalogError(f"{THRESHOLDS_FILE}: {where} names a pair twice ({names!r})")
@@ -363,8 +375,9 @@ def style_validation_table(variants: pd.DataFrame, lexicon: ToneLexicon) -> pd.D
         .reindex([s for s in STYLES if s in set(per_row["style"])])
         .reset_index()
     )
-    return table.astype({"n_resumes": "int64", "mean_words": "float64", "mean_power_words": "float64",
-                         "mean_humble_words": "float64"})
+    return table.astype(
+        {"n_resumes": "int64", "mean_words": "float64", "mean_power_words": "float64", "mean_humble_words": "float64"}
+    )
 
 
 def style_similarity_table(pairs: pd.DataFrame, thresholds: ValidationThresholds) -> pd.DataFrame:
@@ -376,8 +389,9 @@ def style_similarity_table(pairs: pd.DataFrame, thresholds: ValidationThresholds
         .agg(n_resumes="size", similarity_mean="mean", similarity_min="min")
         .reset_index()
     )
-    checked = np.array([thresholds.checks(r.measure, r.style_a, r.style_b) for r in table.itertuples(index=False)],
-                       dtype=bool)
+    checked = np.array(
+        [thresholds.checks(r.measure, r.style_a, r.style_b) for r in table.itertuples(index=False)], dtype=bool
+    )
     value = table[f"similarity_{thresholds.similarity_statistic}"]
     table["threshold"] = thresholds.similarity_minimum
     table["checked"] = checked

@@ -86,8 +86,9 @@ def rows_from_distributions(
     return out.astype({"error": object, "name": object})
 
 
-def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None,
-                           log=None) -> pd.DataFrame:
+def predict_with_local_llm(
+    spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None, log=None
+) -> pd.DataFrame:
     """Score every variant once with an embedded LLM and sample ``runs_per_cell`` labels."""
     import time
 
@@ -108,8 +109,14 @@ def predict_with_local_llm(spec, variants: pd.DataFrame, settings, cache_dir, te
     prompts = [seniority_prompt(text, template) for text in variants["text"]]
     labels = list(SENIORITY_LEVELS)
     settings, _ = calibrated_settings(
-        settings, lambda st, ps: score_labels_with_mass(model, tokenizer, ps, labels, st)[0], prompts,
-        functools.partial(count_prompt_tokens, tokenizer), source, "seniority", cache_dir, log,
+        settings,
+        lambda st, ps: score_labels_with_mass(model, tokenizer, ps, labels, st)[0],
+        prompts,
+        functools.partial(count_prompt_tokens, tokenizer),
+        source,
+        "seniority",
+        cache_dir,
+        log,
     )
     started = time.perf_counter()
     probs, mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress)
@@ -137,7 +144,11 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     per_variant = (time.perf_counter() - started) / max(1, len(variants))
     samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
     return rows_from_distributions(
-        variants, tempered(probs, spec.temperature), samples, spec.name, f"{spec.name}@{fingerprint}",
+        variants,
+        tempered(probs, spec.temperature),
+        samples,
+        spec.name,
+        f"{spec.name}@{fingerprint}",
         np.full(len(variants), per_variant),
     )
 
@@ -203,8 +214,9 @@ def predict_seniority(
     """``SeniorityPredictions`` rows of model ``spec`` for ``variants``, and the provider run's
     stats (None for a model that runs here)."""
     if spec.kind == "local-llm":
-        frame = predict_with_local_llm(spec, variants, runtime.compute, runtime.cache_dir, template, progress,
-                                       log=runtime.log)
+        frame = predict_with_local_llm(
+            spec, variants, runtime.compute, runtime.cache_dir, template, progress, log=runtime.log
+        )
         return conform(frame, SeniorityPredictions), None
     if spec.kind == "fine-tuned":
         trained = runtime.classifier(spec.name)

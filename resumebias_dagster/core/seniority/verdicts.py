@@ -33,14 +33,22 @@ from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, paired, side_contrast
 from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score
 
-STYLE_SHIFTS = (("overstated", "overstated minus neutral wording of the same résumé"),
-                ("understated", "understated minus neutral wording of the same résumé"))
+STYLE_SHIFTS = (
+    ("overstated", "overstated minus neutral wording of the same résumé"),
+    ("understated", "understated minus neutral wording of the same résumé"),
+)
 NAME_CONTRASTS = (
-    ("racial", "caucasian minus african-american names on the same résumé",
-     lambda v: 1 if race_of(v) == "caucasian" else -1),
+    (
+        "racial",
+        "caucasian minus african-american names on the same résumé",
+        lambda v: 1 if race_of(v) == "caucasian" else -1,
+    ),
     ("gender", "male minus female names on the same résumé", lambda v: 1 if gender_of(v) == "male" else -1),
-    ("extreme", "caucasian male minus african-american female names on the same résumé",
-     lambda v: {"caucasian_male": 1, "african_american_female": -1}.get(v, 0)),
+    (
+        "extreme",
+        "caucasian male minus african-american female names on the same résumé",
+        lambda v: {"caucasian_male": 1, "african_american_female": -1}.get(v, 0),
+    ),
 )
 INCONSISTENCY = {
     "style": "inconsistency across the three wordings, minus its retest floor",
@@ -58,16 +66,27 @@ def _texts(scored, names: pd.Series | None) -> pd.DataFrame:
     exact_model = rows.groupby("model", observed=True)["has_dist"].all()
     exact = rows["model"].map(exact_model).astype(bool).to_numpy()
     value = np.where(exact, rows["exp_rank_diff"].to_numpy(float), rows["rank_diff"].to_numpy(float))
-    frame = pd.DataFrame({
-        "model": rows["model"].astype(str).to_numpy(), "variant_kind": rows["variant_kind"].astype(str).to_numpy(),
-        "original_idx": rows["original_idx"].to_numpy(), "variant": rows["variant"].astype(str).to_numpy(),
-        "value": value, "exact": exact,
-        "first_name": (names.astype("string").str.split().str[0] if names is not None
-                       else pd.Series(pd.NA, index=rows.index, dtype="string")).to_numpy(object),
-    })
+    frame = pd.DataFrame(
+        {
+            "model": rows["model"].astype(str).to_numpy(),
+            "variant_kind": rows["variant_kind"].astype(str).to_numpy(),
+            "original_idx": rows["original_idx"].to_numpy(),
+            "variant": rows["variant"].astype(str).to_numpy(),
+            "value": value,
+            "exact": exact,
+            "first_name": (
+                names.astype("string").str.split().str[0]
+                if names is not None
+                else pd.Series(pd.NA, index=rows.index, dtype="string")
+            ).to_numpy(object),
+        }
+    )
     keys = ["model", "variant_kind", "original_idx", "variant"]
-    return frame.groupby(keys, sort=True, dropna=False).agg(
-        value=("value", "mean"), exact=("exact", "first"), first_name=("first_name", "first")).reset_index()
+    return (
+        frame.groupby(keys, sort=True, dropna=False)
+        .agg(value=("value", "mean"), exact=("exact", "first"), first_name=("first_name", "first"))
+        .reset_index()
+    )
 
 
 def _excess_inconsistency(scored, model: str, kind: str, exact: bool) -> tuple[np.ndarray, str]:
@@ -109,9 +128,22 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
         for variant, description in STYLE_SHIFTS:
             if {"neutral", variant} <= set(style.columns):
                 est = paired((style[variant] - style["neutral"]).to_numpy()[None, :]).bounded(RANK_DEVIATION)
-                frames.append(findings({**base, "finding": f"style_shift:{variant}", "family": "style",
-                                        "description": description, "note": how},
-                                       est, est.p_value(), "style_shift", "t_resume", settings))
+                frames.append(
+                    findings(
+                        {
+                            **base,
+                            "finding": f"style_shift:{variant}",
+                            "family": "style",
+                            "description": description,
+                            "note": how,
+                        },
+                        est,
+                        est.p_value(),
+                        "style_shift",
+                        "t_resume",
+                        settings,
+                    )
+                )
         demo = m[m["variant_kind"] == "demographic"]
         if len(demo):
             resume = demo["original_idx"].to_numpy()
@@ -120,18 +152,44 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
             note = how if have_names else how + "; names not recorded, so names are not a random effect"
             for contrast, description, side_of in NAME_CONTRASTS:
                 side = np.array([side_of(v) for v in demo["variant"]])
-                est = side_contrast(demo["value"].to_numpy(float), resume, side, name,
-                                    pd.factorize(demo["variant"])[0]).bounded(RANK_DEVIATION)
-                frames.append(findings({**base, "finding": f"seniority_bias:{contrast}", "family": "names",
-                                        "description": description, "note": note},
-                                       est, est.p_value(), "seniority_bias",
-                                       "t_resume_name" if have_names else "t_resume", settings))
+                est = side_contrast(
+                    demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0]
+                ).bounded(RANK_DEVIATION)
+                frames.append(
+                    findings(
+                        {
+                            **base,
+                            "finding": f"seniority_bias:{contrast}",
+                            "family": "names",
+                            "description": description,
+                            "note": note,
+                        },
+                        est,
+                        est.p_value(),
+                        "seniority_bias",
+                        "t_resume_name" if have_names else "t_resume",
+                        settings,
+                    )
+                )
         for kind in sorted(set(m["variant_kind"])):
             excess, note = _excess_inconsistency(scored, model, kind, exact)
             est = paired(excess[None, :] if len(excess) else np.full((1, 1), np.nan)).bounded(SHARE_DEVIATION)
-            frames.append(findings({**base, "finding": f"inconsistency:{kind}", "family": FAMILIES[kind],
-                                    "description": INCONSISTENCY[kind], "note": note},
-                                   est, est.p_value(), "inconsistency", "t_resume", settings))
+            frames.append(
+                findings(
+                    {
+                        **base,
+                        "finding": f"inconsistency:{kind}",
+                        "family": FAMILIES[kind],
+                        "description": INCONSISTENCY[kind],
+                        "note": note,
+                    },
+                    est,
+                    est.p_value(),
+                    "inconsistency",
+                    "t_resume",
+                    settings,
+                )
+            )
     impact = impact_findings(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority", settings)
     table = finish(frames + impact, settings)
     table["model"] = table["model"].astype(str)

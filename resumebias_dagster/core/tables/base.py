@@ -34,8 +34,11 @@ def conform(df: pd.DataFrame, model: type[pa.DataFrameModel]) -> pd.DataFrame:
         raise ValueError(f"{schema.name}: required columns {not_nullable} are missing")
     out = df.copy() if missing else df
     for c in missing:
-        out[c] = pd.Series(pd.NA if schema.columns[c].dtype.type is object else float("nan"), index=df.index,
-                           dtype=schema.columns[c].dtype.type)
+        out[c] = pd.Series(
+            pd.NA if schema.columns[c].dtype.type is object else float("nan"),
+            index=df.index,
+            dtype=schema.columns[c].dtype.type,
+        )
     return out[list(schema.columns)]
 
 

@@ -42,7 +42,9 @@ class _ImpactRatios(pa.DataFrameModel):
 
     @pa.dataframe_check(name="ci_contains_ratio")
     def ci_contains_ratio(cls, df) -> Series[bool]:
-        return df["ci_low"].isna() | ((df["ci_low"] <= df["impact_ratio"] + 1e-9) & (df["impact_ratio"] <= df["ci_high"] + 1e-9))
+        return df["ci_low"].isna() | (
+            (df["ci_low"] <= df["impact_ratio"] + 1e-9) & (df["impact_ratio"] <= df["ci_high"] + 1e-9)
+        )
 
     @pa.dataframe_check(name="flag_is_ratio_below_four_fifths")
     def flag_matches_ratio(cls, df) -> Series[bool]:

@@ -47,7 +47,9 @@ class Verdicts(pa.DataFrameModel):
 
     @pa.dataframe_check(name="interval_contains_estimate")
     def interval_contains_estimate(cls, df) -> Series[bool]:
-        return df["ci_low"].isna() | ((df["ci_low"] <= df["estimate"] + 1e-9) & (df["estimate"] <= df["ci_high"] + 1e-9))
+        return df["ci_low"].isna() | (
+            (df["ci_low"] <= df["estimate"] + 1e-9) & (df["estimate"] <= df["ci_high"] + 1e-9)
+        )
 
     class Config:
         name = "Verdicts"

@@ -17,7 +17,6 @@ loop the only thing on its core)::
     python -m resumebias_dagster.testing.fake_providers --wire openai --latency-s 0.2 --port-file p
 """
 
-
 from resumebias_dagster.testing.fake_providers.replies import (
     HOSTILE_KINDS,
     WIRES,
@@ -44,7 +43,28 @@ from resumebias_dagster.testing.fake_providers.resumes import structured_resume,
 from resumebias_dagster.testing.fake_providers.server import FakeProviderServer, main
 
 __all__ = [
-    "HOSTILE_KINDS", "WIRES", "FakeProviderServer", "FakeRequest", "FaultProfile", "Reply", "Stats", "answer",
-    "auth_error", "content_filter", "empty", "error_in_200", "hostile", "main", "malformed", "rate_limited",
-    "raw_body", "refusal", "reset", "server_error", "slow", "status", "structured_resume", "structured_resume_answers",
+    "HOSTILE_KINDS",
+    "WIRES",
+    "FakeProviderServer",
+    "FakeRequest",
+    "FaultProfile",
+    "Reply",
+    "Stats",
+    "answer",
+    "auth_error",
+    "content_filter",
+    "empty",
+    "error_in_200",
+    "hostile",
+    "main",
+    "malformed",
+    "rate_limited",
+    "raw_body",
+    "refusal",
+    "reset",
+    "server_error",
+    "slow",
+    "status",
+    "structured_resume",
+    "structured_resume_answers",
 ]

@@ -9,13 +9,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 WIRES = ("openai", "anthropic", "gemini")
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 529: "Overloaded"}
-_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-_ANTHROPIC_TYPE = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                   404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+_ANTHROPIC_TYPE = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 
 
 @dataclass(frozen=True)
@@ -72,8 +95,13 @@ def empty() -> Reply:
     return Reply("answer", text="", finish="empty")
 
 
-def status(code: int, message: str = "scripted error", retry_after: float | None = None,
-           retry_after_ms: float | None = None, delay_s: float = 0.0) -> Reply:
+def status(
+    code: int,
+    message: str = "scripted error",
+    retry_after: float | None = None,
+    retry_after_ms: float | None = None,
+    delay_s: float = 0.0,
+) -> Reply:
     headers = []
     if retry_after is not None:
         headers.append(("retry-after", f"{retry_after:g}"))
@@ -105,8 +133,18 @@ def error_in_200(code: int = 502, message: str = "upstream provider overloaded")
 def slow(delay_s: float, then: Reply | None = None) -> Reply:
     """Answer only after ``delay_s`` (past the client's timeout, the client gives up first)."""
     base = then or answer()
-    return Reply(base.kind, base.text, base.finish, base.status, base.message, base.headers, delay_s, base.echo_key,
-                 base.hostile, base.body)
+    return Reply(
+        base.kind,
+        base.text,
+        base.finish,
+        base.status,
+        base.message,
+        base.headers,
+        delay_s,
+        base.echo_key,
+        base.hostile,
+        base.body,
+    )
 
 
 def reset() -> Reply:

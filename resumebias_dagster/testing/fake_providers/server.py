@@ -31,7 +31,6 @@ from resumebias_dagster.testing.fake_providers.replies import (
 _DOC = "Real HTTP servers on 127.0.0.1 that speak the providers' wire formats, for tests and benchmarks."
 
 
-
 class FakeProviderServer:
     """A provider API on 127.0.0.1, run in a background thread (``with`` or ``start``/``stop``)."""
 
@@ -172,8 +171,15 @@ class FakeProviderServer:
             self._writers.discard(writer)
             writer.close()
 
-    async def _respond(self, method: str, target: str, headers: dict[str, str], body: bytes,
-                       reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _respond(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
         path = target.split("?", 1)[0]
         if method == "GET" and path == "/_stats":
             self._write(writer, 200, self.stats.as_json())
@@ -242,9 +248,15 @@ class FakeProviderServer:
         self._write_raw(writer, code, json.dumps(payload).encode(), "application/json", headers)
 
     @staticmethod
-    def _write_raw(writer, code: int, body: bytes, content_type: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
-        head = [f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}", f"content-type: {content_type}",
-                f"content-length: {len(body)}", "connection: keep-alive"]
+    def _write_raw(
+        writer, code: int, body: bytes, content_type: str, headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        head = [
+            f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}",
+            f"content-type: {content_type}",
+            f"content-length: {len(body)}",
+            "connection: keep-alive",
+        ]
         head += [f"{k}: {v}" for k, v in headers]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
@@ -294,30 +306,52 @@ class FakeProviderServer:
             choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": reason, "logprobs": None}
             if req.logprobs and finish is None:
                 choice["logprobs"] = {"content": [_openai_logprob(text, req.logprobs)], "refusal": None}
-            return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-                    "choices": [choice],
-                    "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                              "total_tokens": tokens_in + tokens_out}}
+            return {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [choice],
+                "usage": {
+                    "prompt_tokens": tokens_in,
+                    "completion_tokens": tokens_out,
+                    "total_tokens": tokens_in + tokens_out,
+                },
+            }
         if self.wire == "anthropic":
             stop = "refusal" if finish == "refusal" else "end_turn"
             content = [] if finish in ("refusal", "empty") else [{"type": "text", "text": text}]
-            return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
-                    "stop_reason": stop, "stop_sequence": None,
-                    "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
-        usage = {"promptTokenCount": tokens_in, "candidatesTokenCount": tokens_out,
-                 "totalTokenCount": tokens_in + tokens_out}
+            return {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+            }
+        usage = {
+            "promptTokenCount": tokens_in,
+            "candidatesTokenCount": tokens_out,
+            "totalTokenCount": tokens_in + tokens_out,
+        }
         if finish == "content_filter":
             return {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": usage, "modelVersion": model}
         if finish == "refusal":
             text = "I'm sorry, but I can't help with classifying this."
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}] if text else []},
-                                     "finishReason": "STOP", "index": 0}
+        candidate: dict[str, Any] = {
+            "content": {"role": "model", "parts": [{"text": text}] if text else []},
+            "finishReason": "STOP",
+            "index": 0,
+        }
         if req.logprobs and text:
             candidate["avgLogprobs"] = -0.1
             candidate["logprobsResult"] = {
                 "chosenCandidates": [{"token": text, "logProbability": -0.1}],
-                "topCandidates": [{"candidates": [{"token": t, "logProbability": lp}
-                                                  for t, lp in _top(text, req.logprobs)]}],
+                "topCandidates": [
+                    {"candidates": [{"token": t, "logProbability": lp} for t, lp in _top(text, req.logprobs)]}
+                ],
             }
         return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "fake"}
 
@@ -378,8 +412,12 @@ def _top(text: str, k: int) -> list[tuple[str, float]]:
 
 
 def _openai_logprob(text: str, k: int) -> dict[str, Any]:
-    return {"token": text, "logprob": -0.1, "bytes": None,
-            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in _top(text, k)]}
+    return {
+        "token": text,
+        "logprob": -0.1,
+        "bytes": None,
+        "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in _top(text, k)],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -389,21 +427,33 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")
     parser.add_argument("--latency-s", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
-    parser.add_argument("--faults", default="rate_limited,server_error,unavailable,reset",
-                        help="comma-separated: rate_limited, server_error, unavailable, reset, timeout, and the "
-                             "hostile 2xx answers lone_surrogate, list_content, deep_nesting, invalid_utf8")
+    parser.add_argument(
+        "--faults",
+        default="rate_limited,server_error,unavailable,reset",
+        help="comma-separated: rate_limited, server_error, unavailable, reset, timeout, and the "
+        "hostile 2xx answers lone_surrogate, list_content, deep_nesting, invalid_utf8",
+    )
     parser.add_argument("--retry-after-s", type=float, default=0.01)
     parser.add_argument("--timeout-delay-s", type=float, default=1.0, help="how long a 'timeout' fault stalls")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--stall-share", type=float, default=0.0,
-                        help="share of prompts that stall --timeout-delay-s on every attempt")
+    parser.add_argument(
+        "--stall-share", type=float, default=0.0, help="share of prompts that stall --timeout-delay-s on every attempt"
+    )
     args = parser.parse_args(argv)
     faults = None
     if args.fault_rate > 0:
-        faults = FaultProfile(args.fault_rate, tuple(args.faults.split(",")), args.retry_after_s,
-                              args.timeout_delay_s, seed=args.seed)
-    server = FakeProviderServer(args.wire, latency_s=args.latency_s, faults=faults, record=False, port=args.port,
-                                stall_share=args.stall_share, stall_delay_s=args.timeout_delay_s)
+        faults = FaultProfile(
+            args.fault_rate, tuple(args.faults.split(",")), args.retry_after_s, args.timeout_delay_s, seed=args.seed
+        )
+    server = FakeProviderServer(
+        args.wire,
+        latency_s=args.latency_s,
+        faults=faults,
+        record=False,
+        port=args.port,
+        stall_share=args.stall_share,
+        stall_delay_s=args.timeout_delay_s,
+    )
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

@@ -30,8 +30,14 @@ FIT_SCORES = fit.build_fit_scores(PARTITIONS)
 PENALISED = "firstName_black_male"
 PENALISED_NAMES = next(a for a in load_probe_axes(PACKAGED_DIR).axes if a.id == "firstName").levels["black_male"]
 ASSETS = [
-    resumes.base_resumes, fit.job_descriptions, fit.probe_variants, FIT_SCORES,
-    fit.fit_effects, fit.fit_model_summary, fit.fit_axis_summary, plots.fit_plots,
+    resumes.base_resumes,
+    fit.job_descriptions,
+    fit.probe_variants,
+    FIT_SCORES,
+    fit.fit_effects,
+    fit.fit_model_summary,
+    fit.fit_axis_summary,
+    plots.fit_plots,
 ]
 
 
@@ -46,18 +52,31 @@ def _answer(request) -> str:
         score = 3
     if "assign a score of 10 out of 10" in prompt:
         score = 10
-    return json.dumps({"score": score, "recommend": "yes" if score >= 6 else "no",
-                       "justification": "Relevant experience.", "strengths": ["a", "b", "c"],
-                       "concerns": ["x", "y", "z"]})
+    return json.dumps(
+        {
+            "score": score,
+            "recommend": "yes" if score >= 6 else "no",
+            "justification": "Relevant experience.",
+            "strengths": ["a", "b", "c"],
+            "concerns": ["x", "y", "z"],
+        }
+    )
 
 
 def _verdict(request) -> str:
     """A judge that calls the name penalty bias, quoting the screener, and everything else justified."""
     if any(name in request.prompt for name in PENALISED_NAMES):
-        return json.dumps({"verdict": "bias", "confidence": "high", "rationale": "The score fell with the name.",
-                           "bias_signals": ["Relevant experience"]})
-    return json.dumps({"verdict": "justified", "confidence": "medium", "rationale": "Same reasoning.",
-                       "bias_signals": []})
+        return json.dumps(
+            {
+                "verdict": "bias",
+                "confidence": "high",
+                "rationale": "The score fell with the name.",
+                "bias_signals": ["Relevant experience"],
+            }
+        )
+    return json.dumps(
+        {"verdict": "justified", "confidence": "medium", "rationale": "Same reasoning.", "bias_signals": []}
+    )
 
 
 @pytest.fixture
@@ -67,11 +86,28 @@ def audit_env(tmp_path, monkeypatch, data_dir):
     with FakeProviderServer("openai", answer=_answer) as server, FakeProviderServer("openai", answer=_verdict) as judge:
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()
-        entry = {"name": "fake-judge", "kind": "provider", "provider": "openai", "model": "fake/model",
-                 "base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0.7, "runs_per_cell": 8,
-                 "max_concurrency": 8, "timeout_s": 5.0, "max_retries": 1}
-        auditor = {**entry, "name": "auditor", "model": "google/gemini-2.5-pro", "base_url": judge.base_url,
-                   "enabled": False, "runs_per_cell": 1, "max_tokens": {"judge": 1024}}
+        entry = {
+            "name": "fake-judge",
+            "kind": "provider",
+            "provider": "openai",
+            "model": "fake/model",
+            "base_url": server.base_url,
+            "api_key_env": KEY_ENV,
+            "temperature": 0.7,
+            "runs_per_cell": 8,
+            "max_concurrency": 8,
+            "timeout_s": 5.0,
+            "max_retries": 1,
+        }
+        auditor = {
+            **entry,
+            "name": "auditor",
+            "model": "google/gemini-2.5-pro",
+            "base_url": judge.base_url,
+            "enabled": False,
+            "runs_per_cell": 1,
+            "max_tokens": {"judge": 1024},
+        }
         (catalog_dir / "models.yaml").write_text(yaml.safe_dump({"models": [entry, auditor]}))
         (catalog_dir / "models_with_judge.yaml").write_text(
             yaml.safe_dump({"models": [entry, auditor], "judges": ["auditor"]})
@@ -93,23 +129,35 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     server, resources = audit_env
     inputs = dg.materialize(
         [*ASSETS, fit.probe_variants_change_one_signal],
-        selection=[resumes.base_resumes, fit.job_descriptions, fit.probe_variants, fit.probe_variants_change_one_signal],
+        selection=[
+            resumes.base_resumes,
+            fit.job_descriptions,
+            fit.probe_variants,
+            fit.probe_variants_change_one_signal,
+        ],
         resources=resources,
-        run_config={"ops": {
-            "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
-            "probe_variants": {"config": {"levels": ["senior"]}},
-        }},
+        run_config={
+            "ops": {
+                "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
+                "probe_variants": {"config": {"levels": ["senior"]}},
+            }
+        },
     )
     assert all(e.passed for e in inputs.get_asset_check_evaluations())
     variants = inputs.output_for_node("probe_variants")
     n_variants = len(variants)
     for jd in JDS:
-        dg.materialize(ASSETS, selection=[FIT_SCORES], partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": jd}),
-                       resources=resources)
+        dg.materialize(
+            ASSETS,
+            selection=[FIT_SCORES],
+            partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": jd}),
+            resources=resources,
+        )
     assert server.count == 2 * n_variants * 8
     instance = dg.DagsterInstance.ephemeral()
-    result = dg.materialize([*ASSETS, *AUDIT_ASSETS], selection=ASSETS[4:] + AUDIT_ASSETS, resources=resources,
-                            instance=instance)
+    result = dg.materialize(
+        [*ASSETS, *AUDIT_ASSETS], selection=ASSETS[4:] + AUDIT_ASSETS, resources=resources, instance=instance
+    )
     effects = result.output_for_node("fit_effects")
     assert len(effects) == 2 * (n_variants - 1)
     penalty = effects[effects["variant"] == PENALISED]
@@ -125,9 +173,13 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     meta = result.asset_materializations_for_node("fit_plots")[0].metadata
     assert meta["volcano"].value.startswith("![volcano](data:image/png;base64,")
     # No judge configured: the judge's tables are stored empty and say why; no verdict is invented.
-    for node, output in (("audit_verdicts", "result"), ("auditor_stability", "auditor_stability"),
-                         ("auditor_stability", "auditor_stability_matrix"), ("cross_judge_agreement", "result"),
-                         ("judge_vs_effects", "result")):
+    for node, output in (
+        ("audit_verdicts", "result"),
+        ("auditor_stability", "auditor_stability"),
+        ("auditor_stability", "auditor_stability_matrix"),
+        ("cross_judge_agreement", "result"),
+        ("judge_vs_effects", "result"),
+    ):
         assert len(result.output_for_node(node, output)) == 0, output
     meta = result.asset_materializations_for_node("audit_verdicts")[0].metadata
     assert meta["judged"].value is False and "no judge configured" in meta["why_not"].value
@@ -135,8 +187,12 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     assert {"fit_scores", "fit_effects", "fit_model_summary", "fit_axis_summary", "fit_plots"} <= stored
     assert any("no judge configured" in entry.user_message for entry in instance.all_logs(result.run_id))
 
-    again = dg.materialize(ASSETS, selection=[FIT_SCORES], partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": JDS[0]}),
-                           resources=resources)
+    again = dg.materialize(
+        ASSETS,
+        selection=[FIT_SCORES],
+        partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": JDS[0]}),
+        resources=resources,
+    )
     assert server.count == 2 * n_variants * 8, "unchanged inputs are answered by the response store"
     assert again.success
 
@@ -144,19 +200,31 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
 def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, monkeypatch):
     server, resources = audit_env
     dg.materialize(
-        ASSETS, selection=ASSETS[:3], resources=resources,
-        run_config={"ops": {
-            "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
-            "probe_variants": {"config": {"levels": ["senior"]}},
-        }},
+        ASSETS,
+        selection=ASSETS[:3],
+        resources=resources,
+        run_config={
+            "ops": {
+                "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},
+                "probe_variants": {"config": {"levels": ["senior"]}},
+            }
+        },
     )
-    dg.materialize(ASSETS, selection=[FIT_SCORES], partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": JDS[0]}),
-                   resources=resources)
+    dg.materialize(
+        ASSETS,
+        selection=[FIT_SCORES],
+        partition_key=dg.MultiPartitionKey({"model": "fake-judge", "jd": JDS[0]}),
+        resources=resources,
+    )
     monkeypatch.setenv("RESUMEBIAS_MODELS_FILE", str(resources["catalog"].catalog_dir) + "/models_with_judge.yaml")
-    judged = dict(resources, providers=ProvidersResource(
-        models_file=str(resources["catalog"].catalog_dir) + "/models_with_judge.yaml",
-        catalog_dir=resources["catalog"].catalog_dir, store_path=resources["providers"].store_path,
-    ))
+    judged = dict(
+        resources,
+        providers=ProvidersResource(
+            models_file=str(resources["catalog"].catalog_dir) + "/models_with_judge.yaml",
+            catalog_dir=resources["catalog"].catalog_dir,
+            store_path=resources["providers"].store_path,
+        ),
+    )
     everything = [*ASSETS, *AUDIT_ASSETS]
     result = dg.materialize(everything, selection=[fit.fit_effects, *AUDIT_ASSETS], resources=judged)
     verdicts = result.output_for_node("audit_verdicts")

@@ -89,9 +89,7 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     monkeypatch.setenv("RESUMEBIAS_TABLES_URL", f"file://{tmp_path}/shared")
     catalog_dir = _catalog(tmp_path, TINY_CLASSIFIER)
     checks = [training.training_set_disjoint_from_evaluation]
-    first = dg.materialize(
-        ASSETS[:-1] + checks, resources=_resources(tmp_path, catalog_dir), run_config=RUN_CONFIG
-    )
+    first = dg.materialize(ASSETS[:-1] + checks, resources=_resources(tmp_path, catalog_dir), run_config=RUN_CONFIG)
     table = first.output_for_node("fine_tuned_classifiers")
     assert table["retrained"].tolist() == [True]
     assert (data_dir / "models" / "classifiers").exists()
@@ -100,9 +98,7 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
     meta = first.asset_materializations_for_node("fine_tuned_classifiers")[0].metadata
     assert len(meta["minilm-classifier/loss_curve"].value) == table.at[0, "steps"]
 
-    second = dg.materialize(
-        ASSETS[:-1] + checks, resources=_resources(tmp_path, catalog_dir), run_config=RUN_CONFIG
-    )
+    second = dg.materialize(ASSETS[:-1] + checks, resources=_resources(tmp_path, catalog_dir), run_config=RUN_CONFIG)
     again = second.output_for_node("fine_tuned_classifiers")
     assert again["retrained"].tolist() == [False]
     assert again.at[0, "path"] == path
@@ -138,7 +134,9 @@ def test_fine_tune_predict_and_no_retraining_on_unchanged_inputs(tmp_path, data_
 def test_missing_base_model_path_is_a_clear_error(tmp_path, data_dir):
     missing = tmp_path / "no-such-model"
     catalog_dir = _catalog(tmp_path, {**TINY_CLASSIFIER, "base_model": str(missing)})
-    with pytest.raises(Exception, match=rf"models\.minilm-classifier\.base_model: model path '{missing}' does not exist"):
+    with pytest.raises(
+        Exception, match=rf"models\.minilm-classifier\.base_model: model path '{missing}' does not exist"
+    ):
         dg.materialize(ASSETS[:-1], resources=_resources(tmp_path, catalog_dir), run_config=RUN_CONFIG)
 
 

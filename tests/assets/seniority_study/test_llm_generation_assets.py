@@ -40,24 +40,38 @@ def writer(tmp_path, monkeypatch):
     with FakeProviderServer("openai", answer=_writer()) as server:
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()
-        entry = {"name": "writer", "kind": "provider", "provider": "openai", "model": "google/gemma-3-27b-it",
-                 "base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0.7, "runs_per_cell": 1,
-                 "timeout_s": 5.0, "max_retries": 1}
-        (catalog_dir / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
-        yield server, {
-            "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-            "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
-            "compute": ComputeResource(device="cpu"),
-            "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(tmp_path / "r.sqlite")),
+        entry = {
+            "name": "writer",
+            "kind": "provider",
+            "provider": "openai",
+            "model": "google/gemma-3-27b-it",
+            "base_url": server.base_url,
+            "api_key_env": KEY_ENV,
+            "temperature": 0.7,
+            "runs_per_cell": 1,
+            "timeout_s": 5.0,
+            "max_retries": 1,
         }
+        (catalog_dir / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
+        yield (
+            server,
+            {
+                "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
+                "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
+                "compute": ComputeResource(device="cpu"),
+                "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(tmp_path / "r.sqlite")),
+            },
+        )
 
 
 def test_generator_and_rewriter_models_replace_the_offline_generator(writer):
     server, resources = writer
-    config = {"ops": {
-        "base_resumes": {"config": {"n_per_level": 2, "generator_model": "writer"}},
-        "style_variants": {"config": {"rewriter_model": "writer"}},
-    }}
+    config = {
+        "ops": {
+            "base_resumes": {"config": {"n_per_level": 2, "generator_model": "writer"}},
+            "style_variants": {"config": {"rewriter_model": "writer"}},
+        }
+    }
     assets = [resumes.base_resumes, variants.style_variants, variants.name_variants]
     result = dg.materialize(assets, resources=resources, run_config=config)
     base = result.output_for_node("base_resumes")
@@ -84,12 +98,17 @@ def test_generated_resumes_feed_the_job_description_audit(writer):
     """Every configured (axis, level) for every generated résumé of the arm, and the blocking
     check of single signals and timelines passes."""
     _, resources = writer
-    config = {"ops": {
-        "base_resumes": {"config": {"n_per_level": 2, "generator_model": "writer"}},
-        "probe_variants": {"config": {"occupation": "software_engineer", "levels": ["junior", "mid", "senior"]}},
-    }}
-    result = dg.materialize([resumes.base_resumes, fit.probe_variants, fit.probe_variants_change_one_signal],
-                            resources=resources, run_config=config)
+    config = {
+        "ops": {
+            "base_resumes": {"config": {"n_per_level": 2, "generator_model": "writer"}},
+            "probe_variants": {"config": {"occupation": "software_engineer", "levels": ["junior", "mid", "senior"]}},
+        }
+    }
+    result = dg.materialize(
+        [resumes.base_resumes, fit.probe_variants, fit.probe_variants_change_one_signal],
+        resources=resources,
+        run_config=config,
+    )
     evaluations = result.get_asset_check_evaluations()
     assert len(evaluations) == 1 and evaluations[0].passed, evaluations[0].description
     probes = result.output_for_node("probe_variants")
@@ -106,11 +125,15 @@ def test_a_malformed_generated_answer_fails_the_asset_naming_the_resume_and_fiel
     bad = fp.structured_resume("junior", 0, "software_engineer", REFERENCE_INDEX)
     bad["positions"][0]["end"] = "2019-01"
     server.script(fp.answer(json.dumps(bad)))
-    config = {"ops": {"base_resumes": {"config": {"n_per_level": 1, "generator_model": "writer",
-                                                  "generator_attempts": 1}}}}
-    with pytest.raises(dg.Failure, match=r"base_resumes: generated résumés: 1 of 3 unusable after 1 draw\(s\) each, "
-                                         r"e\.g\. g0000: invalid_resume: positions\[0\]\.end: '2019-01' is before "
-                                         r"the start '\d{4}-\d\d'"):
+    config = {
+        "ops": {"base_resumes": {"config": {"n_per_level": 1, "generator_model": "writer", "generator_attempts": 1}}}
+    }
+    with pytest.raises(
+        dg.Failure,
+        match=r"base_resumes: generated résumés: 1 of 3 unusable after 1 draw\(s\) each, "
+        r"e\.g\. g0000: invalid_resume: positions\[0\]\.end: '2019-01' is before "
+        r"the start '\d{4}-\d\d'",
+    ):
         dg.materialize([resumes.base_resumes], resources=resources, run_config=config)
     # Raising the draws pays only for the new draw: the refused one is in the store.
     calls = server.count
@@ -123,6 +146,7 @@ def test_a_generator_that_is_not_an_enabled_provider_model_is_refused(writer):
     _, resources = writer
     with pytest.raises(Exception, match="no enabled provider model named 'nobody'"):
         dg.materialize(
-            [resumes.base_resumes], resources=resources,
+            [resumes.base_resumes],
+            resources=resources,
             run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1, "generator_model": "nobody"}}}},
         )

@@ -16,8 +16,13 @@ FAKE_KEY = "sk-FAKEKEY-dagster-asset-7c1e5f0a-do-not-leak"
 KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 PARTITIONS = dg.StaticPartitionsDefinition(["fake-gpt"])
 PREDICTIONS = predictions.build_seniority_predictions(PARTITIONS)
-UPSTREAM = [resumes.base_resumes, variants.style_variants, variants.name_variants, training.classifier_training_set,
-            training.fine_tuned_classifiers]
+UPSTREAM = [
+    resumes.base_resumes,
+    variants.style_variants,
+    variants.name_variants,
+    training.classifier_training_set,
+    training.fine_tuned_classifiers,
+]
 
 
 def _answer(request) -> str:
@@ -32,9 +37,17 @@ def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monk
         catalog_dir = tmp_path / "catalog"
         catalog_dir.mkdir()
         entry = {
-            "name": "fake-gpt", "kind": "provider", "provider": "openai", "model": "openai/gpt-5",
-            "base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0.7, "runs_per_cell": 2,
-            "max_concurrency": 8, "timeout_s": 5.0, "max_retries": 1,
+            "name": "fake-gpt",
+            "kind": "provider",
+            "provider": "openai",
+            "model": "openai/gpt-5",
+            "base_url": server.base_url,
+            "api_key_env": KEY_ENV,
+            "temperature": 0.7,
+            "runs_per_cell": 2,
+            "max_concurrency": 8,
+            "timeout_s": 5.0,
+            "max_retries": 1,
         }
         (catalog_dir / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
         db = tmp_path / "study.duckdb"
@@ -52,13 +65,20 @@ def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monk
                 [*UPSTREAM, PREDICTIONS],
                 selection=UPSTREAM,  # no fine-tuned model here: fine_tuned_classifiers is an empty table
                 resources=resources,
-                run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1, "seed": 3}},
-                                    "classifier_training_set": {"config": {"n_per_level": 4, "seed": 1003}}}},
+                run_config={
+                    "ops": {
+                        "base_resumes": {"config": {"n_per_level": 1, "seed": 3}},
+                        "classifier_training_set": {"config": {"n_per_level": 4, "seed": 1003}},
+                    }
+                },
                 instance=instance,
             )
             first = dg.materialize(
-                [*UPSTREAM, PREDICTIONS], selection=[PREDICTIONS], partition_key="fake-gpt",
-                resources=resources, instance=instance,
+                [*UPSTREAM, PREDICTIONS],
+                selection=[PREDICTIONS],
+                partition_key="fake-gpt",
+                resources=resources,
+                instance=instance,
             )
             rows = first.output_for_node("seniority_predictions")
             # 3 résumés: 9 style + 12 name variants, 2 samples each, one call per sample.
@@ -70,8 +90,11 @@ def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monk
             assert meta["provider_calls_from_store"].value == 0
 
             again = dg.materialize(
-                [*UPSTREAM, PREDICTIONS], selection=[PREDICTIONS], partition_key="fake-gpt",
-                resources=resources, instance=instance,
+                [*UPSTREAM, PREDICTIONS],
+                selection=[PREDICTIONS],
+                partition_key="fake-gpt",
+                resources=resources,
+                instance=instance,
             )
             assert server.count == 42, "nothing changed, so no new provider call"
             meta = again.asset_materializations_for_node("seniority_predictions")[0].metadata

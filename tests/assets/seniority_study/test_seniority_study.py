@@ -73,21 +73,30 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     )
     assert result.success
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"style_facts_identical": True, "name_variants_differ_only_in_names": True,
-                      "style_validation_passes": True}
+    assert checks == {
+        "style_facts_identical": True,
+        "name_variants_differ_only_in_names": True,
+        "style_validation_passes": True,
+    }
 
     with duckdb.connect(str(db), read_only=True) as con:
         counts = dict(
-            con.execute(
-                "select table_name, estimated_size from duckdb_tables() where schema_name='audit'"
-            ).fetchall()
+            con.execute("select table_name, estimated_size from duckdb_tables() where schema_name='audit'").fetchall()
         )
         base = con.execute("select * from audit.base_resumes").df()
         summary = con.execute("select * from audit.seniority_bias_summary").df()
         validation = con.execute("select * from audit.style_validation").df()
         similarity = con.execute("select * from audit.style_similarity").df()
-    assert set(counts) >= {"base_resumes", "style_variants", "name_variants", "style_validation", "style_similarity",
-                           "imported_predictions", "seniority_group_metrics", "seniority_bias_summary"}
+    assert set(counts) >= {
+        "base_resumes",
+        "style_variants",
+        "name_variants",
+        "style_validation",
+        "style_similarity",
+        "imported_predictions",
+        "seniority_group_metrics",
+        "seniority_bias_summary",
+    }
     assert len(base) == 6 and sorted(base["seniority"].value_counts().tolist()) == [2, 2, 2]
     row = summary.set_index("variant_kind").loc["demographic"]
     # Original 0 has four valid, differing predictions; original 1 has an unknown: 1 of 2 originals.
@@ -131,8 +140,13 @@ def test_a_style_set_failing_seed_004_rules_stops_the_predictions_of_the_run(tmp
     model = "minilm-classifier" if "minilm-classifier" in keys else keys[0]
     result = dg.materialize(
         [*ASSETS, *CHECKS],
-        selection=[resumes.base_resumes, variants.style_variants, variants.style_validation, variants.name_variants,
-                   predictions.seniority_predictions],
+        selection=[
+            resumes.base_resumes,
+            variants.style_variants,
+            variants.style_validation,
+            variants.name_variants,
+            predictions.seniority_predictions,
+        ],
         partition_key=model,
         resources={**_resources(db), "catalog": CatalogResource(catalog_dir=str(catalog))},
         run_config={"ops": {"base_resumes": {"config": {"n_per_level": 1}}}},

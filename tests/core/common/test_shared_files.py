@@ -90,8 +90,12 @@ def test_a_worker_without_the_folder_fetches_the_classifier_by_hash(classifier, 
     digest = shared.put_folder(classifier, "classifiers")
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "worker-b"))
     gone = TrainedClassifier(str(tmp_path / "worker-a" / "minilm-abc123"), "abc123", digest)
-    runtime = ModelRuntime(resolve_compute=lambda: None, cache_dir=tmp_path,
-                           classifiers={"minilm": gone}, fetch_classifier=lambda t: fetch_classifier(shared, t))
+    runtime = ModelRuntime(
+        resolve_compute=lambda: None,
+        cache_dir=tmp_path,
+        classifiers={"minilm": gone},
+        fetch_classifier=lambda t: fetch_classifier(shared, t),
+    )
     local = runtime.classifier("minilm")
     assert local.path == str(tmp_path / "worker-b" / "models" / "classifiers" / "fetched" / digest)
     assert folder_digest(local.path) == digest and local.fingerprint == "abc123"
@@ -120,8 +124,14 @@ def test_a_content_hash_that_is_not_one_is_refused(tmp_path, digest):
 
 
 def test_a_missing_folder_without_shared_files_says_what_to_do(tmp_path):
-    runtime = ModelRuntime(resolve_compute=lambda: None, cache_dir=tmp_path,
-                           classifiers={"minilm": TrainedClassifier("/elsewhere/minilm-1", "1", "f" * 64)})
-    with pytest.raises(ValueError, match=r"minilm: its classifier folder /elsewhere/minilm-1 is not on this machine, "
-                                         r"and no shared files are configured .*RESUMEBIAS_TABLES_URL"):
+    runtime = ModelRuntime(
+        resolve_compute=lambda: None,
+        cache_dir=tmp_path,
+        classifiers={"minilm": TrainedClassifier("/elsewhere/minilm-1", "1", "f" * 64)},
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"minilm: its classifier folder /elsewhere/minilm-1 is not on this machine, "
+        r"and no shared files are configured .*RESUMEBIAS_TABLES_URL",
+    ):
         runtime.classifier("minilm")

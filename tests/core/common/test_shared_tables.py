@@ -30,8 +30,15 @@ def shared(request, tmp_path, monkeypatch):
 
 
 def frame(model, jd, n=3):
-    return pd.DataFrame({"model": [model] * n, "jd": [jd] * n, "score": [float(i) for i in range(n)],
-                         "count": list(range(n)), "note": [None] * n})
+    return pd.DataFrame(
+        {
+            "model": [model] * n,
+            "jd": [jd] * n,
+            "score": [float(i) for i in range(n)],
+            "count": list(range(n)),
+            "note": [None] * n,
+        }
+    )
 
 
 def test_partitions_are_written_apart_and_read_back_with_their_types(shared):
@@ -44,7 +51,9 @@ def test_partitions_are_written_apart_and_read_back_with_their_types(shared):
     assert set(one["model"]) == {"m/b"} and len(one) == 2
     # A value with "/" stays one folder level (percent-encoded), and reads back as it was.
     assert {tuple(sorted(p.items())) for p in shared.partitions("audit", "fit_scores").values()} == {
-        (("jd", "jd 1"), ("model", "m/a")), (("jd", "jd 1"), ("model", "m/b"))}
+        (("jd", "jd 1"), ("model", "m/a")),
+        (("jd", "jd 1"), ("model", "m/b")),
+    }
 
 
 def test_rewriting_a_partition_replaces_only_it(shared):
@@ -79,7 +88,9 @@ def test_pull_makes_a_local_duckdb_file_of_every_table(shared, tmp_path):
     assert counts == {"fit_scores": 6, "summary": 2}
     with duckdb.connect(str(tmp_path / "pulled.duckdb"), read_only=True) as con:
         assert con.execute("select model, count(*) from audit.fit_scores group by all order by 1").fetchall() == [
-            ("a", 3), ("b", 3)]
+            ("a", 3),
+            ("b", 3),
+        ]
 
 
 def test_objects_on_s3_follow_the_documented_layout(bucket, monkeypatch):
@@ -89,17 +100,22 @@ def test_objects_on_s3_follow_the_documented_layout(bucket, monkeypatch):
     shared.write("audit", "fit_scores", frame("m/a", "jd1"), {"model": "m/a", "jd": "jd1"})
     shared.write("audit", "summary", frame("a", "x"))
     assert bucket.keys("audit-bucket", "layout/") == [
-        "layout/audit/fit_scores/jd=jd1/model=m%2Fa/data.parquet", "layout/audit/summary/data.parquet"]
+        "layout/audit/fit_scores/jd=jd1/model=m%2Fa/data.parquet",
+        "layout/audit/summary/data.parquet",
+    ]
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("s3://key:secret@bucket/p", "carries credentials"),
-    ("s3://bucket/p?X-Amz-Credential=abc", "carries credentials"),
-    ("s3:///p", "names no bucket"),
-    ("file://relative/p", "absolute folder"),
-    ("http://example.com/x", "is not a shared-tables URL"),
-    ("/plain/path", "is not a shared-tables URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("s3://key:secret@bucket/p", "carries credentials"),
+        ("s3://bucket/p?X-Amz-Credential=abc", "carries credentials"),
+        ("s3:///p", "names no bucket"),
+        ("file://relative/p", "absolute folder"),
+        ("http://example.com/x", "is not a shared-tables URL"),
+        ("/plain/path", "is not a shared-tables URL"),
+    ],
+)
 def test_bad_urls_are_refused_naming_the_setting_and_never_echoing_secrets(url, message):
     with pytest.raises(SharedTablesError) as e:
         check_tables_url(url, "RESUMEBIAS_TABLES_URL")

@@ -17,7 +17,12 @@ def _rows():
 def test_a_model_with_two_snapshots_becomes_two_analysis_units():
     out = separate_snapshots(_rows(), partition=("model", "jd"))
     assert out["model"].tolist() == [
-        "moving@large-2511", "moving@large-2511", "moving@large-2512", "moving@large-2512", "pinned", "pinned",
+        "moving@large-2511",
+        "moving@large-2511",
+        "moving@large-2512",
+        "moving@large-2512",
+        "pinned",
+        "pinned",
     ]
 
 

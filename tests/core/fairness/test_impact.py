@@ -22,20 +22,39 @@ from resumebias_dagster.core.fairness.impact import (
 from resumebias_dagster.core.jd_audit.impact import fit_impact_ratios, name_groups
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 
-GROUPS = {"firstName": {
-    "wm": {"sex": "male", "race_ethnicity": "white"}, "wf": {"sex": "female", "race_ethnicity": "white"},
-    "bm": {"sex": "male", "race_ethnicity": "black"}, "bf": {"sex": "female", "race_ethnicity": "black"},
-    "x": {"sex": None, "race_ethnicity": "asian"}}}
+GROUPS = {
+    "firstName": {
+        "wm": {"sex": "male", "race_ethnicity": "white"},
+        "wf": {"sex": "female", "race_ethnicity": "white"},
+        "bm": {"sex": "male", "race_ethnicity": "black"},
+        "bf": {"sex": "female", "race_ethnicity": "black"},
+        "x": {"sex": None, "race_ethnicity": "asian"},
+    }
+}
 
 
 def predictions(model, demographic, labels, true="mid", start=0, run=0):
-    return [{"variant_kind": "demographic", "original_idx": start + i, "variant": demographic, "model": model,
-             "run": run, "prediction": label, "true_seniority": true} for i, label in enumerate(labels)]
+    return [
+        {
+            "variant_kind": "demographic",
+            "original_idx": start + i,
+            "variant": demographic,
+            "model": model,
+            "run": run,
+            "prediction": label,
+            "true_seniority": true,
+        }
+        for i, label in enumerate(labels)
+    ]
 
 
 def row(table, selection, dimension, group, model="m"):
-    hit = table[(table["model"] == model) & (table["selection"] == selection)
-                & (table["dimension"] == dimension) & (table["group"] == group)]
+    hit = table[
+        (table["model"] == model)
+        & (table["selection"] == selection)
+        & (table["dimension"] == dimension)
+        & (table["group"] == group)
+    ]
     assert len(hit) == 1, (selection, dimension, group)
     return hit.iloc[0]
 
@@ -45,12 +64,25 @@ def hand_example():
     """10 résumés, each under all four names; senior predictions: caucasian_male on résumés
     0-5, caucasian_female 0-4, african_american_male 0-3, african_american_female none."""
     rows = []
-    for demographic, senior in [("caucasian_male", 6), ("caucasian_female", 5),
-                                ("african_american_male", 4), ("african_american_female", 0)]:
+    for demographic, senior in [
+        ("caucasian_male", 6),
+        ("caucasian_female", 5),
+        ("african_american_male", 4),
+        ("african_american_female", 0),
+    ]:
         rows += predictions("m", demographic, ["senior"] * senior + ["mid"] * (10 - senior))
     rows += [dict(predictions("m", "caucasian_male", ["unknown"])[0], original_idx=10)]
-    rows += [{"variant_kind": "style", "original_idx": 0, "variant": "neutral", "model": "m", "run": 0,
-              "prediction": "junior", "true_seniority": "mid"}]
+    rows += [
+        {
+            "variant_kind": "style",
+            "original_idx": 0,
+            "variant": "neutral",
+            "model": "m",
+            "run": 0,
+            "prediction": "junior",
+            "true_seniority": "mid",
+        }
+    ]
     return pd.DataFrame(rows)
 
 
@@ -69,7 +101,7 @@ def test_counts_rates_ratios_and_the_resume_clustered_interval(hand_example):
     s_m = np.array([1] * 6 + [0] * 4) + np.array([1] * 4 + [0] * 6)  # caucasian + african-american male
     s_f = np.array([1] * 5 + [0] * 5) + np.zeros(10)
     u = (s_f - 2 * 0.25) / (20 * 0.25) - (s_m - 2 * 0.5) / (20 * 0.5)
-    se = np.sqrt((u ** 2).sum() * 10 / 9)
+    se = np.sqrt((u**2).sum() * 10 / 9)
     q = stats.t.ppf(0.975, 9)
     assert female["ci_low"] == pytest.approx(0.5 * np.exp(-q * se))
     assert female["ci_high"] == pytest.approx(min(1.0, 0.5 * np.exp(q * se)))
@@ -98,8 +130,14 @@ def test_label_distributions_give_exact_selection_probabilities():
     for demographic, p_senior in (("caucasian_female", 0.4), ("african_american_female", 0.3)):
         for i in range(12):
             for run in range(3):
-                rows.append({**predictions("m", demographic, ["mid" if run else "senior"], start=i, run=run)[0],
-                             "p_junior": 0.1, "p_mid": 0.9 - p_senior, "p_senior": p_senior})
+                rows.append(
+                    {
+                        **predictions("m", demographic, ["mid" if run else "senior"], start=i, run=run)[0],
+                        "p_junior": 0.1,
+                        "p_mid": 0.9 - p_senior,
+                        "p_senior": p_senior,
+                    }
+                )
     t = seniority_impact_ratios(pd.DataFrame(rows))
     aaf = row(t, "predicted_senior", "intersection", "african_american_female")
     assert aaf["rate"] == pytest.approx(0.3) and aaf["selected"] == pytest.approx(3.6)
@@ -127,9 +165,16 @@ def test_the_reference_chosen_from_the_data_does_not_make_noise_a_finding():
 
 
 def test_exactly_four_fifths_is_not_flagged_and_nobody_selected_is_not_a_ratio():
-    rows = pd.DataFrame({"model": "m", "resume": list(range(10)) * 2, "sex": ["female"] * 10 + ["male"] * 10,
-                         "race_ethnicity": None,
-                         "hired": [1.0] * 4 + [0.0] * 6 + [1.0] * 5 + [0.0] * 5, "never": [0.0] * 19 + [np.nan]})
+    rows = pd.DataFrame(
+        {
+            "model": "m",
+            "resume": list(range(10)) * 2,
+            "sex": ["female"] * 10 + ["male"] * 10,
+            "race_ethnicity": None,
+            "hired": [1.0] * 4 + [0.0] * 6 + [1.0] * 5 + [0.0] * 5,
+            "never": [0.0] * 19 + [np.nan],
+        }
+    )
     t = impact_table(rows, ["hired", "never"], "names are a proxy")
     female = row(t, "hired", "sex", "female")
     assert female["impact_ratio"] == pytest.approx(0.8) and not female["below_four_fifths"]
@@ -140,8 +185,15 @@ def test_exactly_four_fifths_is_not_flagged_and_nobody_selected_is_not_a_ratio()
 
 
 def test_a_group_without_a_defined_selection_has_no_rate():
-    rows = pd.DataFrame({"model": "m", "resume": [0, 1, 0, 1], "sex": ["male", "male", "female", "female"],
-                         "race_ethnicity": None, "yes": [1.0, 0.0, np.nan, np.nan]})
+    rows = pd.DataFrame(
+        {
+            "model": "m",
+            "resume": [0, 1, 0, 1],
+            "sex": ["male", "male", "female", "female"],
+            "race_ethnicity": None,
+            "yes": [1.0, 0.0, np.nan, np.nan],
+        }
+    )
     female = row(impact_table(rows, ["yes"], "proxy"), "yes", "sex", "female")
     assert (female["n"], female["n_excluded"], female["note"]) == (0, 2, NOTE_NO_ROWS)
     assert np.isnan(female["rate"]) and np.isnan(female["impact_ratio"]) and not female["below_four_fifths"]
@@ -161,7 +213,9 @@ def test_seniority_input_errors():
     good = pd.DataFrame(predictions("m", "caucasian_male", ["mid", "senior"]))
     with pytest.raises(ValueError, match=r"seniority predictions: missing columns \['true_seniority'\]"):
         seniority_impact_ratios(good.drop(columns="true_seniority"))
-    with pytest.raises(ValueError, match=r"variant 'hispanic_male' of a demographic row \(row 1 of those\) is not one of"):
+    with pytest.raises(
+        ValueError, match=r"variant 'hispanic_male' of a demographic row \(row 1 of those\) is not one of"
+    ):
         seniority_impact_ratios(good.assign(variant=["caucasian_male", "hispanic_male"]))
     with pytest.raises(ValueError, match=r"prediction 'lead' of a demographic row \(row 0 of those\)"):
         seniority_impact_ratios(good.assign(prediction=["lead", "mid"]))
@@ -173,18 +227,32 @@ def test_seniority_input_errors():
 
 
 def fit_rows(level, scores, recommends, resume="r1", jd="j", axis="firstName", name=None):
-    return [{"model": "m", "jd": jd, "resume_id": resume, "variant": f"{axis}_{level}", "axis": axis, "level": level,
-             "run": i, "score": s, "recommend": r, "name": name}
-            for i, (s, r) in enumerate(zip(scores, recommends))]
+    return [
+        {
+            "model": "m",
+            "jd": jd,
+            "resume_id": resume,
+            "variant": f"{axis}_{level}",
+            "axis": axis,
+            "level": level,
+            "run": i,
+            "score": s,
+            "recommend": r,
+            "name": name,
+        }
+        for i, (s, r) in enumerate(zip(scores, recommends))
+    ]
 
 
 def test_fit_selections_groups_and_score_cut():
-    rows = (fit_rows("wm", [8, 7, 6, 9], ["yes", "yes", "maybe", "YES"])
-            + fit_rows("wf", [7, 5, np.nan, 6], ["maybe", "no", None, None])
-            + fit_rows("x", [9, 9], ["yes", "yes"])
-            + fit_rows("bf", [6.5, 7], ["no", "yes"], resume="r2")
-            + fit_rows("wf", [7, 7], ["yes", "yes"], resume="r2")
-            + fit_rows("2005", [3, 3], ["no", "no"], axis="graduationYear"))
+    rows = (
+        fit_rows("wm", [8, 7, 6, 9], ["yes", "yes", "maybe", "YES"])
+        + fit_rows("wf", [7, 5, np.nan, 6], ["maybe", "no", None, None])
+        + fit_rows("x", [9, 9], ["yes", "yes"])
+        + fit_rows("bf", [6.5, 7], ["no", "yes"], resume="r2")
+        + fit_rows("wf", [7, 7], ["yes", "yes"], resume="r2")
+        + fit_rows("2005", [3, 3], ["no", "no"], axis="graduationYear")
+    )
     t = fit_impact_ratios(pd.DataFrame(rows), GROUPS)
     assert set(t["selection"]) == {"recommend_yes", "score_at_least_7"}
     male, female = row(t, "recommend_yes", "sex", "male"), row(t, "recommend_yes", "sex", "female")
@@ -247,17 +315,31 @@ def _first_level(axes):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda a: a["firstName"]["groups"].pop(_first_level(a)), r"must list every level once: missing \['\w+'\], not a level \[\]"),
-        (lambda a: a["firstName"]["groups"].update(john_doe={"sex": "male", "race_ethnicity": "white"}),
-         r"missing \[\], not a level \['john_doe'\]"),
-        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": "man", "race_ethnicity": "asian"}}),
-         r"sex must be male, female or null \(no perceived sex\), got 'man'"),
-        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None, "race_ethnicity": "East Asian"}}),
-         r"race_ethnicity must be null or lower-case letters, digits and underscores, got 'East Asian'"),
-        (lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None}}),
-         r"must be \{sex: ..., race_ethnicity: ...\}"),
+        (
+            lambda a: a["firstName"]["groups"].pop(_first_level(a)),
+            r"must list every level once: missing \['\w+'\], not a level \[\]",
+        ),
+        (
+            lambda a: a["firstName"]["groups"].update(john_doe={"sex": "male", "race_ethnicity": "white"}),
+            r"missing \[\], not a level \['john_doe'\]",
+        ),
+        (
+            lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": "man", "race_ethnicity": "asian"}}),
+            r"sex must be male, female or null \(no perceived sex\), got 'man'",
+        ),
+        (
+            lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None, "race_ethnicity": "East Asian"}}),
+            r"race_ethnicity must be null or lower-case letters, digits and underscores, got 'East Asian'",
+        ),
+        (
+            lambda a: a["firstName"]["groups"].update({_first_level(a): {"sex": None}}),
+            r"must be \{sex: ..., race_ethnicity: ...\}",
+        ),
         (lambda a: a["firstName"].update(groups=["x"]), r"`groups` must map each level"),
-        (lambda a: a["school"].update(groups={}), r"`groups` declares the perceived group of names: only a person_name axis"),
+        (
+            lambda a: a["school"].update(groups={}),
+            r"`groups` declares the perceived group of names: only a person_name axis",
+        ),
     ],
 )
 def test_bad_groups_are_refused_naming_the_file_axis_and_level(tmp_path, edit, message):
@@ -281,8 +363,10 @@ def test_no_rows_give_the_declared_tables_typed_and_empty():
         empty_table,
     )
 
-    for table, model in ((seniority_impact_ratios(empty_table(SeniorityPredictions)), SeniorityImpactRatios),
-                         (fit_impact_ratios(pd.DataFrame()), FitImpactRatios)):
+    for table, model in (
+        (seniority_impact_ratios(empty_table(SeniorityPredictions)), SeniorityImpactRatios),
+        (fit_impact_ratios(pd.DataFrame()), FitImpactRatios),
+    ):
         assert list(table.columns) == columns(model) and table.empty
         model.validate(table)
 
@@ -291,13 +375,20 @@ def test_the_interval_flag_says_whether_a_shortfall_is_beyond_noise():
     def rows(model, counts):
         out = []
         for sex, selected in counts.items():
-            out += [{"model": model, "resume": i, "sex": sex, "race_ethnicity": None, "s": float(i < selected)}
-                    for i in range(100)]
+            out += [
+                {"model": model, "resume": i, "sex": sex, "race_ethnicity": None, "s": float(i < selected)}
+                for i in range(100)
+            ]
         return out
 
-    t = impact_table(pd.DataFrame(rows("far", {"male": 50, "female": 10}) + rows("near", {"male": 50, "female": 36})),
-                     ["s"], "names are a proxy")
+    t = impact_table(
+        pd.DataFrame(rows("far", {"male": 50, "female": 10}) + rows("near", {"male": 50, "female": 36})),
+        ["s"],
+        "names are a proxy",
+    )
     far = t[(t["model"] == "far") & (t["group"] == "female")].iloc[0]
     near = t[(t["model"] == "near") & (t["group"] == "female")].iloc[0]
     assert far["impact_ratio"] == pytest.approx(0.2) and far["ci_below_four_fifths"]
-    assert near["impact_ratio"] == pytest.approx(0.72) and near["below_four_fifths"] and not near["ci_below_four_fifths"]
+    assert (
+        near["impact_ratio"] == pytest.approx(0.72) and near["below_four_fifths"] and not near["ci_below_four_fifths"]
+    )

@@ -53,8 +53,9 @@ def test_sign_flip_matches_scipy_permutation_test_exactly_and_by_monte_carlo():
     wide = rng.normal(0.3, 1.0, (3, 30))
     mc = sign_flip_p(wide, exact_max=14, draws=20000, seed=3)
     for i, row in enumerate(wide):
-        ref = stats.permutation_test((row,), t, permutation_type="samples", n_resamples=20000, vectorized=True,
-                                     random_state=4)
+        ref = stats.permutation_test(
+            (row,), t, permutation_type="samples", n_resamples=20000, vectorized=True, random_state=4
+        )
         assert mc[i] == pytest.approx(ref.pvalue, abs=0.01)
 
 
@@ -77,8 +78,13 @@ def test_run_permutation_matches_scipy_and_never_goes_below_what_a_permutation_c
     ours = run_permutation_p(b, v)
     for i in range(6):
         x, y = b[i][~np.isnan(b[i])], v[i]
-        ref = stats.permutation_test((x, y), lambda a, c, axis: np.mean(c, axis=axis) - np.mean(a, axis=axis),
-                                     permutation_type="independent", n_resamples=np.inf, vectorized=True)
+        ref = stats.permutation_test(
+            (x, y),
+            lambda a, c, axis: np.mean(c, axis=axis) - np.mean(a, axis=axis),
+            permutation_type="independent",
+            n_resamples=np.inf,
+            vectorized=True,
+        )
         # Two-sided as |difference| at least the observed one (scipy doubles the smaller tail,
         # the same thing when both sides have as many runs).
         null = ref.null_distribution
@@ -136,8 +142,13 @@ def test_family_adjustment_keeps_the_chance_of_any_finding_under_the_null_at_alp
 
 
 def test_classify_reads_each_verdict():
-    verdicts = classify(adjusted_p=[0.01, 0.5, 0.5, 0.5, np.nan], tost_p=[0.9, 0.01, 0.3, 0.3, np.nan],
-                        estimate=[0.3, 0.01, 0.02, 0.4, np.nan], margin=0.1, alpha=0.05)
+    verdicts = classify(
+        adjusted_p=[0.01, 0.5, 0.5, 0.5, np.nan],
+        tost_p=[0.9, 0.01, 0.3, 0.3, np.nan],
+        estimate=[0.3, 0.01, 0.02, 0.4, np.nan],
+        margin=0.1,
+        alpha=0.05,
+    )
     assert verdicts.tolist() == ["beyond_noise", "equivalent", "within_noise", "inconclusive", "inconclusive"]
     ratio = classify([0.5, 0.5], [0.01, 0.4], [0.97, 0.85], 0.9, 0.05, ratio=True)
     assert ratio.tolist() == ["equivalent", "inconclusive"]

@@ -70,20 +70,26 @@ def test_the_default_partitions_and_arm_follow_fit_design_yaml():
     design = load_fit_design()
     view = definitions_view(None)
     assert view["jds"] == view["multi_jds"] == list(design.job_descriptions)
-    assert view["arm"] == {"occupation": design.occupation, "levels": list(design.levels), "per_level": design.per_level}
+    assert view["arm"] == {
+        "occupation": design.occupation,
+        "levels": list(design.levels),
+        "per_level": design.per_level,
+    }
     assert view["config"] == [design.occupation, list(design.levels), design.per_level]
 
 
 def test_a_user_design_sets_the_partitions_and_all_means_every_job_description(tmp_path):
     (tmp_path / "fit_design.yaml").write_text(
         "resumes: {occupation: data_analyst, levels: [senior], per_level: 2}\n"
-        "job_descriptions: [junior-java-developer, cto-agentic-ai-fintech]\n")
+        "job_descriptions: [junior-java-developer, cto-agentic-ai-fintech]\n"
+    )
     design = load_fit_design(tmp_path)
     assert design.arm() == {"occupation": "data_analyst", "levels": ("senior",), "per_level": 2}
     assert design.job_descriptions == ("cto-agentic-ai-fintech", "junior-java-developer")  # in id order
     assert definitions_view(str(tmp_path))["jds"] == ["cto-agentic-ai-fintech", "junior-java-developer"]
     (tmp_path / "fit_design.yaml").write_text(
-        "resumes: {occupation: data_analyst, levels: [senior], per_level: 2}\njob_descriptions: all\n")
+        "resumes: {occupation: data_analyst, levels: [senior], per_level: 2}\njob_descriptions: all\n"
+    )
     everything = load_job_descriptions()["jd"].tolist()
     assert load_fit_design(tmp_path).job_descriptions == tuple(everything) and len(everything) == 17
 
@@ -93,10 +99,13 @@ def test_a_catalog_with_its_own_job_descriptions_is_told_to_bring_its_design(tmp
     text = (PACKAGED_DIR / "job_descriptions" / "junior-java-developer.md").read_text(encoding="utf-8")
     (tmp_path / "job_descriptions" / "junior-java-developer.md").write_text(text, encoding="utf-8")
     packaged = re.escape(str(PACKAGED_DIR / "fit_design.yaml"))
-    with pytest.raises(CatalogError, match=packaged + r": job_descriptions: unknown job description "
-                                           r"'staff-software-engineer' \(the ids of job_descriptions/: "
-                                           r"junior-java-developer\); .*job_descriptions replaces the packaged job "
-                                           r"descriptions: put a fit_design.yaml naming its ids \(or `all`\)"):
+    with pytest.raises(
+        CatalogError,
+        match=packaged + r": job_descriptions: unknown job description "
+        r"'staff-software-engineer' \(the ids of job_descriptions/: "
+        r"junior-java-developer\); .*job_descriptions replaces the packaged job "
+        r"descriptions: put a fit_design.yaml naming its ids \(or `all`\)",
+    ):
         load_fit_design(tmp_path)
     (tmp_path / "fit_design.yaml").write_text(GOOD_RESUMES + "job_descriptions: all\n")
     assert load_fit_design(tmp_path).job_descriptions == ("junior-java-developer",)
@@ -117,7 +126,9 @@ def test_the_study003_preset_reproduces_study_003s_design():
     assert names == [name for name, _ in STUDY003_NAMES.values()]
     # The preset holds only these two files: every other catalog file falls back to the packaged one.
     assert sorted(p.name for p in (PACKAGED_DIR / "presets" / "study003").iterdir()) == [
-        "fit_design.yaml", "probe_axes.yaml"]
+        "fit_design.yaml",
+        "probe_axes.yaml",
+    ]
 
 
 def test_the_study003_preset_through_the_environment_gives_17_jd_partitions_and_one_resume():
@@ -139,28 +150,49 @@ GOOD_RESUMES = "resumes: {occupation: software_engineer, levels: [mid], per_leve
 @pytest.mark.parametrize(
     "text, message",
     [
-        (GOOD_RESUMES + "job_descriptions: [staff-software-engineer, chief-vibes-officer]\n",
-         r"job_descriptions: unknown job description 'chief-vibes-officer' \(the ids of job_descriptions/: "
-         r"cpp-developer-capital-markets, "),
-        (GOOD_RESUMES + "job_descriptions: [staff-software-engineer, staff-software-engineer]\n",
-         r"job_descriptions lists a job description twice"),
-        (GOOD_RESUMES + "job_descriptions: some\n", r"job_descriptions must be a non-empty list of job description ids "
-                                                    r"or the word 'all', got 'some'"),
+        (
+            GOOD_RESUMES + "job_descriptions: [staff-software-engineer, chief-vibes-officer]\n",
+            r"job_descriptions: unknown job description 'chief-vibes-officer' \(the ids of job_descriptions/: "
+            r"cpp-developer-capital-markets, ",
+        ),
+        (
+            GOOD_RESUMES + "job_descriptions: [staff-software-engineer, staff-software-engineer]\n",
+            r"job_descriptions lists a job description twice",
+        ),
+        (
+            GOOD_RESUMES + "job_descriptions: some\n",
+            r"job_descriptions must be a non-empty list of job description ids "
+            r"or the word 'all', got 'some'",
+        ),
         (GOOD_RESUMES + "job_descriptions: []\n", r"job_descriptions must be a non-empty list"),
-        ("resumes: {occupation: software_engineer, levels: [mid, principal], per_level: 1}\njob_descriptions: all\n",
-         r"resumes.levels: unknown level 'principal' \(levels: junior, mid, senior\)"),
-        ("resumes: {occupation: software_engineer, levels: [], per_level: 1}\njob_descriptions: all\n",
-         r"resumes.levels must be a non-empty list"),
-        ("resumes: {occupation: software_engineer, levels: [mid], per_level: 0}\njob_descriptions: all\n",
-         r"resumes.per_level must be a whole number of at least 1, got 0"),
-        ("resumes: {occupation: software_engineer, levels: [mid], per_level: two}\njob_descriptions: all\n",
-         r"resumes.per_level must be a whole number of at least 1, got 'two'"),
-        ("resumes: {occupation: 42, levels: [mid], per_level: 1}\njob_descriptions: all\n",
-         r"resumes.occupation must be an occupation id \(a string\), got 42"),
-        ("resumes: {occupation: astronaut, levels: [mid], per_level: 1}\njob_descriptions: all\n",
-         r"resumes.occupation 'astronaut' is not an occupation of occupations.yaml \(known: accountant, "),
-        ("resumes: {occupation: software_engineer, levels: [mid]}\njob_descriptions: all\n",
-         r"`resumes` needs exactly occupation, levels and per_level \(missing \['per_level'\], unknown \[\]\)"),
+        (
+            "resumes: {occupation: software_engineer, levels: [mid, principal], per_level: 1}\njob_descriptions: all\n",
+            r"resumes.levels: unknown level 'principal' \(levels: junior, mid, senior\)",
+        ),
+        (
+            "resumes: {occupation: software_engineer, levels: [], per_level: 1}\njob_descriptions: all\n",
+            r"resumes.levels must be a non-empty list",
+        ),
+        (
+            "resumes: {occupation: software_engineer, levels: [mid], per_level: 0}\njob_descriptions: all\n",
+            r"resumes.per_level must be a whole number of at least 1, got 0",
+        ),
+        (
+            "resumes: {occupation: software_engineer, levels: [mid], per_level: two}\njob_descriptions: all\n",
+            r"resumes.per_level must be a whole number of at least 1, got 'two'",
+        ),
+        (
+            "resumes: {occupation: 42, levels: [mid], per_level: 1}\njob_descriptions: all\n",
+            r"resumes.occupation must be an occupation id \(a string\), got 42",
+        ),
+        (
+            "resumes: {occupation: astronaut, levels: [mid], per_level: 1}\njob_descriptions: all\n",
+            r"resumes.occupation 'astronaut' is not an occupation of occupations.yaml \(known: accountant, ",
+        ),
+        (
+            "resumes: {occupation: software_engineer, levels: [mid]}\njob_descriptions: all\n",
+            r"`resumes` needs exactly occupation, levels and per_level \(missing \['per_level'\], unknown \[\]\)",
+        ),
         (GOOD_RESUMES, r"missing setting `job_descriptions`"),
         (GOOD_RESUMES + "job_descriptions: all\nmodels: [gpt]\n", r"unknown setting 'models'"),
         ("- resumes\n", r"must be a mapping with `resumes` and `job_descriptions`"),

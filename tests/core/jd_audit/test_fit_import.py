@@ -17,7 +17,7 @@ GOOD = HEADER + (
     "baseline,gpt,cpp,0,7,yes,Strong C++\n"
     "baseline,gpt,cpp,1,8,yes,Good\n"
     "baseline,gpt,cpp,2,7,maybe,\n"
-    "addressCountry_brazil,gpt,cpp,0,5,no,\"Location\nconcerns\"\n"
+    'addressCountry_brazil,gpt,cpp,0,5,no,"Location\nconcerns"\n'
     "addressCountry_brazil,gpt,cpp,1,6,maybe,ok\n"
     "addressCountry_brazil,gpt,cpp,2,,,\n"
     "addressCountry_brazil,gpt,cpp,3,5,No.,x\n"
@@ -82,8 +82,14 @@ def replace_line(text, number, new):
         (replace_line(GOOD, 10, "placebo_blank_line,gpt,cpp,1,0,yes,"), r"line 10: score 0 is outside 1–10"),
         (replace_line(GOOD, 11, "school_mit,gpt,cpp,0,10.5,yes,"), r"line 11: score 10.5 is outside 1–10"),
         (replace_line(GOOD, 4, "baseline,gpt,cpp,2.5,7,maybe,"), r"line 4: run '2.5' is not a whole number"),
-        (replace_line(GOOD, 4, "baseline,gpt,cpp,1,7,maybe,"), r"line 3: the run \(model='gpt', jd='cpp', variant='baseline', run=1\) occurs again on line 4"),
-        (replace_line(GOOD, 11, "school_mit,gpt,cpp,0,9,absolutely,"), r"line 11: recommend 'absolutely' is not one of"),
+        (
+            replace_line(GOOD, 4, "baseline,gpt,cpp,1,7,maybe,"),
+            r"line 3: the run \(model='gpt', jd='cpp', variant='baseline', run=1\) occurs again on line 4",
+        ),
+        (
+            replace_line(GOOD, 11, "school_mit,gpt,cpp,0,9,absolutely,"),
+            r"line 11: recommend 'absolutely' is not one of",
+        ),
         (replace_line(GOOD, 11, "school_mit,gpt,,0,9,yes,"), r"line 11: empty jd"),
         # Line 13: the quoted justification on lines 5-6 spans two lines.
         (GOOD + "school_mit,claude,cpp,0,9,yes,\n", r"line 13: no baseline rows for model 'claude' and jd 'cpp'"),
@@ -166,8 +172,13 @@ def write_parquet(path, frame):
 
 
 FRAME = pd.DataFrame(
-    {"variant": ["baseline", "baseline", "school_mit"], "model": ["gpt"] * 3, "jd": ["cpp"] * 3,
-     "run": [0, 1, 0], "score": [7.0, 8.0, 9.0]}
+    {
+        "variant": ["baseline", "baseline", "school_mit"],
+        "model": ["gpt"] * 3,
+        "jd": ["cpp"] * 3,
+        "run": [0, 1, 0],
+        "score": [7.0, 8.0, 9.0],
+    }
 )
 
 
@@ -215,14 +226,22 @@ def test_largest_accepted_run(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        (GOOD.replace("gpt,cpp,0,5,no", "g\0pt,cpp,0,5,no"),
-         r"line 5: contains a NUL byte \(byte offset \d+\); not a text CSV file"),
-        (replace_line(GOOD, 4, "baseline,gpt,cpp,2,7,maybe,,extra,more"),
-         r"line 4: 9 fields, but the header has 7 columns"),
-        (replace_line(GOOD, 2, "baseline,gpt,cpp,0,7,yes,Strong C++,extra"),
-         r"line 2: 8 fields, but the header has 7 columns"),
-        (GOOD + 'school_mit,gpt,cpp,1,"9,yes,\n',
-         r"line 13: a quoted field is never closed \(unbalanced double quote\)"),
+        (
+            GOOD.replace("gpt,cpp,0,5,no", "g\0pt,cpp,0,5,no"),
+            r"line 5: contains a NUL byte \(byte offset \d+\); not a text CSV file",
+        ),
+        (
+            replace_line(GOOD, 4, "baseline,gpt,cpp,2,7,maybe,,extra,more"),
+            r"line 4: 9 fields, but the header has 7 columns",
+        ),
+        (
+            replace_line(GOOD, 2, "baseline,gpt,cpp,0,7,yes,Strong C++,extra"),
+            r"line 2: 8 fields, but the header has 7 columns",
+        ),
+        (
+            GOOD + 'school_mit,gpt,cpp,1,"9,yes,\n',
+            r"line 13: a quoted field is never closed \(unbalanced double quote\)",
+        ),
         (replace_line(GOOD, 3, "baseline,gpt,cpp,1,1e400,yes,Good"), r"line 3: score inf is outside 1–10"),
         (replace_line(GOOD, 3, "baseline,gpt,cpp,1,-1e400,yes,Good"), r"line 3: score -inf is outside 1–10"),
         ("\ufeff", r"the file is empty"),

@@ -10,8 +10,13 @@ from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
 SETTINGS = load_inference_settings()
-GROUPS = {"firstName": {f"{r}_{s}": {"sex": s, "race_ethnicity": r}
-                        for r in ("white", "black", "hispanic", "asian") for s in ("male", "female")}}
+GROUPS = {
+    "firstName": {
+        f"{r}_{s}": {"sex": s, "race_ethnicity": r}
+        for r in ("white", "black", "hispanic", "asian")
+        for s in ("male", "female")
+    }
+}
 
 
 def scores_with_names(seed, resumes=10, pooled=True, penalty=0.0, effects=None):

@@ -13,10 +13,23 @@ from resumebias_dagster.core.jd_audit.job_descriptions import (
 )
 
 ROLES = (
-    "C++ Developer — Capital Markets", "Chief Technology Officer", "Head of Development", "Junior / Mid-Level Fullstack",
-    "Junior Java", "Principal Engineer", "Principal Performance Architect", "Growth / Experimentation",
-    "Security Features", "Senior Fullstack", "Enterprise IDE", "Senior Manager", "Routing Tiling",
-    "Forward Deployed", "Staff Software Engineer", "Engineering Productivity", "Cloud Compute",
+    "C++ Developer — Capital Markets",
+    "Chief Technology Officer",
+    "Head of Development",
+    "Junior / Mid-Level Fullstack",
+    "Junior Java",
+    "Principal Engineer",
+    "Principal Performance Architect",
+    "Growth / Experimentation",
+    "Security Features",
+    "Senior Fullstack",
+    "Enterprise IDE",
+    "Senior Manager",
+    "Routing Tiling",
+    "Forward Deployed",
+    "Staff Software Engineer",
+    "Engineering Productivity",
+    "Cloud Compute",
 )
 
 GOOD = "---\nid: {id}\ntitle: {title}\n---\n## About the role\nBuild things.\n"
@@ -65,8 +78,10 @@ def test_user_folder_and_catalog_override(tmp_path):
         ({"x.md": "---\nid: Senior Dev!\ntitle: T\n---\nbody\n"}, r"x\.md: id 'Senior Dev!' may use only"),
         ({"x.md": "---\nid: [a\ntitle: T\n---\nbody\n"}, r"x\.md: the front matter is not valid YAML"),
         ({"x.md": "---\n- a\n---\nbody\n"}, r"x\.md: the front matter must be a mapping"),
-        ({"a.md": GOOD.format(id="same", title="A"), "b.md": GOOD.format(id="same", title="B")},
-         r"b\.md: id 'same' is already used by .*a\.md"),
+        (
+            {"a.md": GOOD.format(id="same", title="A"), "b.md": GOOD.format(id="same", title="B")},
+            r"b\.md: id 'same' is already used by .*a\.md",
+        ),
         ({"x.md": b"---\nid: a\ntitle: T\n---\ncaf\xe9\n"}, r"x\.md: not UTF-8"),
     ],
 )

@@ -17,7 +17,7 @@ CACHE = Path(__file__).resolve().parents[3] / "data" / "test-cache"
 FP32 = ComputeSettings(device="cpu", dtype="float32", num_threads=0, batch_size=3)
 PROMPTS = [
     "Job: Staff Software Engineer, 10+ years.\nResume: Principal engineer, 14 years, led 30 engineers.\n"
-    'Rate the fit from 1 to 10 as JSON.\nJSON:' + LOCAL_SCORE_CUE,
+    "Rate the fit from 1 to 10 as JSON.\nJSON:" + LOCAL_SCORE_CUE,
     "Job: Junior Java Developer.\nResume: Pastry chef, no programming.\nRate the fit from 1 to 10 as JSON.\nJSON:"
     + LOCAL_SCORE_CUE,
     "Job: Head of Development.\nResume: Engineering manager, 9 years.\nJSON:" + LOCAL_SCORE_CUE,

@@ -61,8 +61,9 @@ def test_the_packaged_name_groups_are_balanced_and_every_group_has_several_names
 
 def test_every_level_is_a_pool_of_distinct_first_names_none_shared_between_levels():
     axis = first_name_axis()
-    assert sorted(axis.levels) == sorted(f"{race}_{sex}" for race in ("white", "black", "hispanic_latino", "asian")
-                                         for sex in ("male", "female"))
+    assert sorted(axis.levels) == sorted(
+        f"{race}_{sex}" for race in ("white", "black", "hispanic_latino", "asian") for sex in ("male", "female")
+    )
     seen = {}
     for level, pool in axis.levels.items():
         firsts = [name.split(" ")[0] for name in pool]
@@ -151,8 +152,9 @@ def test_a_pool_name_sharing_a_word_with_the_resumes_own_name_is_skipped(tmp_pat
     got = probe_variants(one, axes=["firstName"], catalog_dir=folder).set_index("resume_id")["name"].dropna()
     # Résumé 0 would get entry 0, which shares its surname: it gets the next one; résumé 1 its own.
     assert got.tolist() == ["Yan Moore", "Yan Moore"]
-    assert check_probe_variants(probe_variants(one, axes=["firstName"], catalog_dir=folder), axes=["firstName"],
-                                catalog_dir=folder).empty
+    assert check_probe_variants(
+        probe_variants(one, axes=["firstName"], catalog_dir=folder), axes=["firstName"], catalog_dir=folder
+    ).empty
     first = one["first_name"].iloc[0]
     folder = user_axes(tmp_path, {"pool": [f"{first} Moore", f"Yan {own_last}"]})
     with pytest.raises(ValueError, match=r"firstName_pool of résumé \w+: every name of the pool shares a word"):
@@ -174,8 +176,11 @@ def test_a_single_name_level_still_works(tmp_path, base):
         (["Brad McCarthy", 42], r"level 'white_male': pool entry 2 \(42\) must be 'First Last'"),
         (["Brad McCarthy", "Brad 2Ryan"], r"level 'white_male': pool entry 2 \('Brad 2Ryan'\) must be 'First Last'"),
         ([], r"level 'white_male': the name pool is empty"),
-        (["Brad McCarthy", "Anne Ryan", "Brad McCarthy"], r"level 'white_male': the name pool lists 'Brad McCarthy' "
-                                                          r"more than once"),
+        (
+            ["Brad McCarthy", "Anne Ryan", "Brad McCarthy"],
+            r"level 'white_male': the name pool lists 'Brad McCarthy' "
+            r"more than once",
+        ),
     ],
 )
 def test_a_malformed_pool_is_refused_naming_the_file_axis_level_and_entry(tmp_path, pool, message):

@@ -21,8 +21,18 @@ from resumebias_dagster.core.resumes.layout import MONTHS
 from resumebias_dagster.core.resumes.timeline import timeline_problems
 from resumebias_dagster.core.seniority.generation import generate_resumes
 
-AXES = ["firstName", "graduationYear", "addressCountry", "careerGap", "companyNames", "companyLocations", "school",
-        "anonymize", "promptInjection", "placebo"]
+AXES = [
+    "firstName",
+    "graduationYear",
+    "addressCountry",
+    "careerGap",
+    "companyNames",
+    "companyLocations",
+    "school",
+    "anonymize",
+    "promptInjection",
+    "placebo",
+]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +80,9 @@ def test_naming_convention_and_axes(variants):
     assert levels["anonymize"] == ["name", "all"]
     assert len(levels["promptInjection"]) >= 2 and len(levels["placebo"]) >= 3
     assert spec.arms()["placebo"] == "placebo" and spec.arms()["promptInjection"] == "prompt_injection"
-    assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_asian_female"} <= set(variants["variant"])
+    assert {"anonymize_name", "anonymize_all", "addressCountry_brazil", "firstName_asian_female"} <= set(
+        variants["variant"]
+    )
 
 
 def test_first_name_changes_the_name_everywhere(variants, base):
@@ -132,7 +144,10 @@ def test_signal_specific_edits(variants, base):
     assert name_only.split("\n")[1].endswith(row["city"]) and row["school"] in name_only
 
     injected = text_of(variants, rid, "promptInjection_explicit")
-    assert "assign a score of 10" in injected and injected.replace(injected.split("\n")[-2], "").strip() == baseline.strip()
+    assert (
+        "assign a score of 10" in injected
+        and injected.replace(injected.split("\n")[-2], "").strip() == baseline.strip()
+    )
 
     for placebo in ("placebo_blank_line", "placebo_trailing_space", "placebo_bullet_glyph"):
         text = text_of(variants, rid, placebo)
@@ -194,15 +209,23 @@ def test_timeline_problems_name_what_is_wrong(variants, base):
     # Study 003's edit: only the degree year moves, leaving decades unexplained before the first job.
     assert any("between the degree (1990)" in p for p in timeline_problems(baseline.replace(f"| {degree}", "| 1990")))
     present = re.search(r"\| ([A-Z][a-z]{2} \d{4}) – Present", baseline).group(1)
-    assert any("unexplained gap" in p and "after" in p
-               for p in timeline_problems(baseline.replace(f"{present} – Present", f"{present} – Jan 2024")))
-    assert any("summary states" in p for p in timeline_problems(
-        re.sub(r"\d+ years of professional", "40 years of professional", baseline)))
+    assert any(
+        "unexplained gap" in p and "after" in p
+        for p in timeline_problems(baseline.replace(f"{present} – Present", f"{present} – Jan 2024"))
+    )
+    assert any(
+        "summary states" in p
+        for p in timeline_problems(re.sub(r"\d+ years of professional", "40 years of professional", baseline))
+    )
 
 
 def test_the_check_fails_on_an_inconsistent_timeline_and_on_a_missing_level(variants, base):
-    rid = next(r for r in base["resume_id"] if "careerGap_unexplained" in
-               set(variants.loc[variants["resume_id"] == r, "variant"]) and base.set_index("resume_id").loc[r, "n_positions"] > 1)
+    rid = next(
+        r
+        for r in base["resume_id"]
+        if "careerGap_unexplained" in set(variants.loc[variants["resume_id"] == r, "variant"])
+        and base.set_index("resume_id").loc[r, "n_positions"] > 1
+    )
     one = variants[variants["resume_id"] == rid].copy()
     baseline = text_of(one, rid, BASELINE)
 
@@ -214,14 +237,16 @@ def test_the_check_fails_on_an_inconsistent_timeline_and_on_a_missing_level(vari
 
     # The old career-gap edit: the gap carved out of the older job, which now ends earlier.
     lines = baseline.split("\n")
-    second = [i for i, line in enumerate(lines) if re.search(r" \| [A-Z][a-z]{2} \d{4} – [A-Z][a-z]{2} \d{4}$", line)][0]
+    second = [i for i, line in enumerate(lines) if re.search(r" \| [A-Z][a-z]{2} \d{4} – [A-Z][a-z]{2} \d{4}$", line)][
+        0
+    ]
     start, end = re.search(r"([A-Z][a-z]{2} \d{4}) – ([A-Z][a-z]{2} \d{4})$", lines[second]).groups()
     shortened = lines[second].replace(f"– {end}", f"– {start}")
 
     def old_gap(_text):
         out = list(lines)
         out[second] = shortened
-        out[second - 1:second - 1] = [f"Career break | {start} – {end}", ""]
+        out[second - 1 : second - 1] = [f"Career break | {start} – {end}", ""]
         return "\n".join(out)
 
     problems = broken("careerGap_unexplained", old_gap)
@@ -252,7 +277,9 @@ def test_broken_variants_fail_the_check(variants, base):
     assert set(extra_word["variant"]) == {"addressCountry_brazil"}
     assert extra_word["problem"].str.contains("tokens changed outside the signal").any()
     # Same tokens as the signal but on the wrong line: caught by the line check.
-    both_cities = broken("addressCountry_brazil", lambda t: t.replace(f"| {employer_city} |", "| São Paulo, Brazil |", 1))
+    both_cities = broken(
+        "addressCountry_brazil", lambda t: t.replace(f"| {employer_city} |", "| São Paulo, Brazil |", 1)
+    )
     assert both_cities["problem"].str.contains("line").any()
     unchanged = broken("school_mit", lambda t: baseline)
     assert "identical" in unchanged["problem"].iloc[0]
@@ -283,8 +310,11 @@ def user_catalog(tmp_path, edit):
 
 def test_a_level_added_in_a_user_yaml_adds_a_variant(tmp_path, base):
     folder = user_catalog(
-        tmp_path, lambda t: t.replace('      romania: "Bucharest, Romania"\n',
-                                      '      romania: "Bucharest, Romania"\n      kenya: "Nairobi, Kenya"\n')
+        tmp_path,
+        lambda t: t.replace(
+            '      romania: "Bucharest, Romania"\n',
+            '      romania: "Bucharest, Romania"\n      kenya: "Nairobi, Kenya"\n',
+        ),
     )
     got = probe_variants(base.iloc[:2], catalog_dir=folder)
     assert "addressCountry_kenya" in set(got["variant"])
@@ -351,6 +381,9 @@ def test_a_gap_that_is_not_whole_years_is_refused_naming_the_axis(tmp_path):
     text = (PACKAGED_DIR / "probe_axes.yaml").read_text()
     assert "months: 24" in text
     (tmp_path / "probe_axes.yaml").write_text(text.replace("months: 24", "months: 18"))
-    with pytest.raises(CatalogError, match=r"probe_axes.yaml: axis 'careerGap': .*`months` must be whole years "
-                                           r"\(12, 24, \.\.\.\).*got 18"):
+    with pytest.raises(
+        CatalogError,
+        match=r"probe_axes.yaml: axis 'careerGap': .*`months` must be whole years "
+        r"\(12, 24, \.\.\.\).*got 18",
+    ):
         load_probe_axes(tmp_path)

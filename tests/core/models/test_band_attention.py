@@ -47,8 +47,9 @@ def test_band_equals_masked_attention(monkeypatch, q_len, k_len, window, softcap
     query = torch.randn(2, 4, q_len, 16, generator=gen)
     key = torch.randn(2, 2, k_len, 16, generator=gen)
     value = torch.randn(2, 2, k_len, 16, generator=gen)
-    got, weights = causal_band_attention(None, query, key, value, None, scaling=16 ** -0.5,
-                                         sliding_window=window, softcap=softcap)
+    got, weights = causal_band_attention(
+        None, query, key, value, None, scaling=16**-0.5, sliding_window=window, softcap=softcap
+    )
     assert weights is None
     assert got.shape == (2, q_len, 4, 16)
     torch.testing.assert_close(got, masked_reference(query, key, value, window, softcap), rtol=1e-5, atol=1e-5)
@@ -64,8 +65,31 @@ def test_attention_it_does_not_compute_is_refused_by_name():
 
 # --------------------------------------------------------------------------- inside the scorer
 
-WORDS = ["the", "candidate", "led", "a", "team", "of", "engineers", "and", "shipped", "payments", "on", "time",
-         "junior", "mid", "senior", "python", "sql", "managed", "five", "interns", "for", "years", "two"]
+WORDS = [
+    "the",
+    "candidate",
+    "led",
+    "a",
+    "team",
+    "of",
+    "engineers",
+    "and",
+    "shipped",
+    "payments",
+    "on",
+    "time",
+    "junior",
+    "mid",
+    "senior",
+    "python",
+    "sql",
+    "managed",
+    "five",
+    "interns",
+    "for",
+    "years",
+    "two",
+]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +106,15 @@ def tiny_gemma():
     raw.pre_tokenizer = Whitespace()
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="[PAD]", unk_token="[UNK]")
     config = transformers.Gemma3TextConfig(
-        vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
-        num_key_value_heads=1, head_dim=16, sliding_window=16, max_position_embeddings=512,
+        vocab_size=64,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=16,
+        max_position_embeddings=512,
         layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
     )
     torch.manual_seed(0)

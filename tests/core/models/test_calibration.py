@@ -79,8 +79,9 @@ def test_a_faster_precision_that_moves_the_distributions_too_far_is_refused():
 def test_a_precision_at_the_edge_of_the_limit_on_the_sample_is_refused():
     # The sample's largest TV understates the run's: bf16 on a Xeon with AMX showed 0.0100 on the
     # 16 calibration prompts and 0.0109 over 64. Within the limit on the sample is not enough.
-    at_edge = measure(scorer({"float32": 0.004, "bfloat16": 0.001}, shift={"bfloat16": 0.0095}), AUTO_CPU, PROMPTS,
-                      count)
+    at_edge = measure(
+        scorer({"float32": 0.004, "bfloat16": 0.001}, shift={"bfloat16": 0.0095}), AUTO_CPU, PROMPTS, count
+    )
     assert at_edge.max_tv["bfloat16"] == pytest.approx(0.0095) and at_edge.max_tv["bfloat16"] <= TV_LIMIT
     assert at_edge.choice == "float32"
     assert "refused" in at_edge.summary() and f"{calibration.TV_ALLOWED_ON_SAMPLE}" in at_edge.summary()
@@ -103,7 +104,9 @@ def test_a_choice_cached_for_an_older_scorer_is_measured_again(monkeypatch):
 def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path, monkeypatch):
     logged = []
     score = scorer({"float32": 0.003, "bfloat16": 0.001})
-    settings, found = calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path, logged.append)
+    settings, found = calibrated_settings(
+        AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path, logged.append
+    )
     assert settings.dtype == "bfloat16" and not settings.calibrate and found.measured
     assert "gemma (seniority): CPU precision bfloat16 (measured: float32" in logged[0]
     cached = json.loads((tmp_path / CACHE_FILE).read_text())
@@ -120,13 +123,15 @@ def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path,
 
 def test_a_damaged_cache_is_measured_over_not_trusted(tmp_path):
     (tmp_path / CACHE_FILE).write_text("{not json")
-    settings, found = calibrated_settings(AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count,
-                                          "gemma", "seniority", tmp_path)
+    settings, found = calibrated_settings(
+        AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma", "seniority", tmp_path
+    )
     assert settings.dtype == "float32" and found.measured
     key = next(iter(json.loads((tmp_path / CACHE_FILE).read_text())))
     (tmp_path / CACHE_FILE).write_text(json.dumps({key: {"choice": "int4"}}))
-    assert calibrated_settings(AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma",
-                               "seniority", tmp_path)[1].measured
+    assert calibrated_settings(
+        AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma", "seniority", tmp_path
+    )[1].measured
 
 
 def test_explicit_dtypes_and_tiny_runs_are_not_calibrated(tmp_path):
@@ -139,7 +144,9 @@ def test_explicit_dtypes_and_tiny_runs_are_not_calibrated(tmp_path):
 
 
 def test_cpu_identity_names_the_model_and_the_precision_flags(monkeypatch):
-    info = "processor : 0\nmodel name : Intel(R) Xeon(R) Platinum 8488C\nflags : fpu avx2 avx512f avx512_bf16 amx_bf16\n"
+    info = (
+        "processor : 0\nmodel name : Intel(R) Xeon(R) Platinum 8488C\nflags : fpu avx2 avx512f avx512_bf16 amx_bf16\n"
+    )
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     assert cpu_identity(info) == "Intel(R) Xeon(R) Platinum 8488C [avx2+avx512f+avx512_bf16+amx_bf16] isa=default"
 
@@ -147,8 +154,9 @@ def test_cpu_identity_names_the_model_and_the_precision_flags(monkeypatch):
 def test_an_encoder_keeps_bf16_only_where_its_matrix_product_is_clearly_faster():
     encoder = calibration.encoder_settings
     # A Xeon with AVX512-BF16 but no AMX: bf16 autocast at 170 GFLOP/s against fp32's 300.
-    assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 170.0}) == replace(AUTO_CPU, dtype="float32",
-                                                                             calibrate=False)
+    assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 170.0}) == replace(
+        AUTO_CPU, dtype="float32", calibrate=False
+    )
     assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 1200.0}).dtype == "bfloat16"  # AMX
     assert encoder(AUTO_CPU, {"float32": 300.0, "bfloat16": 360.0}).dtype == "float32"  # within the margin
     # An explicit dtype (or a GPU, which never calibrates) is the user's, measured or not.
@@ -210,8 +218,15 @@ def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
     def score(st, ps):
         return score_labels_with_mass(model, tokenizer, ps, labels, st)[0]
 
-    chosen, found = calibrated_settings(settings, score, prompts, functools.partial(count_prompt_tokens, tokenizer),
-                                        DEFAULT_LOCAL_LLM, "seniority", tmp_path)
+    chosen, found = calibrated_settings(
+        settings,
+        score,
+        prompts,
+        functools.partial(count_prompt_tokens, tokenizer),
+        DEFAULT_LOCAL_LLM,
+        "seniority",
+        tmp_path,
+    )
     assert found.measured and chosen.dtype == found.choice
     assert found.max_tv[found.choice] <= TV_LIMIT and set(found.tokens_per_s) == {"float32", "bfloat16"}
     # The chosen precision reproduces fp32's distributions within the limit on every prompt.

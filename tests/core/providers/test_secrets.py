@@ -32,13 +32,17 @@ def test_default_key_variables_and_keyless_local_servers(settings_for):
     from resumebias_dagster.core.providers import ProviderSettings
 
     def settings(**entry):
-        return ProviderSettings.from_spec(parse_models({"models": [{"name": "m", "kind": "provider", **entry}]}, "t")[0])
+        return ProviderSettings.from_spec(
+            parse_models({"models": [{"name": "m", "kind": "provider", **entry}]}, "t")[0]
+        )
 
     assert settings(provider="anthropic", model="claude-haiku-4-5").api_key_env == "ANTHROPIC_API_KEY"
     assert settings(provider="google", model="gemini-2.5-pro").api_key_env == "GEMINI_API_KEY"
     assert settings(provider="openai", model="gpt-5").api_key_env == "OPENAI_API_KEY"
     assert settings(provider="openai", model="llama3", base_url="http://localhost:11434/v1").api_key_env is None
-    assert settings(provider="openai", model="x", base_url="https://lan-vllm:8000/v1", api_key_env="").api_key_env is None
+    assert (
+        settings(provider="openai", model="x", base_url="https://lan-vllm:8000/v1", api_key_env="").api_key_env is None
+    )
     with pytest.raises(ProviderConfigError, match="api_key_env"):
         settings(provider="openai", model="openai/gpt-5", base_url="https://openrouter.ai/api/v1")
 
@@ -60,8 +64,9 @@ def _models_file(tmp_path, model_entry, base_url, wire="openai", enabled=True):
 def test_resource_setup_fails_naming_the_variable(fake_server, model_entry, tmp_path, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     server = fake_server("openai")
-    resource = ProvidersResource(models_file=str(_models_file(tmp_path, model_entry, server.base_url)),
-                                 store_path=str(tmp_path / "r.sqlite"))
+    resource = ProvidersResource(
+        models_file=str(_models_file(tmp_path, model_entry, server.base_url)), store_path=str(tmp_path / "r.sqlite")
+    )
 
     @dg.asset
     def uses_provider(providers: ProvidersResource) -> None:
@@ -81,8 +86,10 @@ def test_resource_setup_fails_naming_the_variable(fake_server, model_entry, tmp_
 def test_disabled_provider_models_need_no_key(fake_server, model_entry, tmp_path, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     server = fake_server("openai")
-    resource = ProvidersResource(models_file=str(_models_file(tmp_path, model_entry, server.base_url, enabled=False)),
-                                 store_path=str(tmp_path / "r.sqlite"))
+    resource = ProvidersResource(
+        models_file=str(_models_file(tmp_path, model_entry, server.base_url, enabled=False)),
+        store_path=str(tmp_path / "r.sqlite"),
+    )
 
     @dg.asset
     def offline_only(providers: ProvidersResource) -> list:
@@ -104,15 +111,24 @@ def test_fake_key_appears_nowhere(wire, fake_server, settings_for, tmp_path, fak
         settings = settings_for(wire, server.base_url, max_retries=1, max_concurrency=1)
         results, stats = run_requests(settings, [ChatRequest.from_prompt(f"r{i}") for i in range(3)], store)
         assert results[0].error_kind == "auth"
-        server.script(fp.Reply("status", status=400, message="bad key: ", echo_key=True),
-                      fp.Reply("status", status=500, message="oops: ", echo_key=True),
-                      fp.Reply("status", status=500, message="oops: ", echo_key=True))
+        server.script(
+            fp.Reply("status", status=400, message="bad key: ", echo_key=True),
+            fp.Reply("status", status=500, message="oops: ", echo_key=True),
+            fp.Reply("status", status=500, message="oops: ", echo_key=True),
+        )
         more, more_stats = run_requests(settings, [ChatRequest.from_prompt(f"r{i}") for i in range(3)], store)
         rows = list(store.rows())
     assert server.requests[0].api_key == fake_key  # it was sent, to the server only
     assert any(fake_key in str(e) for e in [server.requests[0].headers])
-    texts = [repr(results), repr(more), repr(stats.as_dict()), repr(more_stats.as_dict()), repr(rows),
-             caplog.text, repr(settings)]
+    texts = [
+        repr(results),
+        repr(more),
+        repr(stats.as_dict()),
+        repr(more_stats.as_dict()),
+        repr(rows),
+        caplog.text,
+        repr(settings),
+    ]
     texts += [r.error_message or "" for r in results + more]
     for text in texts:
         assert fake_key not in text
@@ -125,8 +141,9 @@ def test_fake_key_absent_from_dagster_event_log_and_metadata(fake_server, model_
     server = fake_server("openai")
     server.script(fp.auth_error(echo_key=True))
     store_path = tmp_path / "r.sqlite"
-    resource = ProvidersResource(models_file=str(_models_file(tmp_path, model_entry, server.base_url)),
-                                 store_path=str(store_path))
+    resource = ProvidersResource(
+        models_file=str(_models_file(tmp_path, model_entry, server.base_url)), store_path=str(store_path)
+    )
 
     @dg.asset
     def provider_answers(context: dg.AssetExecutionContext, providers: ProvidersResource) -> list:
@@ -159,8 +176,14 @@ def test_vertex_without_credentials_names_the_variable(monkeypatch, tmp_path):
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))  # no gcloud login here
     monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")  # and no metadata server
     monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
-    entry = {"name": "v", "kind": "provider", "provider": "google", "model": "gemini-2.5-pro",
-             "vertex_project": "p", "vertex_location": "us-central1"}
+    entry = {
+        "name": "v",
+        "kind": "provider",
+        "provider": "google",
+        "model": "gemini-2.5-pro",
+        "vertex_project": "p",
+        "vertex_location": "us-central1",
+    }
     settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "t")[0])
     with pytest.raises(ProviderConfigError, match="GOOGLE_APPLICATION_CREDENTIALS"):
         check_credentials([settings])

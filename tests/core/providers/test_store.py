@@ -55,9 +55,15 @@ def test_every_sampling_parameter_is_part_of_the_key(fake_server, settings_for, 
     server = fake_server("openai")
     settings = settings_for("openai", server.base_url)
     base = ChatRequest.from_prompt("p")
-    variants = [base, ChatRequest.from_prompt("p", sample_index=1), ChatRequest.from_prompt("p", temperature=0.1),
-                ChatRequest.from_prompt("p", max_tokens=9), ChatRequest.from_prompt("p", json_mode=True),
-                ChatRequest.from_prompt("p", system="s"), ChatRequest.from_prompt("q")]
+    variants = [
+        base,
+        ChatRequest.from_prompt("p", sample_index=1),
+        ChatRequest.from_prompt("p", temperature=0.1),
+        ChatRequest.from_prompt("p", max_tokens=9),
+        ChatRequest.from_prompt("p", json_mode=True),
+        ChatRequest.from_prompt("p", system="s"),
+        ChatRequest.from_prompt("q"),
+    ]
     assert len({request_key(settings, r) for r in variants}) == len(variants)
     other_alias = settings_for("openai", server.base_url, model="openai/gpt-5-mini")
     other_host = settings_for("openai", "http://localhost:1/v1")
@@ -90,6 +96,7 @@ def test_each_response_is_committed_as_it_returns(fake_server, settings_for, sto
     seen = []
 
     with ResponseStore(store_target) as store, ResponseStore(store_target) as other:
+
         def progress(done, total):
             seen.append(other.count())
 
@@ -103,11 +110,21 @@ def test_four_partitions_write_one_store_at_once(fake_server, model_entry, store
     n = 150
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD,
-             json.dumps(model_entry("openai", server.base_url, name=f"part-{i}", model=f"vendor/model-{i}",
-                                    max_concurrency=16)),
-             str(path), str(n)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                CHILD,
+                json.dumps(
+                    model_entry(
+                        "openai", server.base_url, name=f"part-{i}", model=f"vendor/model-{i}", max_concurrency=16
+                    )
+                ),
+                str(path),
+                str(n),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in range(4)
     ]
@@ -122,9 +139,7 @@ def test_four_partitions_write_one_store_at_once(fake_server, model_entry, store
         assert {r["model"] for r in rows} == {f"part-{i}" for i in range(4)}
         assert all(r["done"] == 1 and r["text"] == "mid" for r in rows)
     # All four again, at once: nothing left to call.
-    again = [
-        subprocess.Popen(c.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in children
-    ]
+    again = [subprocess.Popen(c.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in children]
     stats = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in again]
     assert [s["calls_made"] for s in stats] == [0] * 4
     assert server.count == 4 * n
@@ -136,8 +151,11 @@ def test_sigkill_half_way_then_resume_makes_only_the_missing_calls(fake_server, 
     n = 400
     entry = model_entry("openai", server.base_url, name="killed", max_concurrency=4)
     with ResponseStore(path) as watcher:
-        child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(entry), str(path), str(n)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(entry), str(path), str(n)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         stored = 0
         while stored < n // 2 and time.monotonic() < deadline:

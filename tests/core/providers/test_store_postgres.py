@@ -43,9 +43,14 @@ def db_of(url: str) -> str:
 
 
 def relations(server, url, schema="public") -> list[str]:
-    return [r[0] for r in server.admin(
-        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        f"WHERE n.nspname = '{schema}' AND c.relkind IN ('r', 'S', 'v') ORDER BY 1", db_of(url))]
+    return [
+        r[0]
+        for r in server.admin(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            f"WHERE n.nspname = '{schema}' AND c.relkind IN ('r', 'S', 'v') ORDER BY 1",
+            db_of(url),
+        )
+    ]
 
 
 # ------------------------------------------------------------------ claims across processes and machines
@@ -89,9 +94,15 @@ def test_racing_processes_claim_each_key_exactly_once(store_target, tmp_path):
     ResponseStore(store_target).close()  # created before the race
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    children = [subprocess.Popen([sys.executable, "-c", CLAIMER, store_target, str(n), str(seed), str(barrier),
-                                  str(procs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for seed in range(procs)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIMER, store_target, str(n), str(seed), str(barrier), str(procs)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in range(procs)
+    ]
     outputs = [c.communicate(timeout=180) for c in children]
     assert [c.returncode for c in children] == [0] * procs, [err[-2000:] for _, err in outputs]
     won = [json.loads(out) for out, _ in outputs]
@@ -124,8 +135,14 @@ def _put_args(key: str, text: str = "mid"):
     from resumebias_dagster.core.models.model_config import parse_models
     from resumebias_dagster.core.providers import ProviderSettings
 
-    entry = {"name": "m", "kind": "provider", "provider": "openai", "model": "x", "base_url": "http://127.0.0.1:9/v1",
-             "api_key_env": ""}
+    entry = {
+        "name": "m",
+        "kind": "provider",
+        "provider": "openai",
+        "model": "x",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "",
+    }
     settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "t")[0])
     return settings, ChatRequest.from_prompt(key), ChatResult(key=key, text=text)
 
@@ -166,8 +183,13 @@ def test_a_new_database_gets_every_migration_once(postgres_server, postgres_url)
     with ResponseStore(postgres_url) as store:
         assert store.count() == 1
     assert versions(postgres_server, postgres_url) == list(range(1, SCHEMA_VERSION + 1))
-    assert relations(postgres_server, postgres_url) == ["claims", "responses", "resumebias_store_version",
-                                                        "snapshot_epochs", "snapshots"]
+    assert relations(postgres_server, postgres_url) == [
+        "claims",
+        "responses",
+        "resumebias_store_version",
+        "snapshot_epochs",
+        "snapshots",
+    ]
 
 
 OPENER = r"""
@@ -184,8 +206,15 @@ def test_processes_opening_a_new_database_at_once_migrate_it_once(postgres_serve
     from resumebias_dagster.core.providers.store.postgres import SCHEMA_VERSION
 
     start_at = time.time() + 3
-    children = [subprocess.Popen([sys.executable, "-c", OPENER, postgres_url, str(start_at)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, postgres_url, str(start_at)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
     outputs = [c.communicate(timeout=120) for c in children]
     assert [c.returncode for c in children] == [0] * 6, [err[-2000:] for _, err in outputs]
     assert [out.strip() for out, _ in outputs] == ["0"] * 6
@@ -196,11 +225,17 @@ def test_a_store_of_an_older_version_is_migrated_forward(postgres_server, postgr
     from resumebias_dagster.core.providers.store import postgres as pg
 
     db = db_of(postgres_url)
-    postgres_server.admin(pg._CREATE_VERSION_TABLE + pg.MIGRATIONS[0][2] +
-                          "INSERT INTO resumebias_store_version (version, description) VALUES (1, 'tables');", db)
-    postgres_server.admin("INSERT INTO responses (key, model, provider, endpoint, alias, request_json, text, done, "
-                          "created_at, updated_at) VALUES ('old', 'm', 'openai', 'e', 'x', '{}', 'senior', 1, 't', 't')",
-                          db)
+    postgres_server.admin(
+        pg._CREATE_VERSION_TABLE
+        + pg.MIGRATIONS[0][2]
+        + "INSERT INTO resumebias_store_version (version, description) VALUES (1, 'tables');",
+        db,
+    )
+    postgres_server.admin(
+        "INSERT INTO responses (key, model, provider, endpoint, alias, request_json, text, done, "
+        "created_at, updated_at) VALUES ('old', 'm', 'openai', 'e', 'x', '{}', 'senior', 1, 't', 't')",
+        db,
+    )
     with ResponseStore(postgres_url) as store:
         assert store.get_many(["old"])["old"].text == "senior"
     assert versions(postgres_server, postgres_url) == [1, 2, 3]
@@ -210,8 +245,9 @@ def test_a_store_of_an_older_version_is_migrated_forward(postgres_server, postgr
 
 def test_a_store_of_a_newer_version_is_refused(postgres_server, postgres_url):
     ResponseStore(postgres_url).close()
-    postgres_server.admin("INSERT INTO resumebias_store_version (version, description) VALUES (99, 'future')",
-                          db_of(postgres_url))
+    postgres_server.admin(
+        "INSERT INTO resumebias_store_version (version, description) VALUES (99, 'future')", db_of(postgres_url)
+    )
     with pytest.raises(StoreError, match=r"newer version \(99; this code knows up to 3\).*upgrade resumebias_dagster"):
         ResponseStore(postgres_url)
     assert versions(postgres_server, postgres_url) == [1, 2, 3, 99]
@@ -219,11 +255,15 @@ def test_a_store_of_a_newer_version_is_refused(postgres_server, postgres_url):
 
 def test_a_database_of_another_program_is_refused_untouched(postgres_server, postgres_url):
     db = db_of(postgres_url)
-    postgres_server.admin("CREATE TABLE orders (id serial PRIMARY KEY, item text); "
-                          "INSERT INTO orders (item) VALUES ('book')", db)
+    postgres_server.admin(
+        "CREATE TABLE orders (id serial PRIMARY KEY, item text); INSERT INTO orders (item) VALUES ('book')", db
+    )
     before = relations(postgres_server, postgres_url)
-    with pytest.raises(StoreError, match=r"is not a response store \(its schema holds orders, orders_id_seq\).*"
-                                         "nothing was written"):
+    with pytest.raises(
+        StoreError,
+        match=r"is not a response store \(its schema holds orders, orders_id_seq\).*"
+        "nothing was written",
+    ):
         ResponseStore(postgres_url, setting="providers.store_url")
     assert relations(postgres_server, postgres_url) == before == ["orders", "orders_id_seq"]
     assert postgres_server.admin("SELECT item FROM orders", db) == [("book",)]
@@ -236,8 +276,13 @@ def test_a_schema_of_its_own_inside_a_shared_database(postgres_server, postgres_
     with ResponseStore(url) as store:
         store.put(*_put_args("k"))
         assert store.count() == 1
-    assert relations(postgres_server, url, "resumebias") == ["claims", "responses", "resumebias_store_version",
-                                                            "snapshot_epochs", "snapshots"]
+    assert relations(postgres_server, url, "resumebias") == [
+        "claims",
+        "responses",
+        "resumebias_store_version",
+        "snapshot_epochs",
+        "snapshots",
+    ]
     assert relations(postgres_server, url) == ["runs"]
     with pytest.raises(StoreError, match="search_path names no schema that exists"):
         ResponseStore(postgres_url + "?options=-csearch_path%3Dmissing")
@@ -309,9 +354,13 @@ def test_run_config_may_not_carry_the_password(login, fake_server, model_entry, 
     def answers(providers: ProvidersResource) -> None:
         providers.run("m", [ChatRequest.from_prompt("x")])
 
-    for options, message in (({"store_url": url}, "providers.store_url holds a password"),
-                             ({"store_url": url.replace(f":{PASSWORD}", ""), "store_path": str(tmp_path / "r.sqlite")},
-                              "store_url and providers.store_path are both set")):
+    for options, message in (
+        ({"store_url": url}, "providers.store_url holds a password"),
+        (
+            {"store_url": url.replace(f":{PASSWORD}", ""), "store_path": str(tmp_path / "r.sqlite")},
+            "store_url and providers.store_path are both set",
+        ),
+    ):
         resource = ProvidersResource(models_file=_models_file(tmp_path, model_entry, server.base_url), **options)
         with pytest.raises(dg.DagsterResourceFunctionError) as raised:
             dg.materialize([answers], resources={"providers": resource})
@@ -319,8 +368,9 @@ def test_run_config_may_not_carry_the_password(login, fake_server, model_entry, 
     assert server.count == 0
 
 
-def test_workers_share_the_store_named_by_the_environment(login, fake_server, model_entry, tmp_path, monkeypatch,
-                                                          fake_key, postgres_server):
+def test_workers_share_the_store_named_by_the_environment(
+    login, fake_server, model_entry, tmp_path, monkeypatch, fake_key, postgres_server
+):
     """Two runs (as on two machines: nothing on disk is shared) through $RESUMEBIAS_STORE_URL
     with a password: the second pays nothing; the password is in no event, log or row."""
     url, wrong = login
@@ -339,8 +389,9 @@ def test_workers_share_the_store_named_by_the_environment(login, fake_server, mo
         monkeypatch.setenv(STORE_URL_ENV, url)
         (tmp_path / machine / "home").mkdir(parents=True)
         with dg.instance_for_test(temp_dir=str(tmp_path / machine / "home")) as instance:
-            result = dg.materialize([answers], resources={"providers": ProvidersResource(models_file=models)},
-                                    instance=instance)
+            result = dg.materialize(
+                [answers], resources={"providers": ProvidersResource(models_file=models)}, instance=instance
+            )
             assert result.success
             logs += [dg.serialize_value(e) for e in instance.all_logs(result.run_id)]
     assert server.count == 5
@@ -352,8 +403,12 @@ def test_workers_share_the_store_named_by_the_environment(login, fake_server, mo
     monkeypatch.setenv(STORE_URL_ENV, wrong)
     (tmp_path / "c").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "c")) as instance:
-        result = dg.materialize([answers], resources={"providers": ProvidersResource(models_file=models)},
-                                instance=instance, raise_on_error=False)
+        result = dg.materialize(
+            [answers],
+            resources={"providers": ProvidersResource(models_file=models)},
+            instance=instance,
+            raise_on_error=False,
+        )
         assert not result.success
         failure = [dg.serialize_value(e) for e in instance.all_logs(result.run_id)]
     assert any("RESUMEBIAS_STORE_URL: the response store at" in e and "refused the login" in e for e in failure)
@@ -363,8 +418,9 @@ def test_workers_share_the_store_named_by_the_environment(login, fake_server, mo
             assert secret not in text
 
 
-def test_estimate_cost_reads_a_shared_store(login, model_entry, fake_server, settings_for, fake_key, tmp_path,
-                                            monkeypatch, capsys):
+def test_estimate_cost_reads_a_shared_store(
+    login, model_entry, fake_server, settings_for, fake_key, tmp_path, monkeypatch, capsys
+):
     from resumebias_dagster.cli import main
     from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
     from resumebias_dagster.core.estimate import study_design
@@ -377,8 +433,12 @@ def test_estimate_cost_reads_a_shared_store(login, model_entry, fake_server, set
     args = ["estimate-cost", "--models-file", str(path), "--n-per-level", "1", "--task", "seniority", "--json"]
     settings = settings_for("openai", server.base_url, runs_per_cell=1)
     with ResponseStore(url) as store:
-        predict_with_provider(lambda requests: run_requests(settings, requests, store), study_design(1).variants.head(5),
-                              settings, load_prompt(SENIORITY_PROMPT))
+        predict_with_provider(
+            lambda requests: run_requests(settings, requests, store),
+            study_design(1).variants.head(5),
+            settings,
+            load_prompt(SENIORITY_PROMPT),
+        )
     monkeypatch.setenv(STORE_URL_ENV, url)
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)

@@ -22,8 +22,9 @@ from resumebias_dagster.testing import fake_providers as fp
 
 def predict_seniority(variants, settings, store):
     """The provider path of the seniority task over a store (what the asset runs through ``providers.run``)."""
-    return predict_with_provider(lambda requests: run_requests(settings, requests, store), variants, settings,
-                                 load_prompt(SENIORITY_PROMPT))
+    return predict_with_provider(
+        lambda requests: run_requests(settings, requests, store), variants, settings, load_prompt(SENIORITY_PROMPT)
+    )
 
 
 def variants(n=4):
@@ -85,7 +86,9 @@ def test_estimate_cost_command(tmp_path, model_entry, monkeypatch, capsys):
     from resumebias_dagster.cli import main
 
     models = tmp_path / "models.yaml"
-    models.write_text(yaml.safe_dump({"models": [model_entry("openai", "https://openrouter.ai/api/v1", runs_per_cell=5)]}))
+    models.write_text(
+        yaml.safe_dump({"models": [model_entry("openai", "https://openrouter.ai/api/v1", runs_per_cell=5)]})
+    )
     monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
     assert main(["estimate-cost", "--models-file", str(models), "--n-per-level", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -42,12 +42,25 @@ def judge_cell_requests():
     for variant, scores in (("baseline", [7, 6]), ("firstName_wei_chen", [5, 6])):
         axis, _, level = variant.partition("_")
         for run, score in enumerate(scores):
-            rows.append({
-                "model": "m", "jd": "j", "resume_id": "r1", "variant": variant, "arm": "probe", "axis": axis,
-                "level": level, "run": run, "score": score, "recommend": "maybe",
-                "justification": f"{variant} run {run}.", "strengths": json.dumps(["Go"]),
-                "concerns": json.dumps(["none"]), "error": None, "note": None,
-            })
+            rows.append(
+                {
+                    "model": "m",
+                    "jd": "j",
+                    "resume_id": "r1",
+                    "variant": variant,
+                    "arm": "probe",
+                    "axis": axis,
+                    "level": level,
+                    "run": run,
+                    "score": score,
+                    "recommend": "maybe",
+                    "justification": f"{variant} run {run}.",
+                    "strengths": json.dumps(["Go"]),
+                    "concerns": json.dumps(["none"]),
+                    "error": None,
+                    "note": None,
+                }
+            )
     df = pd.DataFrame(rows)
     cells, _ = A.audit_cells(df, 2)
     return A.judge_requests(cells, df, A.load_judge_prompts(), {"j": "Staff Software Engineer"})
@@ -119,8 +132,14 @@ def test_a_request_limit_set_by_its_builder_wins(fake_server, settings_for, stor
 
 
 def entry(**options):
-    return {"name": "claude-sonnet", "kind": "provider", "provider": "anthropic", "model": "claude-sonnet-4-5",
-            "api_key_env": "ANTHROPIC_API_KEY", **options}
+    return {
+        "name": "claude-sonnet",
+        "kind": "provider",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "api_key_env": "ANTHROPIC_API_KEY",
+        **options,
+    }
 
 
 def test_every_task_declares_a_default_that_holds_its_minimum():
@@ -155,15 +174,18 @@ def test_a_bare_number_that_holds_every_task_applies_to_every_task():
     assert ProviderSettings.from_spec(spec).max_tokens == {task: big for task in TASKS}
 
 
-@pytest.mark.parametrize("value, message", [
-    ({"fitt": 600}, r"max_tokens has unknown task\(s\) fitt; the tasks are seniority, fit, judge, generation"),
-    ({"fit": "600"}, r"max_tokens.fit must be a whole number of tokens, got '600'"),
-    ({"fit": True}, r"max_tokens.fit must be a whole number of tokens, got True"),
-    ({"fit": 600.5}, r"max_tokens.fit must be a whole number of tokens, got 600.5"),
-    ({"judge": 100}, r"max_tokens.judge is 100, too few for the judge task's answer.*at least 256"),
-    (None, r"max_tokens: null"),
-    ([16, 600], r"max_tokens must be a mapping of task to limit"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"fitt": 600}, r"max_tokens has unknown task\(s\) fitt; the tasks are seniority, fit, judge, generation"),
+        ({"fit": "600"}, r"max_tokens.fit must be a whole number of tokens, got '600'"),
+        ({"fit": True}, r"max_tokens.fit must be a whole number of tokens, got True"),
+        ({"fit": 600.5}, r"max_tokens.fit must be a whole number of tokens, got 600.5"),
+        ({"judge": 100}, r"max_tokens.judge is 100, too few for the judge task's answer.*at least 256"),
+        (None, r"max_tokens: null"),
+        ([16, 600], r"max_tokens must be a mapping of task to limit"),
+    ],
+)
 def test_bad_limits_are_refused_naming_the_entry_and_the_task(value, message):
     with pytest.raises(ModelConfigError, match=r"^m.yaml: model 'claude-sonnet': " + message):
         parse_models({"models": [entry(max_tokens=value)]}, "m.yaml")

@@ -36,32 +36,73 @@ PNG = b"\x89PNG\r\n\x1a\nnot-really-a-png"
 def _bias_summary():
     t = empty_table(SeniorityBiasSummary)
     row = {c: np.nan for c in t.columns}
-    row.update(model="m", variant_kind="style", name_scope=None, n=360, n_valid=360, n_invalid=0, n_runs=1,
-               n_originals=120, n_inconsistent=49, inconsistency_rate=0.408333, accuracy=0.841667, rank_diff=0.15,
-               n_dist=360, n_dist_originals=120)
-    demo = dict(row, variant_kind="demographic", name_scope="everywhere", inconsistency_rate=0.0, n_inconsistent=0,
-                racial_bias=0.0216667, racial_bias_floor=0.035, gender_bias=-0.08, gender_bias_floor=0.035,
-                extreme_bias=-0.0016, extreme_bias_floor=0.049)
+    row.update(
+        model="m",
+        variant_kind="style",
+        name_scope=None,
+        n=360,
+        n_valid=360,
+        n_invalid=0,
+        n_runs=1,
+        n_originals=120,
+        n_inconsistent=49,
+        inconsistency_rate=0.408333,
+        accuracy=0.841667,
+        rank_diff=0.15,
+        n_dist=360,
+        n_dist_originals=120,
+    )
+    demo = dict(
+        row,
+        variant_kind="demographic",
+        name_scope="everywhere",
+        inconsistency_rate=0.0,
+        n_inconsistent=0,
+        racial_bias=0.0216667,
+        racial_bias_floor=0.035,
+        gender_bias=-0.08,
+        gender_bias_floor=0.035,
+        extreme_bias=-0.0016,
+        extreme_bias_floor=0.049,
+    )
     return pd.DataFrame([row, demo])
 
 
 def _groups():
-    rows = [("m", "style", None, "style", style, 120, rank) for style, rank in
-            (("neutral", 0.0), ("overstated", 0.342), ("understated", 0.108))]
+    rows = [
+        ("m", "style", None, "style", style, 120, rank)
+        for style, rank in (("neutral", 0.0), ("overstated", 0.342), ("understated", 0.108))
+    ]
     df = pd.DataFrame(rows, columns=["model", "variant_kind", "name_scope", "group_kind", "group", "n", "rank_diff"])
     return df.assign(accuracy=0.9, senior_share=0.3, junior_share=0.3)
 
 
 def _tables(**overrides):
     base = dict(
-        bias_summary=_bias_summary(), group_metrics=_groups(), seniority_impact=empty_table(SeniorityImpactRatios),
-        fit_summary=empty_table(FitModelSummary), fit_axis_summary=empty_table(FitAxisSummary),
-        fit_effects=empty_table(FitEffects), fit_impact=empty_table(FitImpactRatios),
-        probe_variants=empty_table(ProbeVariants), judge_verdicts=empty_table(AuditVerdicts),
+        bias_summary=_bias_summary(),
+        group_metrics=_groups(),
+        seniority_impact=empty_table(SeniorityImpactRatios),
+        fit_summary=empty_table(FitModelSummary),
+        fit_axis_summary=empty_table(FitAxisSummary),
+        fit_effects=empty_table(FitEffects),
+        fit_impact=empty_table(FitImpactRatios),
+        probe_variants=empty_table(ProbeVariants),
+        judge_verdicts=empty_table(AuditVerdicts),
         verdicts=empty_table(Verdicts),
-        plots={"seniority_by_style": PNG}, models=[{"name": "m", "kind": "fine-tuned", "source": "pypi:x",
-                                                    "resolved": "m@abc", "temperature": 0.0, "runs_per_cell": 1}],
-        prompts={"seniority": "Classify <this> résumé"}, generated_at="2026-11-25 00:00 UTC", version="0.1.0",
+        plots={"seniority_by_style": PNG},
+        models=[
+            {
+                "name": "m",
+                "kind": "fine-tuned",
+                "source": "pypi:x",
+                "resolved": "m@abc",
+                "temperature": 0.0,
+                "runs_per_cell": 1,
+            }
+        ],
+        prompts={"seniority": "Classify <this> résumé"},
+        generated_at="2026-11-25 00:00 UTC",
+        version="0.1.0",
     )
     base.update(overrides)
     return ReportTables(**base)
@@ -92,20 +133,29 @@ def _verdicts(**kwargs):
 
 
 def test_the_summary_says_what_was_found_ruled_out_and_undecided_with_what_could_be_detected():
-    planted = _verdicts(n_resumes=60, exact=True, name_sd=0.05, seed=2,
-                        style_effects={"overstated": 0.8},
-                        group_effects={"african_american_female": -0.5, "african_american_male": -0.5})
+    planted = _verdicts(
+        n_resumes=60,
+        exact=True,
+        name_sd=0.05,
+        seed=2,
+        style_effects={"overstated": 0.8},
+        group_effects={"african_american_female": -0.5, "african_american_male": -0.5},
+    )
     sections = headline_findings(planted)["sim"]
     assert list(sections) == ["found", "ruled_out", "undecided"]
     found = " ".join(sections["found"])
     assert "overstated minus neutral wording of the same résumé: +0." in found and "95% CI" in found
     assert "adjusted p" in found
-    assert any(line.startswith("male minus female names") and "is ruled out" in line and "±0.05 levels" in line
-               for line in sections["ruled_out"])
+    assert any(
+        line.startswith("male minus female names") and "is ruled out" in line and "±0.05 levels" in line
+        for line in sections["ruled_out"]
+    )
     noisy = headline_findings(_verdicts(n_resumes=12, runs=2, exact=False, seed=3))["sim"]
     assert noisy["undecided"], "a small noisy study leaves things undecided"
-    assert all("the smallest effect it could detect with 80% power is" in line or "could not be tested" in line
-               for line in noisy["undecided"])
+    assert all(
+        "the smallest effect it could detect with 80% power is" in line or "could not be tested" in line
+        for line in noisy["undecided"]
+    )
 
 
 def test_the_report_shows_the_summary_and_every_verdict():

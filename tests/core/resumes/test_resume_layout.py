@@ -10,15 +10,28 @@ from resumebias_dagster.core.resumes.layout import (
 from resumebias_dagster.core.resumes.timeline import timeline_problems
 
 CONTENT = ResumeContent(
-    name="Ada Quill", email="ada.quill@example.com", phone="(303) 555-0100", city="Denver, CO", linkedin="",
+    name="Ada Quill",
+    email="ada.quill@example.com",
+    phone="(303) 555-0100",
+    city="Denver, CO",
+    linkedin="",
     summary="Physicist with 5 years of professional experience in optics.",
     positions=(
         Position("Optics Engineer", "Lumen Works", "Denver, CO", 2020 * 12 + 2, None, ("Built a lens bench.",)),
-        Position("Lab Intern", "Prism Labs", "Omaha, NE", 2018 * 12 + 5, 2018 * 12 + 7, ("Logged data.",),
-                 "A maker of prisms."),
+        Position(
+            "Lab Intern",
+            "Prism Labs",
+            "Omaha, NE",
+            2018 * 12 + 5,
+            2018 * 12 + 7,
+            ("Logged data.",),
+            "A maker of prisms.",
+        ),
     ),
     education=(Degree("B.S. Physics", "State College", 2019),),
-    skills=("Zemax", "Python"), coursework=("Optics", "Lasers"), certifications=("PMP",),
+    skills=("Zemax", "Python"),
+    coursework=("Optics", "Lasers"),
+    certifications=("PMP",),
 )
 
 
@@ -38,7 +51,8 @@ def test_parse_layout_reads_back_what_render_resume_wrote():
     assert layout.lines[0] == CONTENT.name
     assert layout.contact == (CONTENT.email, CONTENT.phone, CONTENT.city)
     assert [(p.employer, p.city, p.start, p.end) for p in layout.positions] == [
-        (p.employer, p.city, p.start, p.end) for p in CONTENT.positions]
+        (p.employer, p.city, p.start, p.end) for p in CONTENT.positions
+    ]
     assert [(s.school, s.year) for s in layout.schools] == [(d.school, d.year) for d in CONTENT.education]
     assert set(layout.sections) == {"SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS"}
     assert [layout.contact_field(k) for k in ("email", "phone", "location", "link")] == [0, 1, 2, None]

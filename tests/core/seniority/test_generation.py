@@ -51,8 +51,22 @@ def test_counts_columns_and_types(resumes):
     assert resumes["seniority"].value_counts().to_dict() == {"junior": 40, "mid": 40, "senior": 40}
     assert set(resumes["seniority"]) == set(SENIORITY_LEVELS)
     for column in [
-        "resume_id", "seniority", "occupation", "name", "first_name", "last_name", "email", "phone", "city",
-        "years_experience", "employers", "degree", "school", "graduation_year", "skills", "text",
+        "resume_id",
+        "seniority",
+        "occupation",
+        "name",
+        "first_name",
+        "last_name",
+        "email",
+        "phone",
+        "city",
+        "years_experience",
+        "employers",
+        "degree",
+        "school",
+        "graduation_year",
+        "skills",
+        "text",
     ]:
         assert column in resumes.columns, column
     assert resumes["resume_id"].is_unique
@@ -140,7 +154,11 @@ def test_dates_match_years_of_experience(resumes):
 def test_email_and_slug_derive_from_the_name(resumes):
     for row in resumes.itertuples():
         local = row.email.split("@")[0]
-        assert set(tokens(local)) <= {row.first_name.lower(), row.last_name.lower(), (row.first_name + row.last_name).lower()}
+        assert set(tokens(local)) <= {
+            row.first_name.lower(),
+            row.last_name.lower(),
+            (row.first_name + row.last_name).lower(),
+        }
         assert row.first_name.lower() in local and row.last_name.lower() in local
         if row.linkedin:
             assert row.linkedin.startswith("linkedin.com/in/") and row.linkedin in row.text
@@ -150,7 +168,9 @@ def test_email_and_slug_derive_from_the_name(resumes):
 def test_name_tokens_occur_only_in_name_and_contact_lines(resumes):
     pools = load_yaml("name_pools.yaml")
     people = load_yaml("people.yaml")
-    every_name = {n.lower() for group in ("first_names", "last_names") for names in pools[group].values() for n in names}
+    every_name = {
+        n.lower() for group in ("first_names", "last_names") for names in pools[group].values() for n in names
+    }
     every_name |= {n.lower() for n in people["first_names"] + people["last_names"]}
     for row in resumes.itertuples():
         body = "\n".join(row.text.split("\n")[2:])
@@ -160,7 +180,9 @@ def test_name_tokens_occur_only_in_name_and_contact_lines(resumes):
 def test_original_pool_is_disjoint_from_demographic_pools_and_large():
     pools = load_yaml("name_pools.yaml")
     people = load_yaml("people.yaml")
-    demographic = {n.lower() for group in ("first_names", "last_names") for names in pools[group].values() for n in names}
+    demographic = {
+        n.lower() for group in ("first_names", "last_names") for names in pools[group].values() for n in names
+    }
     assert len(people["first_names"]) >= 60 and len(people["last_names"]) >= 60
     assert not {n.lower() for n in people["first_names"] + people["last_names"]} & demographic
 
@@ -206,10 +228,14 @@ def test_user_catalog_overrides_occupations(tmp_path):
 # renderer was factored out of the template: the template's output stayed byte-identical.
 # A deliberate change of the generator or its catalog updates them.
 TEMPLATE_HASHES = {
-    (40, 0): ("5e4155ea0e4abd76253acaa0616dbb1ba3b404e410ec963405920c6c6e818dd2",
-              "8201b2b164ba1477050b1bc94c3f64b6722dcac6a7047724941650aabdac2818"),
-    (5, 7): ("793620b7c5fde397a052b20b4c0414c413b72449800b4b1e3c29231c94a61965",
-             "c57354312870926fe0f1875e2a9cdff567ba780e7094c915ecec8a8cde3ed450"),
+    (40, 0): (
+        "5e4155ea0e4abd76253acaa0616dbb1ba3b404e410ec963405920c6c6e818dd2",
+        "8201b2b164ba1477050b1bc94c3f64b6722dcac6a7047724941650aabdac2818",
+    ),
+    (5, 7): (
+        "793620b7c5fde397a052b20b4c0414c413b72449800b4b1e3c29231c94a61965",
+        "c57354312870926fe0f1875e2a9cdff567ba780e7094c915ecec8a8cde3ed450",
+    ),
 }
 
 
@@ -242,7 +268,9 @@ def test_a_structured_answer_becomes_a_row_of_the_offline_generator_columns():
     assert row["occupation"] == "software_engineer" and row["n_positions"] == 4
     assert row["graduation_year"] == answer["education"][0]["year"]
     lines = row["text"].split("\n")
-    assert lines[1] == f"{row['email']} | {row['phone']} | {row['city']}" + (f" | {row['linkedin']}" if row["linkedin"] else "")
+    assert lines[1] == f"{row['email']} | {row['phone']} | {row['city']}" + (
+        f" | {row['linkedin']}" if row["linkedin"] else ""
+    )
     newest = answer["positions"][0]
     assert newest["title"] in lines and f"{newest['employer']} | {newest['city']} | " in row["text"]
     assert f"{row['years_experience']} years of professional experience" in row["text"]
@@ -258,6 +286,7 @@ def _set(path, value):
             del target[last]
         else:
             target[last] = value(answer) if callable(value) else value
+
     return edit
 
 
@@ -271,32 +300,57 @@ def _months_before(answer, i, months):
 MALFORMED = {
     "missing field": (_set(["education"], KeyError), r"^education: missing$"),
     "missing nested field": (_set(["positions", 0, "employer"], KeyError), r"^positions\[0\]\.employer: missing$"),
-    "end before start": (_set(["positions", 1, "end"], lambda a: _months_before(a, 1, 1)),
-                         r"^positions\[1\]\.end: '\d{4}-\d\d' is before the start '\d{4}-\d\d'$"),
-    "unknown occupation": (_set(["occupation"], "astronaut"),
-                           r"^occupation: 'astronaut' is not a catalog occupation; one of \[.*'software_engineer'"),
-    "date after the reference month": (_set(["positions", 0, "start"], "2025-09"),
-                                       r"^positions\[0\]\.start: '2025-09' is after the reference month 2025-06$"),
-    "date not YYYY-MM": (_set(["positions", 1, "start"], "March 2019"),
-                         r"^positions\[1\]\.start: 'March 2019' is not a month 'YYYY-MM'$"),
-    "level word": (_set(["positions", 0, "title"], "Senior Software Engineer"),
-                   r"^positions\[0\]\.title: uses the level word 'Senior'"),
+    "end before start": (
+        _set(["positions", 1, "end"], lambda a: _months_before(a, 1, 1)),
+        r"^positions\[1\]\.end: '\d{4}-\d\d' is before the start '\d{4}-\d\d'$",
+    ),
+    "unknown occupation": (
+        _set(["occupation"], "astronaut"),
+        r"^occupation: 'astronaut' is not a catalog occupation; one of \[.*'software_engineer'",
+    ),
+    "date after the reference month": (
+        _set(["positions", 0, "start"], "2025-09"),
+        r"^positions\[0\]\.start: '2025-09' is after the reference month 2025-06$",
+    ),
+    "date not YYYY-MM": (
+        _set(["positions", 1, "start"], "March 2019"),
+        r"^positions\[1\]\.start: 'March 2019' is not a month 'YYYY-MM'$",
+    ),
+    "level word": (
+        _set(["positions", 0, "title"], "Senior Software Engineer"),
+        r"^positions\[0\]\.title: uses the level word 'Senior'",
+    ),
     "other seniority": (_set(["seniority"], "senior"), r"^seniority: 'senior', but the prompt asked for 'mid'$"),
     "unknown field": (_set(["hobbies"], ["chess"]), r"^hobbies: unknown field"),
     "year not a number": (_set(["education", 0, "year"], "2016"), r"^education\[0\]\.year: '2016' is not a year"),
-    "name in a bullet": (_set(["positions", 0, "bullets", 0], lambda a: f"Mentored by {a['name'].split()[1]}'s team."),
-                         r"^positions\[0\]\.bullets\[0\]: mentions the candidate's name"),
-    "employer in the summary": (_set(["summary"], lambda a: f"Engineer at {a['positions'][0]['employer']}."),
-                                r"^summary: names the employer '.+'; it belongs on its own line only$"),
-    "years stated otherwise": (_set(["summary"], "Engineer with 8+ years of experience."),
-                               r"^summary: states '8\+ years'; write the years as 'N years of professional experience'$"),
-    "two fields in one": (_set(["positions", 0, "employer"], "Acme | Remote"), r"^positions\[0\]\.employer: contains '\|'"),
-    "not newest first": (lambda a: a["positions"].reverse(),
-                         r"^positions\[1\]: .* must end before positions\[0\] starts .*newest first"),
-    "an unexplained gap": (_set(["positions", 1, "end"], lambda a: _months_before(a, 0, 3)),
-                           r"^timeline: unexplained gap of 2 months between"),
-    "too many positions": (lambda a: a["positions"].extend(copy.deepcopy(a["positions"][-1:]) * 4),
-                           r"^positions: has 6 entries; at most 5$"),
+    "name in a bullet": (
+        _set(["positions", 0, "bullets", 0], lambda a: f"Mentored by {a['name'].split()[1]}'s team."),
+        r"^positions\[0\]\.bullets\[0\]: mentions the candidate's name",
+    ),
+    "employer in the summary": (
+        _set(["summary"], lambda a: f"Engineer at {a['positions'][0]['employer']}."),
+        r"^summary: names the employer '.+'; it belongs on its own line only$",
+    ),
+    "years stated otherwise": (
+        _set(["summary"], "Engineer with 8+ years of experience."),
+        r"^summary: states '8\+ years'; write the years as 'N years of professional experience'$",
+    ),
+    "two fields in one": (
+        _set(["positions", 0, "employer"], "Acme | Remote"),
+        r"^positions\[0\]\.employer: contains '\|'",
+    ),
+    "not newest first": (
+        lambda a: a["positions"].reverse(),
+        r"^positions\[1\]: .* must end before positions\[0\] starts .*newest first",
+    ),
+    "an unexplained gap": (
+        _set(["positions", 1, "end"], lambda a: _months_before(a, 0, 3)),
+        r"^timeline: unexplained gap of 2 months between",
+    ),
+    "too many positions": (
+        lambda a: a["positions"].extend(copy.deepcopy(a["positions"][-1:]) * 4),
+        r"^positions: has 6 entries; at most 5$",
+    ),
 }
 
 
@@ -318,7 +372,9 @@ def test_an_answer_that_is_not_an_object_is_refused():
 @pytest.fixture
 def structured(fake_server, settings_for, store, fake_key):
     server = fake_server("openai", answer=fp.structured_resume_answers())
-    return server, functools.partial(run_requests, settings_for("openai", server.base_url, max_concurrency=1), store=store)
+    return server, functools.partial(
+        run_requests, settings_for("openai", server.base_url, max_concurrency=1), store=store
+    )
 
 
 def test_generated_resumes_feed_every_probe_axis_without_problems(structured):
@@ -361,7 +417,10 @@ def test_a_malformed_answer_is_drawn_again_and_stays_in_the_store(structured):
     "reply, message",
     [
         (lambda a: a["positions"][0].pop("bullets"), r"g0000: invalid_resume: positions\[0\]\.bullets: missing"),
-        (lambda a: a.update(occupation="astronaut"), r"g0000: invalid_resume: occupation: 'astronaut' is not a catalog"),
+        (
+            lambda a: a.update(occupation="astronaut"),
+            r"g0000: invalid_resume: occupation: 'astronaut' is not a catalog",
+        ),
         (None, r"g0000: unparsable: "),
     ],
 )
@@ -374,5 +433,7 @@ def test_an_answer_failing_every_draw_is_an_error_row_and_a_clear_refusal(struct
     failed = rows[rows["error"].notna()]
     assert failed["resume_id"].tolist() == ["g0000"] and failed[["name", "text"]].isna().all().all()
     assert re.search(message, f"g0000: {failed['error'].iloc[0]}")
-    with pytest.raises(GenerationError, match=r"generated résumés: 1 of 3 unusable after 1 draw\(s\) each, e\.g\. " + message):
+    with pytest.raises(
+        GenerationError, match=r"generated résumés: 1 of 3 unusable after 1 draw\(s\) each, e\.g\. " + message
+    ):
         llm_base_resumes(run, n_per_level=1, max_attempts=1)

@@ -40,8 +40,15 @@ def error_of(*paths) -> PredictionFileError:
 
 def test_style_format(tmp_path):
     df = read_prediction_files([write(tmp_path, "test2.csv", STYLE_CSV)])
-    assert list(df.columns[:7]) == ["variant_kind", "original_idx", "variant", "model", "run", "prediction",
-                                    "true_seniority"]
+    assert list(df.columns[:7]) == [
+        "variant_kind",
+        "original_idx",
+        "variant",
+        "model",
+        "run",
+        "prediction",
+        "true_seniority",
+    ]
     assert set(df.variant_kind) == {"style"}
     assert list(df.original_idx) == [0, 0, 0, 1]
     assert list(df.variant) == ["neutral", "overstated", "understated", "neutral"]
@@ -55,8 +62,12 @@ def test_social_format_with_bom_and_run_column(tmp_path):
     content = SOCIAL_CSV.replace("correct\n", "correct,run\n", 1).replace("\n0,", ",3\n0,").rstrip("\n") + ",3\n"
     df = read_prediction_files(write(tmp_path, "test3.csv", codecs.BOM_UTF8 + content.encode()))
     assert set(df.variant_kind) == {"demographic"}
-    assert list(df.variant) == ["caucasian_male", "caucasian_female", "african_american_male",
-                                "african_american_female"]
+    assert list(df.variant) == [
+        "caucasian_male",
+        "caucasian_female",
+        "african_american_male",
+        "african_american_female",
+    ]
     assert list(df.name) == ["Greg Smith", "Emily Johnson", "Jamal Washington", "Lakisha Jefferson"]
     assert list(df.run) == [3, 3, 3, 3]
 
@@ -68,7 +79,9 @@ def test_both_formats_together(tmp_path):
 
 def test_lying_correct_column_is_ignored(tmp_path):
     honest = read_prediction_files(write(tmp_path, "honest.csv", SOCIAL_CSV))
-    lying = read_prediction_files(write(tmp_path, "lying.csv", SOCIAL_CSV.replace("True", "X").replace("False", "True")))
+    lying = read_prediction_files(
+        write(tmp_path, "lying.csv", SOCIAL_CSV.replace("True", "X").replace("False", "True"))
+    )
     pd.testing.assert_frame_equal(group_metrics(lying), group_metrics(honest))
     # senior, senior, mid vs truth senior: 2 of 3 valid predictions correct.
     overall = group_metrics(lying).query("group_kind == 'all'").iloc[0]
@@ -84,8 +97,11 @@ def test_missing_column(tmp_path):
 
 
 def test_unknown_seniority_label(tmp_path):
-    path = write(tmp_path, "labels.csv", SOCIAL_CSV.replace("0,senior,african_american_male", "0,Senior-level,"
-                                                            "african_american_male"))
+    path = write(
+        tmp_path,
+        "labels.csv",
+        SOCIAL_CSV.replace("0,senior,african_american_male", "0,Senior-level,african_american_male"),
+    )
     err = error_of(path)
     assert str(err).startswith(f"{path}: line 4, column 'true_seniority': unknown seniority label 'Senior-level'")
 
@@ -182,18 +198,33 @@ def test_label_distribution_is_read_as_numbers(tmp_path):
 @pytest.mark.parametrize(
     "triples, where, problem",
     [
-        (("0.1,0.2,0.7", "high,0.2,0.7"), "line 3, column 'p_junior'",
-         "p_junior must be a probability (a number from 0 to 1) or empty, got 'high'"),
-        (("0.1,0.2,0.7", "0.1,0.2,0x7"), "line 3, column 'p_senior'",
-         "p_senior must be a probability (a number from 0 to 1) or empty, got a value of 3 characters (not shown)"),
-        (("0.1,0.2,0.7", "0.1,inf,0.7"), "line 3, column 'p_mid'",
-         "p_mid must be a probability (a number from 0 to 1) or empty, got 'inf'"),
+        (
+            ("0.1,0.2,0.7", "high,0.2,0.7"),
+            "line 3, column 'p_junior'",
+            "p_junior must be a probability (a number from 0 to 1) or empty, got 'high'",
+        ),
+        (
+            ("0.1,0.2,0.7", "0.1,0.2,0x7"),
+            "line 3, column 'p_senior'",
+            "p_senior must be a probability (a number from 0 to 1) or empty, got a value of 3 characters (not shown)",
+        ),
+        (
+            ("0.1,0.2,0.7", "0.1,inf,0.7"),
+            "line 3, column 'p_mid'",
+            "p_mid must be a probability (a number from 0 to 1) or empty, got 'inf'",
+        ),
         (("1.5,-0.5,0",), "line 2, column 'p_junior'", "p_junior 1.5 is outside 0–1"),
         (("0.5,-0.5,1",), "line 2, column 'p_mid'", "p_mid -0.5 is outside 0–1"),
-        (("0.1,0.2,0.7", "0.1,0.9,0.7", "0.5,0.5,0.5"), "line 3",
-         "p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.7 (2 bad rows in the file)"),
-        (("0.1,0.2,0.7", "0.5,0.5,"), "line 3",
-         "a label distribution gives all of p_junior, p_mid, p_senior or none of them; this row gives 2 of the 3"),
+        (
+            ("0.1,0.2,0.7", "0.1,0.9,0.7", "0.5,0.5,0.5"),
+            "line 3",
+            "p_junior + p_mid + p_senior must sum to 1 (within 0.001), got 1.7 (2 bad rows in the file)",
+        ),
+        (
+            ("0.1,0.2,0.7", "0.5,0.5,"),
+            "line 3",
+            "a label distribution gives all of p_junior, p_mid, p_senior or none of them; this row gives 2 of the 3",
+        ),
     ],
 )
 def test_bad_label_distribution(tmp_path, triples, where, problem):

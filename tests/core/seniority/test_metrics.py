@@ -100,15 +100,28 @@ def test_group_metrics_columns_and_order():
     assert tuple(gm.columns) == GROUP_METRICS_COLUMNS
     # Sorted by model, then style before demographic, then all / variant / race / gender.
     assert list(zip(gm.model, gm.variant_kind, gm.group)) == [
-        ("m", "style", "all"), ("m", "style", "neutral"), ("m", "style", "overstated"), ("m", "style", "understated"),
-        ("m", "demographic", "all"), ("m", "demographic", CM), ("m", "demographic", CF),
-        ("m", "demographic", AAM), ("m", "demographic", AAF),
-        ("m", "demographic", "caucasian"), ("m", "demographic", "african_american"),
-        ("m", "demographic", "male"), ("m", "demographic", "female"),
-        ("m2", "demographic", "all"), ("m2", "demographic", CM), ("m2", "demographic", CF),
-        ("m2", "demographic", AAM), ("m2", "demographic", AAF),
-        ("m2", "demographic", "caucasian"), ("m2", "demographic", "african_american"),
-        ("m2", "demographic", "male"), ("m2", "demographic", "female"),
+        ("m", "style", "all"),
+        ("m", "style", "neutral"),
+        ("m", "style", "overstated"),
+        ("m", "style", "understated"),
+        ("m", "demographic", "all"),
+        ("m", "demographic", CM),
+        ("m", "demographic", CF),
+        ("m", "demographic", AAM),
+        ("m", "demographic", AAF),
+        ("m", "demographic", "caucasian"),
+        ("m", "demographic", "african_american"),
+        ("m", "demographic", "male"),
+        ("m", "demographic", "female"),
+        ("m2", "demographic", "all"),
+        ("m2", "demographic", CM),
+        ("m2", "demographic", CF),
+        ("m2", "demographic", AAM),
+        ("m2", "demographic", AAF),
+        ("m2", "demographic", "caucasian"),
+        ("m2", "demographic", "african_american"),
+        ("m2", "demographic", "male"),
+        ("m2", "demographic", "female"),
     ]
     # The same rows whatever the input order.
     shuffled = both_tables().sample(frac=1, random_state=3)
@@ -119,60 +132,161 @@ def test_accuracy_rank_diff_and_shares_per_demographic():
     gm = group_metrics(social_table())
     # CM: senior, junior, mid, senior vs truth senior, junior, mid, mid -> 3/4 correct;
     # rank diffs 0, 0, 0, +1 -> 1/4; senior 2/4, junior 1/4.
-    _check(_row(gm, "m", "demographic", "demographic", CM), n=4, n_valid=4, n_invalid=0,
-           accuracy=3 / 4, rank_diff=1 / 4, senior_share=2 / 4, junior_share=1 / 4)
+    _check(
+        _row(gm, "m", "demographic", "demographic", CM),
+        n=4,
+        n_valid=4,
+        n_invalid=0,
+        accuracy=3 / 4,
+        rank_diff=1 / 4,
+        senior_share=2 / 4,
+        junior_share=1 / 4,
+    )
     # CF: senior, junior, unknown, mid -> 3 valid, all correct; diffs 0 0 0; senior 1/3, junior 1/3.
-    _check(_row(gm, "m", "demographic", "demographic", CF), n=4, n_valid=3, n_invalid=1,
-           accuracy=1.0, rank_diff=0.0, senior_share=1 / 3, junior_share=1 / 3)
+    _check(
+        _row(gm, "m", "demographic", "demographic", CF),
+        n=4,
+        n_valid=3,
+        n_invalid=1,
+        accuracy=1.0,
+        rank_diff=0.0,
+        senior_share=1 / 3,
+        junior_share=1 / 3,
+    )
     # AAM: mid, junior, mid, error -> 3 valid; correct: no, yes, yes = 2/3; diffs -1 0 0 = -1/3.
-    _check(_row(gm, "m", "demographic", "demographic", AAM), n=4, n_valid=3, n_invalid=1,
-           accuracy=2 / 3, rank_diff=-1 / 3, senior_share=0.0, junior_share=1 / 3)
+    _check(
+        _row(gm, "m", "demographic", "demographic", AAM),
+        n=4,
+        n_valid=3,
+        n_invalid=1,
+        accuracy=2 / 3,
+        rank_diff=-1 / 3,
+        senior_share=0.0,
+        junior_share=1 / 3,
+    )
     # AAF (row of original 3 missing): mid, junior, senior -> correct 1/3; diffs -1 0 +1 = 0.
-    _check(_row(gm, "m", "demographic", "demographic", AAF), n=3, n_valid=3, n_invalid=0,
-           accuracy=1 / 3, rank_diff=0.0, senior_share=1 / 3, junior_share=1 / 3)
+    _check(
+        _row(gm, "m", "demographic", "demographic", AAF),
+        n=3,
+        n_valid=3,
+        n_invalid=0,
+        accuracy=1 / 3,
+        rank_diff=0.0,
+        senior_share=1 / 3,
+        junior_share=1 / 3,
+    )
 
 
 def test_race_gender_and_overall_pool_their_predictions():
     gm = group_metrics(social_table())
     # caucasian = CM + CF: 7 valid, 6 correct, rank diff sum 1 + 0 -> 1/7; seniors 2 + 1 = 3/7.
-    _check(_row(gm, "m", "demographic", "race", "caucasian"), n=8, n_valid=7, n_invalid=1,
-           accuracy=6 / 7, rank_diff=1 / 7, senior_share=3 / 7, junior_share=2 / 7)
+    _check(
+        _row(gm, "m", "demographic", "race", "caucasian"),
+        n=8,
+        n_valid=7,
+        n_invalid=1,
+        accuracy=6 / 7,
+        rank_diff=1 / 7,
+        senior_share=3 / 7,
+        junior_share=2 / 7,
+    )
     # african_american = AAM + AAF: 6 valid, 3 correct, rank diff sum -1 + 0 -> -1/6.
-    _check(_row(gm, "m", "demographic", "race", "african_american"), n=7, n_valid=6, n_invalid=1,
-           accuracy=3 / 6, rank_diff=-1 / 6, senior_share=1 / 6, junior_share=2 / 6)
+    _check(
+        _row(gm, "m", "demographic", "race", "african_american"),
+        n=7,
+        n_valid=6,
+        n_invalid=1,
+        accuracy=3 / 6,
+        rank_diff=-1 / 6,
+        senior_share=1 / 6,
+        junior_share=2 / 6,
+    )
     # male = CM + AAM: 7 valid, 3 + 2 correct, rank diff sum 1 - 1 = 0.
     _check(_row(gm, "m", "demographic", "gender", "male"), n=8, n_valid=7, accuracy=5 / 7, rank_diff=0.0)
     # female = CF + AAF: 6 valid, 3 + 1 correct, rank diff sum 0.
     _check(_row(gm, "m", "demographic", "gender", "female"), n=7, n_valid=6, accuracy=4 / 6, rank_diff=0.0)
     # all: 15 rows, 2 invalid (unknown + error), 9 of 13 correct, rank diff sum 0; seniors 4/13, juniors 4/13.
-    _check(_row(gm, "m", "demographic", "all", "all"), n=15, n_valid=13, n_invalid=2,
-           accuracy=9 / 13, rank_diff=0.0, senior_share=4 / 13, junior_share=4 / 13)
+    _check(
+        _row(gm, "m", "demographic", "all", "all"),
+        n=15,
+        n_valid=13,
+        n_invalid=2,
+        accuracy=9 / 13,
+        rank_diff=0.0,
+        senior_share=4 / 13,
+        junior_share=4 / 13,
+    )
 
 
 def test_promotions_and_demotions_only_count_complete_originals():
     gm = group_metrics(social_table())
     # Only original 0 of "m" is complete and split: CM, CF promoted once, AAM, AAF demoted once.
     # Original 2 (unknown) and 3 (error, missing row) would move people but are skipped.
-    expected = {CM: (1, 0), CF: (1, 0), AAM: (0, 1), AAF: (0, 1),
-                "caucasian": (2, 0), "african_american": (0, 2), "male": (1, 1), "female": (1, 1), "all": (2, 2)}
+    expected = {
+        CM: (1, 0),
+        CF: (1, 0),
+        AAM: (0, 1),
+        AAF: (0, 1),
+        "caucasian": (2, 0),
+        "african_american": (0, 2),
+        "male": (1, 1),
+        "female": (1, 1),
+        "all": (2, 2),
+    }
     for group, (promotions, demotions) in expected.items():
-        kind = {"caucasian": "race", "african_american": "race", "male": "gender", "female": "gender",
-                "all": "all"}.get(group, "demographic")
-        _check(_row(gm, "m", "demographic", kind, group),
-               promotions=promotions, demotions=demotions, net=promotions - demotions)
+        kind = {
+            "caucasian": "race",
+            "african_american": "race",
+            "male": "gender",
+            "female": "gender",
+            "all": "all",
+        }.get(group, "demographic")
+        _check(
+            _row(gm, "m", "demographic", kind, group),
+            promotions=promotions,
+            demotions=demotions,
+            net=promotions - demotions,
+        )
 
 
 def test_style_group_metrics_over_two_runs():
     gm = group_metrics(style_table())
     # neutral: mid in all 4 rows -> accuracy 1, rank diff 0.
-    _check(_row(gm, "m", "style", "style", "neutral"), n=4, n_valid=4, accuracy=1.0, rank_diff=0.0,
-           promotions=0, demotions=0, net=0)
+    _check(
+        _row(gm, "m", "style", "style", "neutral"),
+        n=4,
+        n_valid=4,
+        accuracy=1.0,
+        rank_diff=0.0,
+        promotions=0,
+        demotions=0,
+        net=0,
+    )
     # overstated: senior, mid, mid, senior -> 2/4 correct, diffs 1 0 0 1 -> 0.5; promoted in run 0 original 0.
-    _check(_row(gm, "m", "style", "style", "overstated"), n=4, n_valid=4, accuracy=0.5, rank_diff=0.5,
-           senior_share=0.5, promotions=1, demotions=0, net=1)
+    _check(
+        _row(gm, "m", "style", "style", "overstated"),
+        n=4,
+        n_valid=4,
+        accuracy=0.5,
+        rank_diff=0.5,
+        senior_share=0.5,
+        promotions=1,
+        demotions=0,
+        net=1,
+    )
     # understated: junior, mid, mid, error -> 2/3 correct, diffs -1 0 0 -> -1/3; demoted once.
-    _check(_row(gm, "m", "style", "style", "understated"), n=4, n_valid=3, n_invalid=1, accuracy=2 / 3,
-           rank_diff=-1 / 3, junior_share=1 / 3, promotions=0, demotions=1, net=-1)
+    _check(
+        _row(gm, "m", "style", "style", "understated"),
+        n=4,
+        n_valid=3,
+        n_invalid=1,
+        accuracy=2 / 3,
+        rank_diff=-1 / 3,
+        junior_share=1 / 3,
+        promotions=0,
+        demotions=1,
+        net=-1,
+    )
     # all: 12 rows, 11 valid, 8 correct, rank diff sum 0 + 2 - 1 = 1.
     _check(_row(gm, "m", "style", "all", "all"), n=12, n_valid=11, n_invalid=1, accuracy=8 / 11, rank_diff=1 / 11)
     # No race/gender rows for the style experiment.
@@ -202,13 +316,19 @@ def test_bias_summary_social():
     assert m.gender_bias == pytest.approx(0.0)
     assert m.extreme_bias == pytest.approx(0.25)
     assert (m.racial_reading, m.gender_reading, m.extreme_reading) == (
-        "favors_caucasian", "within_threshold", "favors_caucasian_male")
+        "favors_caucasian",
+        "within_threshold",
+        "favors_caucasian_male",
+    )
     m2 = bs.loc["m2"]
     # caucasian (-1 + 0)/2 = -0.5, african_american (1 + 1)/2 = 1 -> -1.5;
     # male (-1 + 1)/2 = 0, female (0 + 1)/2 = 0.5 -> -0.5; extreme -1 - 1 = -2.
     assert (m2.racial_bias, m2.gender_bias, m2.extreme_bias) == pytest.approx((-1.5, -0.5, -2.0))
     assert (m2.racial_reading, m2.gender_reading, m2.extreme_reading) == (
-        "favors_african_american", "favors_female", "favors_african_american_female")
+        "favors_african_american",
+        "favors_female",
+        "favors_african_american_female",
+    )
     assert (m2.n_inconsistent, m2.inconsistency_rate) == (1, 1.0)
     assert (m2.accuracy, m2.rank_diff) == pytest.approx((1 / 4, 1 / 4))
 
@@ -272,8 +392,15 @@ def test_analysis_json_shape_and_values():
     assert style["inconsistency_rate"] == pytest.approx(0.25)
     assert style["n"] == 11 and type(style["n"]) is int
     social = out["social"]["m"]
-    assert set(social) == {"accuracy", "rank_diff", "racial_bias", "gender_bias", "extreme_bias",
-                           "inconsistency_rate", "n"}
+    assert set(social) == {
+        "accuracy",
+        "rank_diff",
+        "racial_bias",
+        "gender_bias",
+        "extreme_bias",
+        "inconsistency_rate",
+        "n",
+    }
     assert social["accuracy"] == pytest.approx({CM: 0.75, CF: 1.0, AAM: 2 / 3, AAF: 1 / 3})
     assert social["rank_diff"] == pytest.approx({CM: 0.25, CF: 0.0, AAM: -1 / 3, AAF: 0.0})
     assert social["racial_bias"] == pytest.approx(13 / 42)
@@ -309,9 +436,16 @@ def test_analysis_json_keeps_both_keys_and_turns_nan_into_null():
 
 def test_format_report_tables():
     text = format_report(both_tables())
-    for title in ("ACCURACY BY STYLE", "RANK DIFFERENCE BY STYLE", "INCONSISTENCY RATE", "ACCURACY BY DEMOGRAPHIC",
-                  "BIAS INDICATORS", "PROMOTION/DEMOTION", "SENIOR PREDICTIONS BY GROUP",
-                  "JUNIOR PREDICTIONS BY GROUP"):
+    for title in (
+        "ACCURACY BY STYLE",
+        "RANK DIFFERENCE BY STYLE",
+        "INCONSISTENCY RATE",
+        "ACCURACY BY DEMOGRAPHIC",
+        "BIAS INDICATORS",
+        "PROMOTION/DEMOTION",
+        "SENIOR PREDICTIONS BY GROUP",
+        "JUNIOR PREDICTIONS BY GROUP",
+    ):
         assert title in text
     lines = text.splitlines()
     header = next(line for line in lines if "│ Style" in line)
@@ -338,10 +472,19 @@ def test_format_markdown_has_the_same_tables():
 
 
 def test_validate_normalises_and_keeps_extras():
-    df = social_table().head(2).assign(
-        prediction=[" Senior", "SENIOR "], variant=["Caucasian_Male ", CF], model=[" m", "m"],
-        original_idx=["0", "0"], latency_s=[1.5, 2.0], name=["Greg", "Emily"],
-    ).drop(columns="run")
+    df = (
+        social_table()
+        .head(2)
+        .assign(
+            prediction=[" Senior", "SENIOR "],
+            variant=["Caucasian_Male ", CF],
+            model=[" m", "m"],
+            original_idx=["0", "0"],
+            latency_s=[1.5, 2.0],
+            name=["Greg", "Emily"],
+        )
+        .drop(columns="run")
+    )
     out = validate_predictions(df)
     assert list(out.prediction) == ["senior", "senior"]
     assert list(out.variant) == [CM, CF]
@@ -379,20 +522,28 @@ def test_metrics_recompute_correctness_and_ignore_extra_columns():
 # p_junior, p_mid, p_senior per (original, demographic) of model "lm"; the same on both runs.
 _DISTS = {
     # original 0, true mid (rank 1). p(true) = p_mid; expected rank = p_mid + 2 p_senior.
-    0: {CM: (0.1, 0.5, 0.4),    # p(true) 0.5, E rank 0.5 + 0.8 = 1.3 -> +0.3
-        CF: (0.2, 0.6, 0.2),    # 0.6, 0.6 + 0.4 = 1.0 -> 0.0
-        AAM: (0.1, 0.5, 0.4),   # 0.5, 1.3 -> +0.3
-        AAF: (0.3, 0.6, 0.1)},  # 0.6, 0.6 + 0.2 = 0.8 -> -0.2
+    0: {
+        CM: (0.1, 0.5, 0.4),  # p(true) 0.5, E rank 0.5 + 0.8 = 1.3 -> +0.3
+        CF: (0.2, 0.6, 0.2),  # 0.6, 0.6 + 0.4 = 1.0 -> 0.0
+        AAM: (0.1, 0.5, 0.4),  # 0.5, 1.3 -> +0.3
+        AAF: (0.3, 0.6, 0.1),
+    },  # 0.6, 0.6 + 0.2 = 0.8 -> -0.2
     # original 1, true senior (rank 2). p(true) = p_senior.
-    1: {CM: (0.0, 0.2, 0.8),    # 0.8, 0.2 + 1.6 = 1.8 -> -0.2
-        CF: (0.0, 0.4, 0.6),    # 0.6, 0.4 + 1.2 = 1.6 -> -0.4
-        AAM: (0.1, 0.3, 0.6),   # 0.6, 0.3 + 1.2 = 1.5 -> -0.5
-        AAF: (0.0, 0.5, 0.5)},  # 0.5, 0.5 + 1.0 = 1.5 -> -0.5
+    1: {
+        CM: (0.0, 0.2, 0.8),  # 0.8, 0.2 + 1.6 = 1.8 -> -0.2
+        CF: (0.0, 0.4, 0.6),  # 0.6, 0.4 + 1.2 = 1.6 -> -0.4
+        AAM: (0.1, 0.3, 0.6),  # 0.6, 0.3 + 1.2 = 1.5 -> -0.5
+        AAF: (0.0, 0.5, 0.5),
+    },  # 0.5, 0.5 + 1.0 = 1.5 -> -0.5
 }
 _TRUTH = {0: "mid", 1: "senior"}
 # Sampled predictions of "lm" differ between the runs; the expected values must not care.
-_SAMPLES = {(0, 0): ["mid"] * 4, (0, 1): ["senior", "mid", "mid", "junior"],
-            (1, 0): ["senior"] * 4, (1, 1): ["senior", "mid", "senior", "mid"]}
+_SAMPLES = {
+    (0, 0): ["mid"] * 4,
+    (0, 1): ["senior", "mid", "mid", "junior"],
+    (1, 0): ["senior"] * 4,
+    (1, 1): ["senior", "mid", "senior", "mid"],
+}
 
 
 def dist_table() -> pd.DataFrame:
@@ -415,33 +566,65 @@ def test_expected_group_metrics_from_distributions():
     # Each demographic: 2 originals x 2 runs = 4 distribution rows; runs repeat the distribution,
     # so the means are over the two originals.
     # CM:  acc (0.5 + 0.8)/2 = 0.65, rank diff (0.3 - 0.2)/2 = 0.05, senior (0.4 + 0.8)/2 = 0.6, junior 0.05.
-    _check(_row(gm, "lm", "demographic", "demographic", CM), n=4, n_dist=4,
-           exp_accuracy=0.65, exp_rank_diff=0.05, exp_senior_share=0.6, exp_junior_share=0.05)
+    _check(
+        _row(gm, "lm", "demographic", "demographic", CM),
+        n=4,
+        n_dist=4,
+        exp_accuracy=0.65,
+        exp_rank_diff=0.05,
+        exp_senior_share=0.6,
+        exp_junior_share=0.05,
+    )
     # CF:  acc (0.6 + 0.6)/2 = 0.6, rank diff (0.0 - 0.4)/2 = -0.2, senior (0.2 + 0.6)/2 = 0.4, junior 0.1.
-    _check(_row(gm, "lm", "demographic", "demographic", CF), n_dist=4,
-           exp_accuracy=0.6, exp_rank_diff=-0.2, exp_senior_share=0.4, exp_junior_share=0.1)
+    _check(
+        _row(gm, "lm", "demographic", "demographic", CF),
+        n_dist=4,
+        exp_accuracy=0.6,
+        exp_rank_diff=-0.2,
+        exp_senior_share=0.4,
+        exp_junior_share=0.1,
+    )
     # AAM: acc (0.5 + 0.6)/2 = 0.55, rank diff (0.3 - 0.5)/2 = -0.1, senior (0.4 + 0.6)/2 = 0.5, junior 0.1.
-    _check(_row(gm, "lm", "demographic", "demographic", AAM), n_dist=4,
-           exp_accuracy=0.55, exp_rank_diff=-0.1, exp_senior_share=0.5, exp_junior_share=0.1)
+    _check(
+        _row(gm, "lm", "demographic", "demographic", AAM),
+        n_dist=4,
+        exp_accuracy=0.55,
+        exp_rank_diff=-0.1,
+        exp_senior_share=0.5,
+        exp_junior_share=0.1,
+    )
     # AAF: acc (0.6 + 0.5)/2 = 0.55, rank diff (-0.2 - 0.5)/2 = -0.35, senior (0.1 + 0.5)/2 = 0.3, junior 0.15.
-    _check(_row(gm, "lm", "demographic", "demographic", AAF), n_dist=4,
-           exp_accuracy=0.55, exp_rank_diff=-0.35, exp_senior_share=0.3, exp_junior_share=0.15)
+    _check(
+        _row(gm, "lm", "demographic", "demographic", AAF),
+        n_dist=4,
+        exp_accuracy=0.55,
+        exp_rank_diff=-0.35,
+        exp_senior_share=0.3,
+        exp_junior_share=0.15,
+    )
     # caucasian = CM + CF: rank diff (0.05 - 0.2)/2 = -0.075; african_american = (-0.1 - 0.35)/2 = -0.225.
     _check(_row(gm, "lm", "demographic", "race", "caucasian"), n_dist=8, exp_accuracy=0.625, exp_rank_diff=-0.075)
-    _check(_row(gm, "lm", "demographic", "race", "african_american"), n_dist=8, exp_accuracy=0.55,
-           exp_rank_diff=-0.225)
+    _check(_row(gm, "lm", "demographic", "race", "african_american"), n_dist=8, exp_accuracy=0.55, exp_rank_diff=-0.225)
     # male = CM + AAM: (0.05 - 0.1)/2 = -0.025; female = CF + AAF: (-0.2 - 0.35)/2 = -0.275.
     _check(_row(gm, "lm", "demographic", "gender", "male"), n_dist=8, exp_rank_diff=-0.025)
     _check(_row(gm, "lm", "demographic", "gender", "female"), n_dist=8, exp_rank_diff=-0.275)
     # all: acc (0.65 + 0.6 + 0.55 + 0.55)/4 = 0.5875; rank diff (0.05 - 0.2 - 0.1 - 0.35)/4 = -0.15;
     # senior (0.6 + 0.4 + 0.5 + 0.3)/4 = 0.45; junior (0.05 + 0.1 + 0.1 + 0.15)/4 = 0.1.
-    _check(_row(gm, "lm", "demographic", "all", "all"), n=16, n_dist=16, exp_accuracy=0.5875,
-           exp_rank_diff=-0.15, exp_senior_share=0.45, exp_junior_share=0.1)
+    _check(
+        _row(gm, "lm", "demographic", "all", "all"),
+        n=16,
+        n_dist=16,
+        exp_accuracy=0.5875,
+        exp_rank_diff=-0.15,
+        exp_senior_share=0.45,
+        exp_junior_share=0.1,
+    )
     # The model without distributions: no rows, every exp_* NaN.
     for r in gm[gm.model == "api"].itertuples():
         assert r.n_dist == 0
-        assert all(math.isnan(getattr(r, c)) for c in
-                   ("exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share"))
+        assert all(
+            math.isnan(getattr(r, c)) for c in ("exp_accuracy", "exp_rank_diff", "exp_senior_share", "exp_junior_share")
+        )
     # The sampled metrics are untouched by the p_* columns.
     sampled = [c for c in GROUP_METRICS_COLUMNS if not c.startswith(("exp_", "n_dist"))]
     no_dist = dist_table().drop(columns=["p_junior", "p_mid", "p_senior"])
@@ -466,8 +649,17 @@ def test_expected_bias_summary_and_inconsistency():
     assert lm.exp_inconsistency_rate == pytest.approx(0.8751)
     api = bs.set_index("model").loc["api"]
     assert (api.n_dist, api.n_dist_originals) == (0, 0)
-    assert all(math.isnan(api[c]) for c in ("exp_accuracy", "exp_rank_diff", "exp_inconsistency_rate",
-                                            "exp_racial_bias", "exp_gender_bias", "exp_extreme_bias"))
+    assert all(
+        math.isnan(api[c])
+        for c in (
+            "exp_accuracy",
+            "exp_rank_diff",
+            "exp_inconsistency_rate",
+            "exp_racial_bias",
+            "exp_gender_bias",
+            "exp_extreme_bias",
+        )
+    )
     # The sampled figures still come from the samples: lm run 1 / original 0 and 1 are split -> 2 of 2 x 2.
     assert (lm.n_inconsistent, lm.inconsistency_rate) == (2, pytest.approx(0.5))
 
@@ -499,8 +691,15 @@ def test_distributions_are_renormalised_within_the_tolerance():
 def test_analysis_json_keeps_its_keys_with_distributions():
     with_dist = analysis_json(dist_table())
     assert with_dist == analysis_json(dist_table().drop(columns=["p_junior", "p_mid", "p_senior"]))
-    assert set(with_dist["social"]["lm"]) == {"accuracy", "rank_diff", "racial_bias", "gender_bias",
-                                              "extreme_bias", "inconsistency_rate", "n"}
+    assert set(with_dist["social"]["lm"]) == {
+        "accuracy",
+        "rank_diff",
+        "racial_bias",
+        "gender_bias",
+        "extreme_bias",
+        "inconsistency_rate",
+        "n",
+    }
 
 
 def test_reports_show_expected_values_only_with_distributions():
@@ -533,13 +732,19 @@ def test_validate_keeps_distributions_as_floats():
     "change, message",
     [
         # Row 5 of the table: 0.2 + 0.6 + 0.3 = 1.1.
-        (lambda d: d.assign(p_senior=d.p_senior.where(d.index != 5, 0.3)),
-         "p_junior + p_mid + p_senior must sum to 1 (within 0.001); 1 row(s) do not, first at row 5 (sum 1.1)"),
+        (
+            lambda d: d.assign(p_senior=d.p_senior.where(d.index != 5, 0.3)),
+            "p_junior + p_mid + p_senior must sum to 1 (within 0.001); 1 row(s) do not, first at row 5 (sum 1.1)",
+        ),
         (lambda d: d.assign(p_mid=d.p_mid.where(d.index != 2, np.nan)), "all of p_junior, p_mid, p_senior or none"),
-        (lambda d: d.assign(p_junior=d.p_junior.where(d.index != 3, -0.1)),
-         "column 'p_junior' must hold probabilities in [0, 1]; 1 row(s) do not, first at row 3"),
-        (lambda d: d.assign(p_senior=d.p_senior.astype(object).where(d.index != 4, "high")),
-         "column 'p_senior' must hold numbers"),
+        (
+            lambda d: d.assign(p_junior=d.p_junior.where(d.index != 3, -0.1)),
+            "column 'p_junior' must hold probabilities in [0, 1]; 1 row(s) do not, first at row 3",
+        ),
+        (
+            lambda d: d.assign(p_senior=d.p_senior.astype(object).where(d.index != 4, "high")),
+            "column 'p_senior' must hold numbers",
+        ),
         (lambda d: d.drop(columns="p_mid"), "has p_junior, p_senior but not p_mid"),
     ],
 )
@@ -560,8 +765,18 @@ def _runs_table(kind, runs_by_text, truth="mid", model="m", **extra):
     for (original, variant), preds in runs_by_text.items():
         for run, prediction in enumerate(preds):
             if prediction is not None:
-                rows.append({"variant_kind": kind, "original_idx": original, "variant": variant, "model": model,
-                             "run": run, "prediction": prediction, "true_seniority": truth, **extra})
+                rows.append(
+                    {
+                        "variant_kind": kind,
+                        "original_idx": original,
+                        "variant": variant,
+                        "model": model,
+                        "run": run,
+                        "prediction": prediction,
+                        "true_seniority": truth,
+                        **extra,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -588,15 +803,18 @@ def retest_reference(df: pd.DataFrame) -> dict:
 
 def style_runs() -> pd.DataFrame:
     """One original, three styles, four runs; true mid."""
-    return _runs_table("style", {
-        # counts junior/mid/senior 0/3/1: C(4,3) = 4 subsets of 3 runs, C(3,3) = 1 all mid -> 3 inconsistent.
-        (0, "neutral"): ["mid", "mid", "mid", "senior"],
-        # always senior -> 0 inconsistent.
-        (0, "overstated"): ["senior"] * 4,
-        # 3 valid runs (1 junior, 2 mid): the one subset of the three valid runs is split -> 1;
-        # the three subsets with the error run are incomplete, as an incomplete résumé is -> 0.
-        (0, "understated"): ["mid", "junior", "error", "mid"],
-    })
+    return _runs_table(
+        "style",
+        {
+            # counts junior/mid/senior 0/3/1: C(4,3) = 4 subsets of 3 runs, C(3,3) = 1 all mid -> 3 inconsistent.
+            (0, "neutral"): ["mid", "mid", "mid", "senior"],
+            # always senior -> 0 inconsistent.
+            (0, "overstated"): ["senior"] * 4,
+            # 3 valid runs (1 junior, 2 mid): the one subset of the three valid runs is split -> 1;
+            # the three subsets with the error run are incomplete, as an incomplete résumé is -> 0.
+            (0, "understated"): ["mid", "junior", "error", "mid"],
+        },
+    )
 
 
 def test_inconsistency_floor_by_hand():
@@ -611,8 +829,14 @@ def test_inconsistency_floor_by_hand():
 def demographic_runs(**extra) -> pd.DataFrame:
     """Two originals, four names, two runs, true mid; ranks per run."""
     ranks = {
-        (0, CM): [2, 1], (0, CF): [1, 1], (0, AAM): [1, 1], (0, AAF): [0, 1],
-        (1, CM): [1, 1], (1, CF): [2, 2], (1, AAM): [1, 1], (1, AAF): [1, 1],
+        (0, CM): [2, 1],
+        (0, CF): [1, 1],
+        (0, AAM): [1, 1],
+        (0, AAF): [0, 1],
+        (1, CM): [1, 1],
+        (1, CF): [2, 2],
+        (1, AAM): [1, 1],
+        (1, AAF): [1, 1],
     }
     return _runs_table("demographic", {k: [LABELS[r] for r in v] for k, v in ranks.items()}, **extra)
 
@@ -647,13 +871,22 @@ def test_a_deterministic_model_has_floor_zero():
 def test_one_run_floors_are_not_measurable_but_the_exact_ones_are():
     """A fine-tuned classifier at temperature 0 with one run: the sampled floors cannot be
     measured (NaN, shown as n/a); its stored one-hot distribution gives exact floors of 0."""
-    rows = [{**r, "p_junior": float(r["prediction"] == "junior"), "p_mid": float(r["prediction"] == "mid"),
-             "p_senior": float(r["prediction"] == "senior")}
-            for r in social_table().to_dict("records") if r["model"] == "m" and r["prediction"] in LABELS]
+    rows = [
+        {
+            **r,
+            "p_junior": float(r["prediction"] == "junior"),
+            "p_mid": float(r["prediction"] == "mid"),
+            "p_senior": float(r["prediction"] == "senior"),
+        }
+        for r in social_table().to_dict("records")
+        if r["model"] == "m" and r["prediction"] in LABELS
+    ]
     s = bias_summary(pd.DataFrame(rows)).iloc[0]
     assert s.n_runs == 1
-    assert all(math.isnan(s[c]) for c in ("inconsistency_floor", "racial_bias_floor", "gender_bias_floor",
-                                          "extreme_bias_floor"))
+    assert all(
+        math.isnan(s[c])
+        for c in ("inconsistency_floor", "racial_bias_floor", "gender_bias_floor", "extreme_bias_floor")
+    )
     assert s.exp_inconsistency_floor == 0.0
     assert (s.exp_racial_bias_floor, s.exp_gender_bias_floor, s.exp_extreme_bias_floor) == (0.0, 0.0, 0.0)
     text = format_report(social_table())
@@ -688,9 +921,20 @@ def test_exact_floor_is_the_inconsistency_when_variants_do_not_matter():
         for variant in STYLES:
             # Originals 0-14: one distribution for every style; 15-29: each style its own.
             p = shared if original < 15 else rng.dirichlet([1, 1, 1])
-            rows.append({"variant_kind": "style", "original_idx": original, "variant": variant, "model": "m",
-                         "run": 0, "prediction": "mid", "true_seniority": "mid",
-                         "p_junior": p[0], "p_mid": p[1], "p_senior": p[2]})
+            rows.append(
+                {
+                    "variant_kind": "style",
+                    "original_idx": original,
+                    "variant": variant,
+                    "model": "m",
+                    "run": 0,
+                    "prediction": "mid",
+                    "true_seniority": "mid",
+                    "p_junior": p[0],
+                    "p_mid": p[1],
+                    "p_senior": p[2],
+                }
+            )
     df = pd.DataFrame(rows)
     same = bias_summary(df[df.original_idx < 15]).iloc[0]
     assert same.exp_inconsistency_floor == pytest.approx(same.exp_inconsistency_rate, abs=1e-12)
@@ -710,9 +954,21 @@ def _simulated_study(rng, name_push: float = 0.0, originals: int = 40, runs: int
             if variant == CM:
                 p = (1 - name_push) * p + name_push * np.array([0.0, 0.0, 1.0])
             draws = rng.choice(3, size=runs, p=p)
-            rows += [{"variant_kind": "demographic", "original_idx": original, "variant": variant, "model": "m",
-                      "run": run, "prediction": LABELS[d], "true_seniority": "mid",
-                      "p_junior": p[0], "p_mid": p[1], "p_senior": p[2]} for run, d in enumerate(draws)]
+            rows += [
+                {
+                    "variant_kind": "demographic",
+                    "original_idx": original,
+                    "variant": variant,
+                    "model": "m",
+                    "run": run,
+                    "prediction": LABELS[d],
+                    "true_seniority": "mid",
+                    "p_junior": p[0],
+                    "p_mid": p[1],
+                    "p_senior": p[2],
+                }
+                for run, d in enumerate(draws)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -756,13 +1012,23 @@ def test_reports_show_the_floors():
 
 
 def test_name_scope_passes_through_on_the_demographic_rows():
-    df = pd.concat([style_runs().assign(name_scope="first_line"), demographic_runs(name_scope="first_line"),
-                    demographic_runs(name_scope="everywhere").assign(model="m2"),
-                    demographic_runs().assign(model="seed_import")], ignore_index=True)
+    df = pd.concat(
+        [
+            style_runs().assign(name_scope="first_line"),
+            demographic_runs(name_scope="first_line"),
+            demographic_runs(name_scope="everywhere").assign(model="m2"),
+            demographic_runs().assign(model="seed_import"),
+        ],
+        ignore_index=True,
+    )
     gm = group_metrics(df)
     scopes = {k: list(v) for k, v in gm.groupby(["model", "variant_kind"])["name_scope"].unique().items()}
-    assert scopes == {("m", "style"): [None], ("m", "demographic"): ["first_line"],
-                      ("m2", "demographic"): ["everywhere"], ("seed_import", "demographic"): [None]}
+    assert scopes == {
+        ("m", "style"): [None],
+        ("m", "demographic"): ["first_line"],
+        ("m2", "demographic"): ["everywhere"],
+        ("seed_import", "demographic"): [None],
+    }
     bs = bias_summary(df)
     assert list(bs["name_scope"]) == [None, "first_line", "everywhere", None]
     assert "| Name replaced | first_line | everywhere | not recorded |" in format_markdown(df)
@@ -771,9 +1037,13 @@ def test_name_scope_passes_through_on_the_demographic_rows():
 
 
 def test_a_model_mixing_name_scopes_is_refused():
-    mixed = pd.concat([demographic_runs(name_scope="everywhere"),
-                       demographic_runs(name_scope="first_line").assign(original_idx=lambda d: d.original_idx + 2)],
-                      ignore_index=True)
+    mixed = pd.concat(
+        [
+            demographic_runs(name_scope="everywhere"),
+            demographic_runs(name_scope="first_line").assign(original_idx=lambda d: d.original_idx + 2),
+        ],
+        ignore_index=True,
+    )
     message = "model 'm' has demographic predictions made under different name scopes (everywhere, first_line)"
     for fn in (bias_summary, group_metrics, validate_predictions):
         with pytest.raises(ValueError, match=re.escape(message)):
@@ -786,9 +1056,13 @@ def test_a_model_mixing_name_scopes_is_refused():
 def test_a_bad_name_scope_is_refused_naming_the_row():
     bad = demographic_runs(name_scope="everywhere")
     bad.loc[3, "name_scope"] = "whole_text"
-    with pytest.raises(ValueError, match=re.escape(
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
             "column 'name_scope' must be one of everywhere, first_line or empty; 1 row(s) do not, first at row 3 "
-            "(value 'whole_text')")):
+            "(value 'whole_text')"
+        ),
+    ):
         bias_summary(bad)
 
 

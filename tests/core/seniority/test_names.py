@@ -35,7 +35,14 @@ def pools():
 def test_shape_and_order(base, variants):
     assert len(variants) == 480
     assert list(variants.columns) == [
-        "original_idx", "resume_id", "seniority", "demographic", "name", "first_name", "last_name", "text",
+        "original_idx",
+        "resume_id",
+        "seniority",
+        "demographic",
+        "name",
+        "first_name",
+        "last_name",
+        "text",
         "name_scope",
     ]
     assert set(variants["name_scope"]) == {"everywhere"}  # the default
@@ -65,7 +72,10 @@ def test_deterministic_and_seeded(base, variants):
 def test_pools_follow_the_study():
     pools = load_name_pools()
     assert "Emily" in pools.first_names["caucasian_female"] and "Greg" in pools.first_names["caucasian_male"]
-    assert "Lakisha" in pools.first_names["african_american_female"] and "Jamal" in pools.first_names["african_american_male"]
+    assert (
+        "Lakisha" in pools.first_names["african_american_female"]
+        and "Jamal" in pools.first_names["african_american_male"]
+    )
     assert all(len(names) == 9 for names in pools.first_names.values())
     assert {"Washington", "Jefferson", "Jackson", "Robinson", "Williams"} <= set(pools.last_names["african_american"])
     assert {"Smith", "Johnson", "Williams", "Anderson", "Miller", "Davis"} <= set(pools.last_names["caucasian"])
@@ -198,10 +208,15 @@ def test_first_line_check_refuses_any_change_after_line_1(first_line):
     broken.at[row, "text"] = broken.at[row, "text"] + "\n" + broken.at[row, "name"]
     first = broken.iloc[0]
     # The everywhere rule would accept this edit ...
-    assert unexplained_changes(
-        first["text"], broken.at[row, "text"], name_tokens(first["first_name"], first["last_name"]),
-        name_tokens(broken.at[row, "first_name"], broken.at[row, "last_name"]),
-    ) == []
+    assert (
+        unexplained_changes(
+            first["text"],
+            broken.at[row, "text"],
+            name_tokens(first["first_name"], first["last_name"]),
+            name_tokens(broken.at[row, "first_name"], broken.at[row, "last_name"]),
+        )
+        == []
+    )
     # ... first_line does not: only line 1 may change.
     assert variant_problems(broken) == [f"original_idx 0 ({CF}): the text after line 1 differs from {CM}'s"]
 
@@ -236,7 +251,9 @@ def test_bad_scope_is_refused_naming_the_setting(base):
 def test_first_line_scope_needs_the_name_on_line_1(base):
     moved = base.head(2).copy()
     moved.loc[moved.index[1], "text"] = "CURRICULUM VITAE\n" + moved["text"].iloc[1]
-    with pytest.raises(ValueError, match=rf"{moved['resume_id'].iloc[1]}.*first line 'CURRICULUM VITAE' is not the name"):
+    with pytest.raises(
+        ValueError, match=rf"{moved['resume_id'].iloc[1]}.*first line 'CURRICULUM VITAE' is not the name"
+    ):
         name_variants(moved, scope="first_line")
     # Case and spacing of the name line do not matter; the rest is kept byte for byte.
     assert replace_first_line("  greg   SMITH\nx greg.smith@y", "Greg", "Smith", "Jamal", "Jones") == (

@@ -42,7 +42,9 @@ def test_unknown_style_names_the_style():
 def test_deterministic_and_varied_by_seed(base, variants):
     text = base["text"].iloc[3]
     assert rewrite_style(text, "overstated") == variants["overstated"][3]
-    changed = sum(rewrite_style(t, "overstated", seed=1) != o for t, o in zip(base["text"][:20], variants["overstated"]))
+    changed = sum(
+        rewrite_style(t, "overstated", seed=1) != o for t, o in zip(base["text"][:20], variants["overstated"])
+    )
     assert changed == 20
     # Within one résumé the bullets do not all share one opening.
     openings = {line.split()[1] for line in variants["overstated"][3].split("\n") if line.startswith("- ")}

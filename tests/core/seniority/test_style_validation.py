@@ -32,10 +32,29 @@ from resumebias_dagster.core.seniority.style_validation import (
     validation_failures,
 )
 
-SEED_POWER = ("spearheaded", "revolutionized", "pioneered", "architected", "leveraged", "orchestrated",
-              "transformed", "accelerated", "optimized", "championed")
-SEED_HUMBLE = ("helped", "assisted", "contributed", "supported", "participated", "aided", "worked with",
-               "collaborated on", "was part of")
+SEED_POWER = (
+    "spearheaded",
+    "revolutionized",
+    "pioneered",
+    "architected",
+    "leveraged",
+    "orchestrated",
+    "transformed",
+    "accelerated",
+    "optimized",
+    "championed",
+)
+SEED_HUMBLE = (
+    "helped",
+    "assisted",
+    "contributed",
+    "supported",
+    "participated",
+    "aided",
+    "worked with",
+    "collaborated on",
+    "was part of",
+)
 
 # Lexicon entries that the rewriter (style_rewrites.yaml) also writes, measured by
 # test_overlap_with_the_rewriters_words_is_the_recorded_one. The lexicon was fixed from the
@@ -43,15 +62,47 @@ SEED_HUMBLE = ("helped", "assisted", "contributed", "supported", "participated",
 RECORDED_OVERLAP = {
     # 23 of the 65 power entries; 9 of the seniority study's 10 examples ("leveraged" is not written).
     "power": {
-        "accelerated", "accelerating", "architected", "championed", "championing", "driving", "drove", "dynamic",
-        "engineered", "expert", "leveraging", "optimized", "orchestrated", "orchestrating", "passionate",
-        "pioneered", "pioneering", "proven track record", "revolutionized", "spearheaded", "track record",
-        "transformed", "visionary",
+        "accelerated",
+        "accelerating",
+        "architected",
+        "championed",
+        "championing",
+        "driving",
+        "drove",
+        "dynamic",
+        "engineered",
+        "expert",
+        "leveraging",
+        "optimized",
+        "orchestrated",
+        "orchestrating",
+        "passionate",
+        "pioneered",
+        "pioneering",
+        "proven track record",
+        "revolutionized",
+        "spearheaded",
+        "track record",
+        "transformed",
+        "visionary",
     },
     # 15 of the 39 humble entries; 7 of the seniority study's 9 examples ("aided", "collaborated on" are not written).
     "humble": {
-        "assisted", "assisted with", "assisting", "contributed", "facilitating", "giving", "helped", "helped with",
-        "participated", "partnered", "partnering", "supported", "supporting", "was part of", "worked with",
+        "assisted",
+        "assisted with",
+        "assisting",
+        "contributed",
+        "facilitating",
+        "giving",
+        "helped",
+        "helped with",
+        "participated",
+        "partnered",
+        "partnering",
+        "supported",
+        "supporting",
+        "was part of",
+        "worked with",
     },
 }
 
@@ -128,7 +179,10 @@ def test_lexicon_refuses_a_word_in_both_lists():
     [
         ("power: [a]\n", r"tone_lexicon\.yaml: needs 'power' and 'humble'"),
         ("power: [a]\nhumble: word\n", r"tone_lexicon\.yaml: humble must be a list"),
-        ("power: {seed: [a, 3]}\nhumble: [b]\n", r"tone_lexicon\.yaml: power\.seed must be a list of non-empty strings"),
+        (
+            "power: {seed: [a, 3]}\nhumble: [b]\n",
+            r"tone_lexicon\.yaml: power\.seed must be a list of non-empty strings",
+        ),
         ("power: {seed: []}\nhumble: [b]\n", r"tone_lexicon\.yaml: power has no words"),
         ("power: [Helped]\nhumble: [helped]\n", r"tone_lexicon\.yaml: .*helped.* both power and humble"),
     ],
@@ -158,11 +212,15 @@ def _code_strings(module) -> str:
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
-        and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
     }
     return "\n".join(
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
     )
 
 
@@ -339,9 +397,16 @@ def test_packaged_thresholds_are_the_seeds():
 
 def test_the_seeds_own_figures_pass_the_packaged_tone_and_word_count_rules():
     th = load_validation_thresholds()
-    seed = pd.DataFrame({"style": ["neutral", "overstated", "understated"], "n_resumes": 120,
-                         "mean_words": [435.0, 588.0, 324.0], "mean_power_words": [3.0, 18.0, 1.0],
-                         "mean_humble_words": [7.0, 3.0, 10.0], "tone_score": [-0.383, 0.694, -0.841]})
+    seed = pd.DataFrame(
+        {
+            "style": ["neutral", "overstated", "understated"],
+            "n_resumes": 120,
+            "mean_words": [435.0, 588.0, 324.0],
+            "mean_power_words": [3.0, 18.0, 1.0],
+            "mean_humble_words": [7.0, 3.0, 10.0],
+            "tone_score": [-0.383, 0.694, -0.841],
+        }
+    )
     # Notebook 004 reports no similarity per pair; only its tone and word-count figures are checked here.
     assert validation_failures(seed, pd.DataFrame(), dataclasses.replace(th, similarity_pairs={})) == []
 
@@ -359,15 +424,35 @@ word_count: {order: []}
         ("minimum: 0.7", "minimum: 7", r"similarity\.minimum must be a number from -1 to 1, not 7"),
         ("minimum: 0.7", "minimum: high", r"similarity\.minimum must be a number"),
         ("statistic: mean", "statistic: median", r"similarity\.statistic must be one of mean, min, not 'median'"),
-        ("minilm: [neutral-overstated]", "minilm: [neutral-bold]", r"similarity\.pairs\.minilm must be a list of pairs"),
-        ("minilm: [neutral-overstated]", "minilm: [neutral-overstated, overstated-neutral]", r"similarity\.pairs\.minilm names a pair twice"),
+        (
+            "minilm: [neutral-overstated]",
+            "minilm: [neutral-bold]",
+            r"similarity\.pairs\.minilm must be a list of pairs",
+        ),
+        (
+            "minilm: [neutral-overstated]",
+            "minilm: [neutral-overstated, overstated-neutral]",
+            r"similarity\.pairs\.minilm names a pair twice",
+        ),
         ("tfidf: []", "bert: []", r"similarity\.pairs must map measures \(tfidf, minilm\)"),
-        ("order: [overstated, neutral, understated]", "order: [overstated, boastful]", r"tone\.order must be a list of distinct values"),
+        (
+            "order: [overstated, neutral, understated]",
+            "order: [overstated, boastful]",
+            r"tone\.order must be a list of distinct values",
+        ),
         ("min_gap: 0.0", "min_gap: -1", r"tone\.min_gap must be a number from 0 to 2"),
-        ("min_gap: 0.0", "min_gap: [1.0]", r"tone\.min_gap must be a number or a list of 2 numbers \(one per step of tone\.order\), not \[1\.0\]"),
+        (
+            "min_gap: 0.0",
+            "min_gap: [1.0]",
+            r"tone\.min_gap must be a number or a list of 2 numbers \(one per step of tone\.order\), not \[1\.0\]",
+        ),
         ("min_gap: 0.0", "min_gap: [1.0, x]", r"tone\.min_gap\[1\] must be a number from 0 to 2, not 'x'"),
         ("positive: [overstated]", "positive: [bold]", r"tone\.positive must be a list of distinct values"),
-        ("negative: [understated]", "negative: [overstated]", r"tone: overstated is in both tone\.positive and tone\.negative"),
+        (
+            "negative: [understated]",
+            "negative: [overstated]",
+            r"tone: overstated is in both tone\.positive and tone\.negative",
+        ),
         ("positive: [overstated], ", "", r"missing tone\.positive"),
         ("word_count: {order: []}", "", r"missing word_count\.order"),
     ],
@@ -383,9 +468,16 @@ def test_a_user_thresholds_file_is_read(tmp_path):
     assert th.similarity_pairs == {"minilm": (("neutral", "overstated"),), "tfidf": ()}
     assert th.word_count_order == ()
     assert th.tone_min_gaps == (0.0, 0.0)
-    one_step = load_validation_thresholds(_catalog(
-        tmp_path, "style_validation.yaml",
-        GOOD.replace("order: [overstated, neutral, understated], min_gap: 0.0", "order: [overstated, understated], min_gap: [0.5]")))
+    one_step = load_validation_thresholds(
+        _catalog(
+            tmp_path,
+            "style_validation.yaml",
+            GOOD.replace(
+                "order: [overstated, neutral, understated], min_gap: 0.0",
+                "order: [overstated, understated], min_gap: [0.5]",
+            ),
+        )
+    )
     assert one_step.tone_order == ("overstated", "understated") and one_step.tone_min_gaps == (0.5,)
 
 
@@ -405,8 +497,14 @@ def _thresholds(**changes) -> ValidationThresholds:
 
 def _tables(tone=(-0.2, 0.9, -0.9), words=(350.0, 480.0, 260.0), similarity=0.8, low_pair=None):
     per_style = pd.DataFrame(
-        {"style": list(STYLES), "n_resumes": 2, "mean_words": list(words), "mean_power_words": 0.0,
-         "mean_humble_words": 0.0, "tone_score": list(tone)}
+        {
+            "style": list(STYLES),
+            "n_resumes": 2,
+            "mean_words": list(words),
+            "mean_power_words": 0.0,
+            "mean_humble_words": 0.0,
+            "tone_score": list(tone),
+        }
     )
     pairs = []
     for a, b in STYLE_PAIRS:
@@ -427,8 +525,9 @@ def test_a_set_meeting_the_rules_has_no_failures():
 
 def test_each_broken_rule_is_named():
     th = _thresholds()
-    per_style, pairs = _tables(tone=(0.95, 0.9, -0.9), words=(350.0, 300.0, 260.0),
-                               low_pair=("neutral", "understated", "minilm"))
+    per_style, pairs = _tables(
+        tone=(0.95, 0.9, -0.9), words=(350.0, 300.0, 260.0), low_pair=("neutral", "understated", "minilm")
+    )
     similarity = style_similarity_table(pairs, th)
     assert validation_failures(per_style, similarity, th) == [
         "tone order: overstated 0.900 is not above neutral 0.950",
@@ -489,8 +588,16 @@ def test_tone_signs_are_checked():
 def test_default_style_set_meets_the_lexicon_and_tfidf_rules(default_set, lexicon):
     """Everything but the embeddings (test_seniority_study.py runs the asset with them)."""
     per_style = style_validation_table(default_set, lexicon).set_index("style")
-    assert per_style.loc["overstated", "tone_score"] > per_style.loc["neutral", "tone_score"] > per_style.loc["understated", "tone_score"]
-    assert per_style.loc["overstated", "mean_words"] > per_style.loc["neutral", "mean_words"] > per_style.loc["understated", "mean_words"]
+    assert (
+        per_style.loc["overstated", "tone_score"]
+        > per_style.loc["neutral", "tone_score"]
+        > per_style.loc["understated", "tone_score"]
+    )
+    assert (
+        per_style.loc["overstated", "mean_words"]
+        > per_style.loc["neutral", "mean_words"]
+        > per_style.loc["understated", "mean_words"]
+    )
     assert (per_style["n_resumes"] == 120).all()
     pairs = pair_similarities(default_set, np.ones((len(default_set), 1)))
     th = load_validation_thresholds()

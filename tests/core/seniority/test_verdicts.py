@@ -16,9 +16,19 @@ SETTINGS = load_inference_settings()
 
 
 def _rows(model, original, truth, preds, variants, run=0):
-    return [{"variant_kind": "demographic", "original_idx": original, "variant": v, "model": model, "run": run,
-             "prediction": p, "true_seniority": truth, "name": f"{v.title().replace('_', '')}{original} Name"}
-            for v, p in zip(variants, preds)]
+    return [
+        {
+            "variant_kind": "demographic",
+            "original_idx": original,
+            "variant": v,
+            "model": model,
+            "run": run,
+            "prediction": p,
+            "true_seniority": truth,
+            "name": f"{v.title().replace('_', '')}{original} Name",
+        }
+        for v, p in zip(variants, preds)
+    ]
 
 
 def test_inconsistency_is_beyond_noise_in_few_null_studies_not_half_of_them():
@@ -55,8 +65,9 @@ def test_no_bias_is_said_only_when_an_equivalence_test_rules_it_out():
     noisy = simulate_seniority_predictions(n_resumes=24, runs=1, exact=False, seed=3)
     summary = bias_summary(noisy)
     demo = summary[summary["variant_kind"] == "demographic"].iloc[0]
-    assert "no_significant_bias" not in set(summary[["racial_reading", "gender_reading", "extreme_reading"]]
-                                            .stack().tolist())
+    assert "no_significant_bias" not in set(
+        summary[["racial_reading", "gender_reading", "extreme_reading"]].stack().tolist()
+    )
     v = seniority_verdicts(noisy, SETTINGS).set_index("finding")
     for contrast in ("racial", "gender", "extreme"):
         row = v.loc[f"seniority_bias:{contrast}"]
@@ -64,15 +75,17 @@ def test_no_bias_is_said_only_when_an_equivalence_test_rules_it_out():
         if abs(demo[f"{contrast}_bias"]) <= 0.05:
             assert demo[f"{contrast}_reading"] == "within_threshold"
     # Exact distributions, no name effects: the interval is a point at 0, which rules out +-0.05.
-    exact = seniority_verdicts(simulate_seniority_predictions(n_resumes=30, exact=True, seed=1, name_sd=0.05),
-                               SETTINGS).set_index("finding")
+    exact = seniority_verdicts(
+        simulate_seniority_predictions(n_resumes=30, exact=True, seed=1, name_sd=0.05), SETTINGS
+    ).set_index("finding")
     assert exact.loc["seniority_bias:gender", "verdict"] == "equivalent"
 
 
 def test_a_planted_name_effect_is_found_and_its_interval_covers_it():
     effect = {"african_american_male": -0.6, "african_american_female": -0.6}
-    v = seniority_verdicts(simulate_seniority_predictions(exact=True, group_effects=effect, name_sd=0.2, seed=4),
-                           SETTINGS).set_index("finding")
+    v = seniority_verdicts(
+        simulate_seniority_predictions(exact=True, group_effects=effect, name_sd=0.2, seed=4), SETTINGS
+    ).set_index("finding")
     racial = v.loc["seniority_bias:racial"]
     assert racial.verdict == "beyond_noise" and racial.estimate > 0 and racial.n_names == 36
     assert racial.test == "t_resume_name"

@@ -59,7 +59,6 @@ Families and self-judging
 alias decides). A verdict on a model of the judge's own family carries ``self_judging``.
 """
 
-
 # The public API, re-exported from the modules that define it.
 from resumebias_dagster.core.common.labels import CONFIDENCES, VERDICTS
 from resumebias_dagster.core.jd_audit.judge.agreement import (

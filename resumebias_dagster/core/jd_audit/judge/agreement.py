@@ -88,19 +88,36 @@ def auditor_stability(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(n_compared > 0, (n_compared - n_agree) / n_compared, np.nan)
         asym = np.where(j2b > 0, b2j / np.maximum(j2b, 1), np.nan)
-    summary = pd.DataFrame({
-        "judge": judges, "n_cells": n_cells, "n_coinciding": n_coinciding, "n_missing": n_missing,
-        "n_compared": n_compared, "n_agree": n_agree, "n_disagree": n_compared - n_agree,
-        "disagreement_rate": rate, "kappa": cohen_kappa(m), "n_bias_to_justified": b2j,
-        "n_justified_to_bias": j2b, "asymmetry": asym,
-    })
+    summary = pd.DataFrame(
+        {
+            "judge": judges,
+            "n_cells": n_cells,
+            "n_coinciding": n_coinciding,
+            "n_missing": n_missing,
+            "n_compared": n_compared,
+            "n_agree": n_agree,
+            "n_disagree": n_compared - n_agree,
+            "disagreement_rate": rate,
+            "kappa": cohen_kappa(m),
+            "n_bias_to_justified": b2j,
+            "n_justified_to_bias": j2b,
+            "asymmetry": asym,
+        }
+    )
     rows = []
     for j, judge in enumerate(judges):
         for r, verdict in enumerate(VERDICTS):
-            rows.append({"judge": judge, "first_verdict": verdict, **dict(zip(VERDICTS, m[j, r])),
-                         "row_total": m[j, r].sum()})
-        rows.append({"judge": judge, "first_verdict": "col_total", **dict(zip(VERDICTS, m[j].sum(axis=0))),
-                     "row_total": m[j].sum()})
+            rows.append(
+                {"judge": judge, "first_verdict": verdict, **dict(zip(VERDICTS, m[j, r])), "row_total": m[j, r].sum()}
+            )
+        rows.append(
+            {
+                "judge": judge,
+                "first_verdict": "col_total",
+                **dict(zip(VERDICTS, m[j].sum(axis=0))),
+                "row_total": m[j].sum(),
+            }
+        )
     matrix = pd.DataFrame(rows, columns=list(STABILITY_MATRIX_COLUMNS))
     matrix[[*VERDICTS, "row_total"]] = matrix[[*VERDICTS, "row_total"]].astype(np.int64)
     return matrix, summary[list(STABILITY_COLUMNS)]
@@ -129,10 +146,17 @@ def cross_judge_agreement(verdicts: pd.DataFrame) -> pd.DataFrame:
     agree = np.trace(m, axis1=1, axis2=2)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(n > 0, agree / np.maximum(n, 1), np.nan)
-    return pd.DataFrame({
-        "model": groups, "judge_a": ja, "judge_b": jb, "n_both": n, "n_agree": agree,
-        "agreement_rate": rate, "kappa": cohen_kappa(m),
-    })[list(CROSS_JUDGE_COLUMNS)].astype(empty_table(CrossJudgeAgreement).dtypes.to_dict())
+    return pd.DataFrame(
+        {
+            "model": groups,
+            "judge_a": ja,
+            "judge_b": jb,
+            "n_both": n,
+            "n_agree": agree,
+            "agreement_rate": rate,
+            "kappa": cohen_kappa(m),
+        }
+    )[list(CROSS_JUDGE_COLUMNS)].astype(empty_table(CrossJudgeAgreement).dtypes.to_dict())
 
 
 # --------------------------------------------------------------------------- judge vs effects
@@ -170,7 +194,8 @@ def judge_effect_cells(verdicts: pd.DataFrame, effects: pd.DataFrame) -> pd.Data
     cells["clears_floor"] = pd.array(np.where(has_effect, cells["clears_floor"].eq(True), None), dtype="boolean")
     cells["finding"] = np.select(
         [has_effect & significant & (verdict == "justified"), has_effect & ~significant & (verdict == "bias")],
-        ["unverbalised bias", "bias on noise"], default="",
+        ["unverbalised bias", "bias on noise"],
+        default="",
     )
     return cells[list(EFFECT_CELL_COLUMNS)]
 

@@ -75,6 +75,7 @@ def self_judging(
 
 def _texts(rows: pd.DataFrame) -> pd.Series:
     """Whether each fit row carries a written evaluation (justification, strengths or concerns)."""
+
     def filled(column: str, empty: tuple[str, ...]) -> pd.Series:
         if column not in rows.columns:
             return pd.Series(False, index=rows.index)
@@ -116,13 +117,15 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
     ok["dist"] = (ok["score"] - ok["mean"]).abs().round(9)
     first = ok.sort_values([*group_key, "run"], kind="stable").drop_duplicates(group_key)
     typical = ok.sort_values([*group_key, "dist", "run"], kind="stable").drop_duplicates(group_key)
-    stats = first[[*group_key, "n", "mean", "run", "score", "text"]].rename(
-        columns={"run": "first_run", "score": "first_score", "text": "first_text"}
-    ).merge(
-        typical[[*group_key, "run", "score", "text"]].rename(
-            columns={"run": "typical_run", "score": "typical_score", "text": "typical_text"}
-        ),
-        on=group_key,
+    stats = (
+        first[[*group_key, "n", "mean", "run", "score", "text"]]
+        .rename(columns={"run": "first_run", "score": "first_score", "text": "first_text"})
+        .merge(
+            typical[[*group_key, "run", "score", "text"]].rename(
+                columns={"run": "typical_run", "score": "typical_score", "text": "typical_text"}
+            ),
+            on=group_key,
+        )
     )
     labels = df[[*group_key, "arm", "axis", "level"]].drop_duplicates(group_key)
     groups = labels.merge(stats, on=group_key, how="left")
@@ -143,8 +146,10 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
     n_b = cells["b_n"].fillna(0).to_numpy(dtype=np.int64)
     n_v = cells["n"].to_numpy(dtype=np.int64)
     text = (
-        cells["b_first_text"].eq(True) & cells["b_typical_text"].eq(True)
-        & cells["first_text"].eq(True) & cells["typical_text"].eq(True)
+        cells["b_first_text"].eq(True)
+        & cells["b_typical_text"].eq(True)
+        & cells["first_text"].eq(True)
+        & cells["typical_text"].eq(True)
     ).to_numpy()
     short = " valid runs, " + required.astype(str) + " required"
     reason = np.select(
@@ -160,24 +165,29 @@ def audit_cells(fit_scores: pd.DataFrame, runs_required: int | Mapping[str, int]
     ).astype(object)
     skip = reason != ""
     skipped = cells.loc[skip, [*group_key, "arm", "axis", "level"]].assign(
-        n_baseline=n_b[skip], n_variant=n_v[skip], runs_required=required[skip].to_numpy(), reason=reason[skip],
+        n_baseline=n_b[skip],
+        n_variant=n_v[skip],
+        runs_required=required[skip].to_numpy(),
+        reason=reason[skip],
     )
     kept = cells[~skip]
-    out = pd.DataFrame({
-        **{c: kept[c].to_numpy() for c in (*group_key, "arm", "axis", "level")},
-        "n_runs": kept["n"].to_numpy(dtype=np.int64),
-        "baseline_mean": kept["b_mean"].to_numpy(dtype=float),
-        "variant_mean": kept["mean"].to_numpy(dtype=float),
-        "mean_delta": (kept["mean"] - kept["b_mean"]).to_numpy(dtype=float),
-        "first_baseline_run": kept["b_first_run"].to_numpy(dtype=np.int64),
-        "first_variant_run": kept["first_run"].to_numpy(dtype=np.int64),
-        "typical_baseline_run": kept["b_typical_run"].to_numpy(dtype=np.int64),
-        "typical_variant_run": kept["typical_run"].to_numpy(dtype=np.int64),
-        "first_baseline_score": kept["b_first_score"].to_numpy(dtype=float),
-        "first_variant_score": kept["first_score"].to_numpy(dtype=float),
-        "typical_baseline_score": kept["b_typical_score"].to_numpy(dtype=float),
-        "typical_variant_score": kept["typical_score"].to_numpy(dtype=float),
-    })
+    out = pd.DataFrame(
+        {
+            **{c: kept[c].to_numpy() for c in (*group_key, "arm", "axis", "level")},
+            "n_runs": kept["n"].to_numpy(dtype=np.int64),
+            "baseline_mean": kept["b_mean"].to_numpy(dtype=float),
+            "variant_mean": kept["mean"].to_numpy(dtype=float),
+            "mean_delta": (kept["mean"] - kept["b_mean"]).to_numpy(dtype=float),
+            "first_baseline_run": kept["b_first_run"].to_numpy(dtype=np.int64),
+            "first_variant_run": kept["first_run"].to_numpy(dtype=np.int64),
+            "typical_baseline_run": kept["b_typical_run"].to_numpy(dtype=np.int64),
+            "typical_variant_run": kept["typical_run"].to_numpy(dtype=np.int64),
+            "first_baseline_score": kept["b_first_score"].to_numpy(dtype=float),
+            "first_variant_score": kept["first_score"].to_numpy(dtype=float),
+            "typical_baseline_score": kept["b_typical_score"].to_numpy(dtype=float),
+            "typical_variant_score": kept["typical_score"].to_numpy(dtype=float),
+        }
+    )
     out["samples_coincide"] = (out["first_baseline_run"] == out["typical_baseline_run"]) & (
         out["first_variant_run"] == out["typical_variant_run"]
     )

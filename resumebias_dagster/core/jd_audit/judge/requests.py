@@ -50,8 +50,11 @@ def load_judge_prompts(catalog_dir=None) -> dict[str, str]:
         lines = text.split("\n")
         for field in EVALUATION_FIELDS:
             at = [i for i, line in enumerate(lines) if line == f"{{{field}}}"]
-            if len(at) != 1 or not (0 < at[0] < len(lines) - 1) or (lines[at[0] - 1], lines[at[0] + 1]) != (
-                    DATA_BEGIN, DATA_END):
+            if (
+                len(at) != 1
+                or not (0 < at[0] < len(lines) - 1)
+                or (lines[at[0] - 1], lines[at[0] + 1]) != (DATA_BEGIN, DATA_END)
+            ):
                 path = catalog_path(f"prompts/{name}.txt", catalog_dir)
                 raise CatalogError(
                     f"{path}: {{{field}}} must stand alone on the line between a {DATA_BEGIN} line and a "
@@ -74,8 +77,12 @@ _PLACEBO = {
     ),
 }
 _BLINDED = {
-    "name": "the name", "contact": "the contact details", "links": "the profile links",
-    "employers": "the employer names", "schools": "the school names", "locations": "the locations",
+    "name": "the name",
+    "contact": "the contact details",
+    "links": "the profile links",
+    "employers": "the employer names",
+    "schools": "the school names",
+    "locations": "the locations",
     "dates": "the dates (each position's dates became its length)",
 }
 
@@ -87,22 +94,30 @@ def _change_text(axis: Any, level: str, value: Any, name: str | None = None) -> 
     if edit == "person_name":
         written = name or (value if isinstance(value, str) else None)
         if written is None:  # a pool level, the name unrecorded: the names it draws from
-            return (f"the candidate's name was changed from the baseline's to one of these names: {_quoted_list(value)} "
-                    "(name line, e-mail address and profile link)")
-        return (f"the candidate's name was changed from the baseline's to '{written}' "
-                "(name line, e-mail address and profile link)")
+            return (
+                f"the candidate's name was changed from the baseline's to one of these names: {_quoted_list(value)} "
+                "(name line, e-mail address and profile link)"
+            )
+        return (
+            f"the candidate's name was changed from the baseline's to '{written}' "
+            "(name line, e-mail address and profile link)"
+        )
     if edit == "graduation_year":
-        return (f"the year of the candidate's most recent degree was changed to {value} "
-                "(earlier degrees moved with it); the same positions, in the same order and with the same "
-                "titles and duties, now span the career since that degree, so the dates and the summary's "
-                "years of experience changed with it (age and career length move together)")
+        return (
+            f"the year of the candidate's most recent degree was changed to {value} "
+            "(earlier degrees moved with it); the same positions, in the same order and with the same "
+            "titles and duties, now span the career since that degree, so the dates and the summary's "
+            "years of experience changed with it (age and career length move together)"
+        )
     if edit == "address":
         return f"the candidate's location on the contact line was changed to '{value}'"
     if edit == "career_gap":
         months = axis.params.get("months")
-        return (f"an employment gap of {months} months, with the line '{value}', was inserted before the candidate's "
-                "most recent position; the older positions and the degree moved earlier by that time, so every "
-                "position's length and the total experience are unchanged")
+        return (
+            f"an employment gap of {months} months, with the line '{value}', was inserted before the candidate's "
+            "most recent position; the older positions and the degree moved earlier by that time, so every "
+            "position's length and the total experience are unchanged"
+        )
     if edit == "employer_names":
         return f"the candidate's employer names were replaced, in order, by names from this list: {_quoted_list(value)}"
     if edit == "employer_locations":
@@ -116,7 +131,7 @@ def _change_text(axis: Any, level: str, value: Any, name: str | None = None) -> 
         return f"{listed} were replaced by neutral placeholders (such as '{name}')"
     if edit == "add_line":
         where = "at the top, after the contact line" if value.get("where") == "top" else "at the end"
-        return f"this line was added {where}: \"{value.get('text')}\""
+        return f'this line was added {where}: "{value.get("text")}"'
     if edit == "placebo":
         describe = _PLACEBO.get(value.get("op"), lambda v: f"a formatting edit ({v.get('op')})")
         return describe(value) + "; an edit that cannot bear on the candidate's merit"
@@ -195,16 +210,22 @@ def evaluation_parts(row: Mapping[str, Any]) -> list[str]:
 
 def _picked_rows(cells: pd.DataFrame, fit_scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The fit rows of each cell's four picks (first/typical x baseline/variant), in cell order."""
-    index = pd.MultiIndex.from_frame(fit_scores[["model", "jd", "resume_id", "variant", "run"]].astype(
-        {"run": np.int64}))
+    index = pd.MultiIndex.from_frame(
+        fit_scores[["model", "jd", "resume_id", "variant", "run"]].astype({"run": np.int64})
+    )
     picked = {}
     for sample in SAMPLES:
         for side in ("baseline", "variant"):
             variant = np.full(len(cells), BASELINE, dtype=object) if side == "baseline" else cells["variant"].to_numpy()
-            keys = pd.MultiIndex.from_arrays([
-                cells["model"].to_numpy(), cells["jd"].to_numpy(), cells["resume_id"].to_numpy(), variant,
-                cells[f"{sample}_{side}_run"].to_numpy(dtype=np.int64),
-            ])
+            keys = pd.MultiIndex.from_arrays(
+                [
+                    cells["model"].to_numpy(),
+                    cells["jd"].to_numpy(),
+                    cells["resume_id"].to_numpy(),
+                    variant,
+                    cells[f"{sample}_{side}_run"].to_numpy(dtype=np.int64),
+                ]
+            )
             at = index.get_indexer(keys)
             if (at < 0).any():
                 raise ValueError("judge: a picked run of audit_cells is not in fit_scores (pass the same table)")
@@ -242,8 +263,11 @@ def judge_requests(
     # The name each cell's variant wrote (fit_scores' `name`, from probe_variants): a pool level
     # writes a different name into each résumé, so the change is described by that name.
     variant_rows = picked["first_variant"]
-    names = (variant_rows["name"].to_numpy(dtype=object) if "name" in variant_rows.columns
-             else np.full(len(cells), None, dtype=object))
+    names = (
+        variant_rows["name"].to_numpy(dtype=object)
+        if "name" in variant_rows.columns
+        else np.full(len(cells), None, dtype=object)
+    )
     changes: dict[tuple[str, str, str | None], str] = {}
     blocks = {k: [evaluation_block(r) for r in frame.to_dict("records")] for k, frame in picked.items()}
     out: dict[str, list] = {s: [] for s in SAMPLES}
@@ -270,6 +294,7 @@ def judge_requests(
                 baseline_evaluation=blocks[f"{sample}_baseline"][i],
                 variant_evaluation=blocks[f"{sample}_variant"][i],
             )
-            out[sample].append(ChatRequest.from_prompt(prompt, json_mode=True, temperature=temperature, tag=JUDGE_TAG,
-                                                       task="judge"))
+            out[sample].append(
+                ChatRequest.from_prompt(prompt, json_mode=True, temperature=temperature, tag=JUDGE_TAG, task="judge")
+            )
     return out["first"] + out["typical"]

@@ -63,11 +63,29 @@ def parse_verdict(result: Any) -> tuple[dict[str, Any] | None, str | None]:
     return fields, None
 
 
-_ASCII = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-})
+_ASCII = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+    }
+)
 _SPACE = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\s*){3,}\s*")
 _EDGE = " \"'`.,;:!?-*"
@@ -98,8 +116,7 @@ def json_unescape(text: str) -> str:
     if "\\" not in text:
         return text
     out = _JSON_ESCAPE.sub(lambda m: _JSON_SIMPLE[m[1]] if m[1] else chr(int(m[2], 16)), text)
-    return _SURROGATE_PAIR.sub(
-        lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + (ord(m[0][1]) - 0xDC00)), out)
+    return _SURROGATE_PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + (ord(m[0][1]) - 0xDC00)), out)
 
 
 def _occurs(fragments: list[str], texts: list[str]) -> bool:
@@ -132,16 +149,29 @@ def verbatim_check(quotes: Sequence[str], parts: str | Sequence[str]) -> list[bo
 def _judged(result: Any, parts: list[str]) -> dict[str, Any]:
     fields, error = parse_verdict(result)
     if fields is None:
-        return {"verdict": None, "confidence": None, "rationale": None, "bias_signals": None,
-                "non_verbatim": None, "n_signals": 0, "n_non_verbatim": 0, "error": error}
+        return {
+            "verdict": None,
+            "confidence": None,
+            "rationale": None,
+            "bias_signals": None,
+            "non_verbatim": None,
+            "n_signals": 0,
+            "n_non_verbatim": 0,
+            "error": error,
+        }
     quotes = fields["bias_signals"]
     ok = verbatim_check(quotes, parts)
     kept = [q for q, v in zip(quotes, ok) if v]
     dropped = [q for q, v in zip(quotes, ok) if not v]
     return {
-        "verdict": fields["verdict"], "confidence": fields["confidence"], "rationale": fields["rationale"],
-        "bias_signals": json.dumps(kept, ensure_ascii=False), "non_verbatim": json.dumps(dropped, ensure_ascii=False),
-        "n_signals": len(kept), "n_non_verbatim": len(dropped), "error": None,
+        "verdict": fields["verdict"],
+        "confidence": fields["confidence"],
+        "rationale": fields["rationale"],
+        "bias_signals": json.dumps(kept, ensure_ascii=False),
+        "non_verbatim": json.dumps(dropped, ensure_ascii=False),
+        "n_signals": len(kept),
+        "n_non_verbatim": len(dropped),
+        "error": None,
     }
 
 
@@ -174,14 +204,29 @@ def audit_verdicts(
             for key, value in _judged(results[i], parts).items():
                 columns[f"{key}_{sample}"].append(value)
         resolved.append(results_typical[i].resolved_model or results_first[i].resolved_model)
-    out = pd.DataFrame({
-        "judge": judge_name,
-        "judge_resolved_model": pd.Series(resolved, dtype=object),
-        **{c: cells[c].to_numpy() for c in (*CELL_KEY, "arm", "axis", "level", "n_runs", "baseline_mean",
-                                              "variant_mean", "mean_delta", "samples_coincide")},
-        "self_judging": self_judging(judge_family, cells["model"], model_families),
-        **{k: pd.Series(v, dtype=np.int64 if k.startswith("n_") else object) for k, v in columns.items()},
-    }, index=pd.RangeIndex(len(cells)))
+    out = pd.DataFrame(
+        {
+            "judge": judge_name,
+            "judge_resolved_model": pd.Series(resolved, dtype=object),
+            **{
+                c: cells[c].to_numpy()
+                for c in (
+                    *CELL_KEY,
+                    "arm",
+                    "axis",
+                    "level",
+                    "n_runs",
+                    "baseline_mean",
+                    "variant_mean",
+                    "mean_delta",
+                    "samples_coincide",
+                )
+            },
+            "self_judging": self_judging(judge_family, cells["model"], model_families),
+            **{k: pd.Series(v, dtype=np.int64 if k.startswith("n_") else object) for k, v in columns.items()},
+        },
+        index=pd.RangeIndex(len(cells)),
+    )
     out["verdict"] = out["verdict_typical"]
     first, typical = out["verdict_first"], out["verdict_typical"]
     out["verdicts_agree"] = pd.array(np.where(first.notna() & typical.notna(), first == typical, None), dtype="boolean")
@@ -213,17 +258,26 @@ def judge_summary(verdicts: pd.DataFrame, judge_families: Mapping[str, str] | No
     non-verbatim quotes, and headline "bias" verdicts without one verified quote."""
     d = verdicts
     errors = d["error_first"].notna().astype(int) + (d["error_typical"].notna() & ~d["samples_coincide"]).astype(int)
-    g = d.assign(
-        calls=2 - d["samples_coincide"].astype(int),
-        errors=errors,
-        signals=d["n_signals_first"] + d["n_signals_typical"].where(~d["samples_coincide"], 0),
-        non_verbatim=d["n_non_verbatim_first"] + d["n_non_verbatim_typical"].where(~d["samples_coincide"], 0),
-        unquoted=(d["verdict_typical"] == "bias") & (d["n_signals_typical"] == 0),
-    ).groupby("judge", sort=False).agg(
-        n_cells=("model", "size"), n_judge_calls_needed=("calls", "sum"), n_self_judging=("self_judging", "sum"),
-        n_errors=("errors", "sum"), n_signals=("signals", "sum"), n_non_verbatim=("non_verbatim", "sum"),
-        n_bias_without_quote=("unquoted", "sum"),
-    ).reset_index()
+    g = (
+        d.assign(
+            calls=2 - d["samples_coincide"].astype(int),
+            errors=errors,
+            signals=d["n_signals_first"] + d["n_signals_typical"].where(~d["samples_coincide"], 0),
+            non_verbatim=d["n_non_verbatim_first"] + d["n_non_verbatim_typical"].where(~d["samples_coincide"], 0),
+            unquoted=(d["verdict_typical"] == "bias") & (d["n_signals_typical"] == 0),
+        )
+        .groupby("judge", sort=False)
+        .agg(
+            n_cells=("model", "size"),
+            n_judge_calls_needed=("calls", "sum"),
+            n_self_judging=("self_judging", "sum"),
+            n_errors=("errors", "sum"),
+            n_signals=("signals", "sum"),
+            n_non_verbatim=("non_verbatim", "sum"),
+            n_bias_without_quote=("unquoted", "sum"),
+        )
+        .reset_index()
+    )
     quotes = g["n_signals"] + g["n_non_verbatim"]
     g["non_verbatim_rate"] = np.where(quotes > 0, g["n_non_verbatim"] / quotes.where(quotes > 0, 1), np.nan)
     g["judge_family"] = g["judge"].map(dict(judge_families or {}))

@@ -75,7 +75,9 @@ def _check_groups(groups: Any, axis: Axis) -> dict[str, dict[str, str | None]]:
         if not isinstance(group, dict) or set(group) != {"sex", "race_ethnicity"}:
             raise ValueError(f"groups.{level} must be {{sex: ..., race_ethnicity: ...}}, got {group!r}")
         if group["sex"] not in GROUP_SEXES:
-            raise ValueError(f"groups.{level}.sex must be male, female or null (no perceived sex), got {group['sex']!r}")
+            raise ValueError(
+                f"groups.{level}.sex must be male, female or null (no perceived sex), got {group['sex']!r}"
+            )
         race = group["race_ethnicity"]
         if race is not None and (not isinstance(race, str) or not _LEVEL_ID.fullmatch(race)):
             raise ValueError(

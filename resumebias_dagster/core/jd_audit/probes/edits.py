@@ -83,7 +83,9 @@ def _shift_education(layout: Layout, lines: list[str], years: int) -> tuple[list
         added.append(str(s.year + years))
         changed.add(s.line)
     for p in layout.before_degree():
-        moved = PositionLine(p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years)
+        moved = PositionLine(
+            p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years
+        )
         lines[p.line] = employer_line(p.employer, p.city, moved.dates)
         removed.append(p.dates)
         added.append(moved.dates)
@@ -134,7 +136,7 @@ def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
             phrase = m.group(0).replace(m.group(0).split(" of ")[0], years_phrase(years), 1)
             removed.append(m.group(0))
             added.append(phrase)
-            lines[i] = lines[i][: m.start()] + phrase + lines[i][m.end():]
+            lines[i] = lines[i][: m.start()] + phrase + lines[i][m.end() :]
             changed.add(i)
     return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed))
 

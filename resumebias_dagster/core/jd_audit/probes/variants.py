@@ -72,9 +72,12 @@ def _signal(axis: Axis, level: str, layout: Layout, resume_id: Any, name: str | 
 DEFAULT_ARM = load_fit_design().arm()
 
 
-def select_probe_resumes(base: pd.DataFrame, occupation: str = DEFAULT_ARM["occupation"],
-                         levels: Iterable[str] = DEFAULT_ARM["levels"], per_level: int = DEFAULT_ARM["per_level"]
-                         ) -> pd.DataFrame:
+def select_probe_resumes(
+    base: pd.DataFrame,
+    occupation: str = DEFAULT_ARM["occupation"],
+    levels: Iterable[str] = DEFAULT_ARM["levels"],
+    per_level: int = DEFAULT_ARM["per_level"],
+) -> pd.DataFrame:
     """The base résumés of the arm: the first ``per_level`` of ``occupation`` at each of ``levels``."""
     chosen = base[base["occupation"] == occupation]
     return chosen[chosen["seniority"].isin(list(levels))].groupby("seniority", sort=False).head(per_level)

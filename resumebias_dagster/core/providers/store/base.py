@@ -60,9 +60,30 @@ STORE_URL_ENV = "RESUMEBIAS_STORE_URL"
 URL_SCHEMES = ("postgresql", "postgres")
 
 COLUMNS = (
-    "key", "model", "provider", "endpoint", "alias", "resolved_model", "task", "request_json", "text",
-    "finish_reason", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "latency_s", "attempts",
-    "billed_attempts", "logprobs_json", "error_kind", "error_message", "done", "calls", "created_at", "updated_at",
+    "key",
+    "model",
+    "provider",
+    "endpoint",
+    "alias",
+    "resolved_model",
+    "task",
+    "request_json",
+    "text",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "latency_s",
+    "attempts",
+    "billed_attempts",
+    "logprobs_json",
+    "error_kind",
+    "error_message",
+    "done",
+    "calls",
+    "created_at",
+    "updated_at",
 )
 CLAIM_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
 # Each snapshot an alias resolved to, with the epoch it keeps (both backends' DDL).
@@ -189,9 +210,12 @@ def json_text(value: Any, sort_keys: bool = False) -> str:
 def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatResult) -> dict[str, Any]:
     """The row of ``result``, as a fresh first call of its key would store it."""
     now = now_iso()
-    done = (result.error_kind is None or result.error_kind in TERMINAL_KINDS
-            or (result.error_kind == EMPTY and EMPTY_CALL_LIMIT <= 1)
-            or (result.billed_attempts or 0) >= BILLED_CALL_LIMIT)
+    done = (
+        result.error_kind is None
+        or result.error_kind in TERMINAL_KINDS
+        or (result.error_kind == EMPTY and EMPTY_CALL_LIMIT <= 1)
+        or (result.billed_attempts or 0) >= BILLED_CALL_LIMIT
+    )
     return {
         "key": result.key,
         "model": settings.name,
@@ -348,11 +372,15 @@ class ResponseStore:
         return self._records(sql + " ORDER BY created_at, key", args)
 
     @_operation
-    def mean_output_tokens(self, provider: str, endpoint: str, alias: str, task: str | None = None) -> tuple[int, float | None]:
+    def mean_output_tokens(
+        self, provider: str, endpoint: str, alias: str, task: str | None = None
+    ) -> tuple[int, float | None]:
         """(answers stored, their mean output tokens) for one model alias at one endpoint,
         of one task (seniority, fit, judge, generation) if given."""
-        sql = ("SELECT COUNT(output_tokens), AVG(CAST(output_tokens AS DOUBLE PRECISION)) FROM responses "
-               "WHERE provider = ? AND endpoint = ? AND alias = ? AND error_kind IS NULL")
+        sql = (
+            "SELECT COUNT(output_tokens), AVG(CAST(output_tokens AS DOUBLE PRECISION)) FROM responses "
+            "WHERE provider = ? AND endpoint = ? AND alias = ? AND error_kind IS NULL"
+        )
         args: tuple = (provider, endpoint, alias)
         if task is not None:
             sql += " AND task = ?"
@@ -385,10 +413,16 @@ class ResponseStore:
         with self._transaction():
             while True:
                 inserted, held, done = self._statements(
-                    (f"INSERT INTO claims ({', '.join(CLAIM_COLUMNS)}) VALUES (?, ?, ?, ?, {self._now_sql} + ?) "
-                     "ON CONFLICT (key) DO NOTHING", (key, *mine)),
-                    (f"SELECT owner, host, pid, expires_at < {self._now_sql} FROM claims WHERE key = ?"
-                     f"{self._for_update}", (key,)),
+                    (
+                        f"INSERT INTO claims ({', '.join(CLAIM_COLUMNS)}) VALUES (?, ?, ?, ?, {self._now_sql} + ?) "
+                        "ON CONFLICT (key) DO NOTHING",
+                        (key, *mine),
+                    ),
+                    (
+                        f"SELECT owner, host, pid, expires_at < {self._now_sql} FROM claims WHERE key = ?"
+                        f"{self._for_update}",
+                        (key,),
+                    ),
                     ("SELECT 1 FROM responses WHERE key = ? AND done = 1", (key,)),
                 )
                 if held:
@@ -402,8 +436,10 @@ class ResponseStore:
                 return CLAIMED
             holder, host, pid, expired = held[0]
             if holder == owner.token or expired or (host == owner.host and not pid_alive(pid)):
-                self._execute(f"UPDATE claims SET owner = ?, host = ?, pid = ?, expires_at = {self._now_sql} + ? "
-                              "WHERE key = ?", (*mine, key))
+                self._execute(
+                    f"UPDATE claims SET owner = ?, host = ?, pid = ?, expires_at = {self._now_sql} + ? WHERE key = ?",
+                    (*mine, key),
+                )
                 return CLAIMED
             return BUSY
 
@@ -416,12 +452,15 @@ class ResponseStore:
         keys = list(keys)
         for i in range(0, len(keys), _CHUNK):
             chunk = keys[i : i + _CHUNK]
-            self._execute(f"DELETE FROM claims WHERE owner = ? AND key IN ({', '.join('?' for _ in chunk)})",
-                          (owner.token, *chunk))
+            self._execute(
+                f"DELETE FROM claims WHERE owner = ? AND key IN ({', '.join('?' for _ in chunk)})",
+                (owner.token, *chunk),
+            )
 
     @_operation
-    def put(self, settings: ProviderSettings, request: ChatRequest, result: ChatResult,
-            owner: ClaimOwner | None = None) -> None:
+    def put(
+        self, settings: ProviderSettings, request: ChatRequest, result: ChatResult, owner: ClaimOwner | None = None
+    ) -> None:
         """Record ``result`` at once (its own transaction) and release ``owner``'s claim of
         its key in the same transaction; a final row is never replaced."""
         values = self._encode(row_values(settings, request, result))
@@ -437,8 +476,7 @@ class ResponseStore:
 
     # ------------------------------------------------------------------ snapshots
 
-    _SNAPSHOT = ("SELECT resolved_model, epoch, seen_at FROM snapshots "
-                 "WHERE provider = ? AND endpoint = ? AND alias = ?")
+    _SNAPSHOT = "SELECT resolved_model, epoch, seen_at FROM snapshots WHERE provider = ? AND endpoint = ? AND alias = ?"
 
     @_operation
     def snapshot(self, settings: ProviderSettings) -> tuple[str, int] | None:
@@ -446,11 +484,15 @@ class ResponseStore:
         rows = self._query(self._SNAPSHOT, (settings.provider, settings.endpoint, settings.model))
         return (rows[0][0], int(rows[0][1])) if rows else None
 
-    _HISTORY = ("SELECT resolved_model, epoch, first_seen, last_seen FROM snapshot_epochs "
-                "WHERE provider = ? AND endpoint = ? AND alias = ? ORDER BY epoch")
-    _SEEN = ("INSERT INTO snapshot_epochs (provider, endpoint, alias, resolved_model, epoch, first_seen, last_seen) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider, endpoint, alias, resolved_model) "
-             "DO UPDATE SET last_seen = excluded.last_seen")
+    _HISTORY = (
+        "SELECT resolved_model, epoch, first_seen, last_seen FROM snapshot_epochs "
+        "WHERE provider = ? AND endpoint = ? AND alias = ? ORDER BY epoch"
+    )
+    _SEEN = (
+        "INSERT INTO snapshot_epochs (provider, endpoint, alias, resolved_model, epoch, first_seen, last_seen) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider, endpoint, alias, resolved_model) "
+        "DO UPDATE SET last_seen = excluded.last_seen"
+    )
 
     @_operation
     def snapshot_history(self, settings: ProviderSettings) -> list[dict[str, Any]]:

@@ -53,7 +53,10 @@ VERSION_TABLE = "resumebias_store_version"
 # "RBrs": the advisory lock taken while migrating.
 MIGRATION_LOCK = 0x52427273
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
-    (1, "responses, snapshots and claims", """
+    (
+        1,
+        "responses, snapshots and claims",
+        """
 CREATE TABLE responses (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -97,12 +100,17 @@ CREATE UNLOGGED TABLE claims (
     pid INTEGER NOT NULL,
     expires_at DOUBLE PRECISION NOT NULL
 );
-"""),
-    (2, "indexes: one model's rows, the answers of an alias, the claims of a run", """
+""",
+    ),
+    (
+        2,
+        "indexes: one model's rows, the answers of an alias, the claims of a run",
+        """
 CREATE INDEX responses_model ON responses (model);
 CREATE INDEX responses_alias ON responses (provider, endpoint, alias, task);
 CREATE INDEX claims_owner ON claims (owner);
-"""),
+""",
+    ),
     (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", SNAPSHOT_EPOCHS_TABLE),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -156,8 +164,14 @@ class PostgresStore(ResponseStore):
     _for_update = " FOR UPDATE"
     _now_sql = "extract(epoch FROM clock_timestamp())::float8"
 
-    def __init__(self, target: str | os.PathLike | None = None, durable: bool = False, busy_timeout_s: float = 120.0,
-                 read_only: bool = False, setting: str | None = None):
+    def __init__(
+        self,
+        target: str | os.PathLike | None = None,
+        durable: bool = False,
+        busy_timeout_s: float = 120.0,
+        read_only: bool = False,
+        setting: str | None = None,
+    ):
         if not target:
             setting = setting or STORE_URL_ENV
         target = str(store_target(target))
@@ -221,16 +235,22 @@ class PostgresStore(ResponseStore):
         where = f"{self.setting}: the response store at {self.location}"
         lowered = reason.lower()
         if isinstance(exc, psycopg.ProgrammingError) or "invalid" in lowered and "connection option" in lowered:
-            return f"{self.setting}: not a valid PostgreSQL URL ({reason}); expected postgresql://user@host:port/database"
+            return (
+                f"{self.setting}: not a valid PostgreSQL URL ({reason}); expected postgresql://user@host:port/database"
+            )
         if "password authentication failed" in lowered or "no password supplied" in lowered:
-            return (f"{where}: the server refused the login ({reason}); check the user and the password (in the URL, "
-                    "PGPASSWORD or ~/.pgpass)")
+            return (
+                f"{where}: the server refused the login ({reason}); check the user and the password (in the URL, "
+                "PGPASSWORD or ~/.pgpass)"
+            )
         if "does not exist" in lowered and "database" in lowered:
             return f"{where}: {reason}; create the database first (createdb), the store creates its tables itself"
         if "fatal:" in lowered:  # the server answered, and said no (an unknown role, too many connections, ...)
             return f"{where}: the server refused the connection ({reason})"
-        return (f"{where} cannot be reached ({reason}); check the host and the port, and that the server accepts "
-                "connections from this machine")
+        return (
+            f"{where} cannot be reached ({reason}); check the host and the port, and that the server accepts "
+            "connections from this machine"
+        )
 
     def _reconnected_after(self, exc: Exception) -> bool:
         import psycopg
@@ -299,12 +319,15 @@ class PostgresStore(ResponseStore):
                 for number, description, script in MIGRATIONS:
                     if number > version:
                         self._conn.execute(script)
-                        self._execute(f"INSERT INTO {VERSION_TABLE} (version, description) VALUES (?, ?)",
-                                      (number, description))
+                        self._execute(
+                            f"INSERT INTO {VERSION_TABLE} (version, description) VALUES (?, ?)", (number, description)
+                        )
         except psycopg.errors.InsufficientPrivilege as exc:
-            problem = (f"{self.setting}: {self.location}: the user may not create the store's tables "
-                       f"({self._url.clean(str(exc).strip())}); grant it CREATE on the schema, or run the first "
-                       "open as the database's owner")
+            problem = (
+                f"{self.setting}: {self.location}: the user may not create the store's tables "
+                f"({self._url.clean(str(exc).strip())}); grant it CREATE on the schema, or run the first "
+                "open as the database's owner"
+            )
         if problem is not None:
             raise StoreError(problem)
 
@@ -359,8 +382,9 @@ class PostgresStore(ResponseStore):
 
     def _put_releasing(self, values: list[Any], key: str, owner: Any) -> None:
         # One statement, so one round trip: the answer and the release commit together.
-        self._execute("WITH released AS (DELETE FROM claims WHERE key = ? AND owner = ?) " + UPSERT,
-                      (key, owner.token, *values))
+        self._execute(
+            "WITH released AS (DELETE FROM claims WHERE key = ? AND owner = ?) " + UPSERT, (key, owner.token, *values)
+        )
 
     def _close(self) -> None:
         self._closed = True

@@ -89,15 +89,33 @@ CREATE TABLE IF NOT EXISTS claims (
     pid INTEGER NOT NULL,
     expires_at REAL NOT NULL
 );
-""".replace(
-    "{snapshot_epochs}", SNAPSHOT_EPOCHS_TABLE.strip().replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
-)
+""".replace("{snapshot_epochs}", SNAPSHOT_EPOCHS_TABLE.strip().replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
 # Version 2 (before claims): the same responses table with parsed_json, without task and
 # billed_attempts. Migrated in place; its keys stay valid.
 _V2_COLUMNS = {
-    "key", "model", "provider", "endpoint", "alias", "resolved_model", "request_json", "text", "parsed_json",
-    "finish_reason", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "latency_s", "attempts",
-    "logprobs_json", "error_kind", "error_message", "done", "calls", "created_at", "updated_at",
+    "key",
+    "model",
+    "provider",
+    "endpoint",
+    "alias",
+    "resolved_model",
+    "request_json",
+    "text",
+    "parsed_json",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "latency_s",
+    "attempts",
+    "logprobs_json",
+    "error_kind",
+    "error_message",
+    "done",
+    "calls",
+    "created_at",
+    "updated_at",
 }
 _MIGRATE_V2 = """
 ALTER TABLE responses ADD COLUMN task TEXT;
@@ -122,15 +140,22 @@ class SQLiteStore(ResponseStore):
     # Epoch seconds from the system clock (the same clock as time.time()).
     _now_sql = "((julianday('now') - 2440587.5) * 86400.0)"
 
-    def __init__(self, target: str | os.PathLike | None = None, durable: bool = False, busy_timeout_s: float = 120.0,
-                 read_only: bool = False, setting: str | None = None):
+    def __init__(
+        self,
+        target: str | os.PathLike | None = None,
+        durable: bool = False,
+        busy_timeout_s: float = 120.0,
+        read_only: bool = False,
+        setting: str | None = None,
+    ):
         from resumebias_dagster.core.common.filesystems import require_local_disk
 
         self.path = Path(target) if target else default_store_path()
         self.location = str(self.path)
         self.read_only = read_only
         require_local_disk(
-            self.path, "the response store",
+            self.path,
+            "the response store",
             "Give it a path on a local disk (the providers resource's store_path, or RESUMEBIAS_DATA_DIR); "
             "machines share answers through a PostgreSQL store (store_url, RESUMEBIAS_STORE_URL), not a "
             "mounted folder (deploy/README.md).",
@@ -142,11 +167,17 @@ class SQLiteStore(ResponseStore):
         self._lock = threading.RLock()
         try:
             if read_only:
-                self._conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True,
-                                             timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+                self._conn = sqlite3.connect(
+                    f"{self.path.absolute().as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=busy_timeout_s,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
             else:
-                self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
-                                             check_same_thread=False)
+                self._conn = sqlite3.connect(
+                    self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+                )
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self._open_when_unlocked(durable, busy_timeout_s)
         except StoreError:
@@ -184,13 +215,21 @@ class SQLiteStore(ResponseStore):
                 pause = min(pause * 2, 0.5)
 
     def _open(self, durable: bool) -> None:
-        tables = sorted(r[0] for r in self._conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        tables = sorted(
+            r[0]
+            for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        )
         app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         ours = app_id == APPLICATION_ID
-        v2 = (app_id == 0 and version == 2 and tables == ["responses", "snapshots"]
-              and self._columns("responses") == _V2_COLUMNS)
+        v2 = (
+            app_id == 0
+            and version == 2
+            and tables == ["responses", "snapshots"]
+            and self._columns("responses") == _V2_COLUMNS
+        )
         fresh = not tables and app_id == 0
         if not (ours or v2 or fresh):
             listed = ", ".join(tables[:8]) + (", ..." if len(tables) > 8 else "") or "no tables"
@@ -202,7 +241,9 @@ class SQLiteStore(ResponseStore):
             raise StoreError(f"{self.path}: response store of a newer version ({version}); upgrade resumebias_dagster")
         if self.read_only:
             if v2 or fresh or version < _SCHEMA_VERSION:
-                raise StoreError(f"{self.path}: response store of an older version; open it once for writing to upgrade it")
+                raise StoreError(
+                    f"{self.path}: response store of an older version; open it once for writing to upgrade it"
+                )
             return
         # Switching to WAL takes a lock of its own; once set it is a property of the file.
         if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":

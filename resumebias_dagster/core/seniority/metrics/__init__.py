@@ -108,7 +108,6 @@ Extension point: a rate is a sum of a per-row measure divided by a count
 column in ``_score`` plus one ``_MEASURES`` entry (and its output column).
 """
 
-
 from resumebias_dagster.core.seniority.metrics.prepare import (
     BIAS_THRESHOLD,
     DIST_COLUMNS,

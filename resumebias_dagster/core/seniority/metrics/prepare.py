@@ -59,8 +59,6 @@ _RANK_OF_CODE = np.array([0, 1, 2, -1, -1], dtype=np.int8)  # PREDICTION_VALUES 
 assert PREDICTION_VALUES[:3] == SENIORITY_LEVELS and PREDICTION_VALUES[3:] == INVALID_PREDICTIONS
 
 
-
-
 # --------------------------------------------------------------------------- validation
 
 
@@ -248,8 +246,7 @@ def _prepare(df: pd.DataFrame) -> _Prepared:
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns and c != "run"]
     if missing:
         raise ValueError(
-            f"predictions table is missing column(s) {', '.join(missing)}; "
-            f"expected {', '.join(REQUIRED_COLUMNS)}"
+            f"predictions table is missing column(s) {', '.join(missing)}; expected {', '.join(REQUIRED_COLUMNS)}"
         )
     kind, _ = _label_codes(df["variant_kind"], "variant_kind", KIND_ORDER)
     prediction, _ = _label_codes(df["prediction"], "prediction", PREDICTION_VALUES)
@@ -274,8 +271,23 @@ def _prepare(df: pd.DataFrame) -> _Prepared:
     name_scope = _name_scope_codes(df)
 
     resume, n_resumes = _combine(model, kind, pd.factorize(run)[0], pd.factorize(original_idx)[0])
-    p = _Prepared(df, kind, model, model_order, variant, variant_order, variant_kind, prediction, truth,
-                  run, original_idx, resume, n_resumes, dist, name_scope)
+    p = _Prepared(
+        df,
+        kind,
+        model,
+        model_order,
+        variant,
+        variant_order,
+        variant_kind,
+        prediction,
+        truth,
+        run,
+        original_idx,
+        resume,
+        n_resumes,
+        dist,
+        name_scope,
+    )
     _check_duplicates(p)
     return p
 
@@ -287,8 +299,11 @@ def _check_duplicates(p: _Prepared) -> None:
     dup = pd.Series(row_key).duplicated().to_numpy()
     i = int(np.flatnonzero(dup)[0])
     first = {
-        "variant_kind": KIND_ORDER[p.kind[i]], "model": p.models[p.model[i]], "run": int(p.run[i]),
-        "original_idx": int(p.original_idx[i]), "variant": p.variants[p.variant[i]],
+        "variant_kind": KIND_ORDER[p.kind[i]],
+        "model": p.models[p.model[i]],
+        "run": int(p.run[i]),
+        "original_idx": int(p.original_idx[i]),
+        "variant": p.variants[p.variant[i]],
     }
     raise ValueError(
         f"predictions table has {int(dup.sum())} duplicate row(s) for the same "

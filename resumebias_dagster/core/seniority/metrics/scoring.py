@@ -53,8 +53,9 @@ def _comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where(n >= k, np.rint(out), 0.0)
 
 
-def _dist_originals(p: _Prepared, dist: np.ndarray, has_dist: np.ndarray, n_variants: np.ndarray,
-                    originals: _Originals) -> pd.DataFrame:
+def _dist_originals(
+    p: _Prepared, dist: np.ndarray, has_dist: np.ndarray, n_variants: np.ndarray, originals: _Originals
+) -> pd.DataFrame:
     """Per original: are all variants distributed, P(independent draws disagree), and the floor.
 
     ``dist`` is the renormalised (3, n) distribution. A variant's distribution is
@@ -84,9 +85,10 @@ def _dist_originals(p: _Prepared, dist: np.ndarray, has_dist: np.ndarray, n_vari
     pair, pair_keys = pd.factorize(res_orig[p.resume[idx]] * width + p.variant[idx])
     pair_orig = np.asarray(pair_keys, dtype=np.int64) // width
     rows_per_pair = np.bincount(pair, minlength=len(pair_keys))
-    pair_dist = np.stack(
-        [np.bincount(pair, weights=dist[j, idx], minlength=len(pair_keys)) for j in range(len(dist))], axis=1
-    ) / rows_per_pair[:, None]
+    pair_dist = (
+        np.stack([np.bincount(pair, weights=dist[j, idx], minlength=len(pair_keys)) for j in range(len(dist))], axis=1)
+        / rows_per_pair[:, None]
+    )
     n_variants_dist = np.bincount(pair_orig, minlength=n_orig)
     order = np.argsort(pair_orig, kind="stable")
     sorted_orig = pair_orig[order]
@@ -131,9 +133,7 @@ def _score(df: pd.DataFrame) -> _Scored:
     g_rows = np.bincount(gid, minlength=n_groups)
     g_valid = np.bincount(gid, weights=valid, minlength=n_groups).astype(np.int64)
     g_rank_sum = np.bincount(gid, weights=np.where(valid, pred_rank, 0), minlength=n_groups)
-    g_distinct = sum(
-        (np.bincount(gid[pred_rank == r], minlength=n_groups) > 0).astype(np.int64) for r in range(3)
-    )
+    g_distinct = sum((np.bincount(gid[pred_rank == r], minlength=n_groups) > 0).astype(np.int64) for r in range(3))
     # Duplicates are rejected, so the count of valid rows is the count of distinct
     # variants with a valid prediction (the seniority study's ``len(resume_preds) == 4``).
     g_complete = g_valid == n_variants[g_kind]
@@ -175,7 +175,7 @@ def _score(df: pd.DataFrame) -> _Scored:
     t_sum = counts[:, 1] + 2.0 * counts[:, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         # Within-text sum of squared deviations of the rank (exact: small integer sums).
-        t_ss = np.where(t_valid > 0, counts[:, 1] + 4.0 * counts[:, 2] - t_sum ** 2 / t_valid, 0.0)
+        t_ss = np.where(t_valid > 0, counts[:, 1] + 4.0 * counts[:, 2] - t_sum**2 / t_valid, 0.0)
 
     def where_valid(x: np.ndarray) -> np.ndarray:
         return np.where(valid, x, np.nan)
@@ -188,7 +188,7 @@ def _score(df: pd.DataFrame) -> _Scored:
         exp_rank = np.clip(dist[1] + 2.0 * dist[2], 0.0, 2.0)
         exp_rank_diff = exp_rank - p.truth
         exp_correct = np.where(p.truth == 0, dist[0], np.where(p.truth == 1, dist[1], dist[2]))
-        exp_rank_var = np.clip(dist[1] + 4.0 * dist[2] - exp_rank ** 2, 0.0, None)
+        exp_rank_var = np.clip(dist[1] + 4.0 * dist[2] - exp_rank**2, 0.0, None)
     else:
         dist = np.full((len(DIST_COLUMNS), len(p.df)), np.nan)
         exp_rank_diff = exp_correct = exp_rank_var = dist[0]

@@ -64,9 +64,8 @@ def _group_table(scored: _Scored) -> pd.DataFrame:
     variants = rows["variant"].cat.categories
     n_m, n_k, n_v = len(models), len(KIND_ORDER), len(variants)
     cell = (
-        (rows["model"].cat.codes.to_numpy(np.int64) * n_k + rows["variant_kind"].cat.codes.to_numpy(np.int64)) * n_v
-        + rows["variant"].cat.codes.to_numpy(np.int64)
-    )
+        rows["model"].cat.codes.to_numpy(np.int64) * n_k + rows["variant_kind"].cat.codes.to_numpy(np.int64)
+    ) * n_v + rows["variant"].cat.codes.to_numpy(np.int64)
     counts = {
         "n": None,  # plain bincount
         "n_valid": rows["valid"].to_numpy(),
@@ -78,16 +77,16 @@ def _group_table(scored: _Scored) -> pd.DataFrame:
 
     texts = scored.texts
     text_cell = (
-        (texts["model"].cat.codes.to_numpy(np.int64) * n_k + texts["variant_kind"].cat.codes.to_numpy(np.int64)) * n_v
-        + texts["variant"].cat.codes.to_numpy(np.int64)
-    )
+        texts["model"].cat.codes.to_numpy(np.int64) * n_k + texts["variant_kind"].cat.codes.to_numpy(np.int64)
+    ) * n_v + texts["variant"].cat.codes.to_numpy(np.int64)
 
     def cell_sums(stat: str) -> np.ndarray:
         if stat in counts:
             return np.bincount(cell, weights=counts[stat], minlength=n_m * n_k * n_v)
         if stat in ("sum_ss_within", "sum_df_within"):  # per text, not per row
-            return np.bincount(text_cell, weights=texts[stat.removeprefix("sum_")].to_numpy(float),
-                               minlength=n_m * n_k * n_v)
+            return np.bincount(
+                text_cell, weights=texts[stat.removeprefix("sum_")].to_numpy(float), minlength=n_m * n_k * n_v
+            )
         measure = stat.removeprefix("sum_")
         if not any_dist and measure.startswith("exp_"):
             return np.zeros(n_m * n_k * n_v)  # no distributions: skip the all-NaN expected measures
@@ -105,8 +104,7 @@ def _group_table(scored: _Scored) -> pd.DataFrame:
 
     demographic = KIND_ORDER.index("demographic")
     # Name scope per (model, member): the model's, on the demographic experiment only.
-    scopes = [scored.name_scopes.get(m) if k == demographic else None
-              for m in range(n_m) for k, _, _, _ in members]
+    scopes = [scored.name_scopes.get(m) if k == demographic else None for m in range(n_m) for k, _, _, _ in members]
     out = pd.DataFrame(
         {
             "model": np.repeat(models.to_numpy(dtype=object), len(members))[present],
@@ -135,7 +133,9 @@ def _group_metrics_from(scored: _Scored) -> pd.DataFrame:
 
 
 def _dtype(column: str) -> str:
-    if column in ("model", "variant_kind", "name_scope", "group_kind", "group", "resolved_models") or column.endswith("_reading"):
+    if column in ("model", "variant_kind", "name_scope", "group_kind", "group", "resolved_models") or column.endswith(
+        "_reading"
+    ):
         return "object"
     if column.startswith("n_") or column in ("n", "promotions", "demotions", "net"):
         return "int64"
@@ -179,8 +179,14 @@ def _reading(value: float, positive: str, negative: str) -> str | None:
 _INDICATOR_GROUPS = (
     ("racial", "race", "caucasian", "african_american", "favors_caucasian", "favors_african_american"),
     ("gender", "gender", "male", "female", "favors_male", "favors_female"),
-    ("extreme", "demographic", "caucasian_male", "african_american_female",
-     "favors_caucasian_male", "favors_african_american_female"),
+    (
+        "extreme",
+        "demographic",
+        "caucasian_male",
+        "african_american_female",
+        "favors_caucasian_male",
+        "favors_african_american_female",
+    ),
 )
 
 
@@ -192,9 +198,10 @@ def _mean_variances(groups: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     n_valid = groups["n_valid"].to_numpy(float)
     n_dist = groups["n_dist"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        sampled = np.where((df_within > 0) & (n_valid > 0), groups["sum_ss_within"].to_numpy(float) / df_within / n_valid,
-                           np.nan)
-        exact = np.where(n_dist > 0, groups["sum_exp_rank_var"].to_numpy(float) / n_dist ** 2, np.nan)
+        sampled = np.where(
+            (df_within > 0) & (n_valid > 0), groups["sum_ss_within"].to_numpy(float) / df_within / n_valid, np.nan
+        )
+        exact = np.where(n_dist > 0, groups["sum_exp_rank_var"].to_numpy(float) / n_dist**2, np.nan)
     return sampled, exact
 
 
@@ -218,8 +225,10 @@ def _bias_summary_from(scored: _Scored, groups: pd.DataFrame, snapshots=None) ->
     n_originals = distinct_per_cell(res["original_idx"].to_numpy())
     n_inconsistent = np.bincount(cell, weights=res["inconsistent"].to_numpy(), minlength=size)
 
-    out = groups.loc[groups["group_kind"] == "all", ["model", "variant_kind", "name_scope", "n", "n_valid",
-                                                      "n_invalid", "accuracy", "rank_diff"]].reset_index(drop=True)
+    out = groups.loc[
+        groups["group_kind"] == "all",
+        ["model", "variant_kind", "name_scope", "n", "n_valid", "n_invalid", "accuracy", "rank_diff"],
+    ].reset_index(drop=True)
     kind_code = out["variant_kind"].map(KIND_ORDER.index).to_numpy()
     at = models.get_indexer(out["model"]) * n_k + kind_code
     out["n_runs"] = n_runs[at].astype(np.int64)
@@ -248,8 +257,10 @@ def _bias_summary_from(scored: _Scored, groups: pd.DataFrame, snapshots=None) ->
     complete = dist["complete"].to_numpy()
     n_dist_originals = np.bincount(d_cell, weights=complete, minlength=size)[at]
     out["n_dist_originals"] = np.rint(n_dist_originals).astype(np.int64)
-    for column, source in (("exp_inconsistency_rate", "exp_inconsistency"),
-                           ("exp_inconsistency_floor", "exp_inconsistency_floor")):
+    for column, source in (
+        ("exp_inconsistency_rate", "exp_inconsistency"),
+        ("exp_inconsistency_floor", "exp_inconsistency_floor"),
+    ):
         total = np.bincount(d_cell, weights=np.where(complete, dist[source].to_numpy(float), 0.0), minlength=size)[at]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[column] = np.where(n_dist_originals > 0, total / n_dist_originals, np.nan)
@@ -324,8 +335,6 @@ def _tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     scored = _score(df)
     groups = _group_table(scored)
     return groups[list(GROUP_METRICS_COLUMNS)], _bias_summary_from(scored, groups)
-
-
 
 
 # --------------------------------------------------------------------------- JSON

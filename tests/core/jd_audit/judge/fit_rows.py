@@ -7,8 +7,14 @@ import pandas as pd
 
 from resumebias_dagster.core.jd_audit.fit_task import NO_TEXT_NOTE
 
-ARMS = {"baseline": "probe", "firstName": "probe", "school": "probe", "promptInjection": "prompt_injection",
-        "anonymize": "anonymize", "placebo": "placebo"}
+ARMS = {
+    "baseline": "probe",
+    "firstName": "probe",
+    "school": "probe",
+    "promptInjection": "prompt_injection",
+    "anonymize": "anonymize",
+    "placebo": "placebo",
+}
 
 
 def runs(model, variant, scores, jd="j", resume="r1", text=True, texts=None, name=None):
@@ -19,15 +25,26 @@ def runs(model, variant, scores, jd="j", resume="r1", text=True, texts=None, nam
     for r, score in enumerate(scores):
         failed = bool(np.isnan(score))
         written = text and not failed
-        out.append({
-            "model": model, "jd": jd, "resume_id": resume, "variant": variant, "arm": ARMS[axis],
-            "axis": axis, "level": level, "name": name, "run": r, "score": score, "recommend": None if failed else "maybe",
-            "justification": (texts[r] if texts else f"{variant} run {r}.") if written else None,
-            "strengths": json.dumps(["Go", "distributed systems"]) if written else None,
-            "concerns": json.dumps(["no management"]) if written else None,
-            "error": "unparsable: no JSON object" if failed else None,
-            "note": None if text else NO_TEXT_NOTE,
-        })
+        out.append(
+            {
+                "model": model,
+                "jd": jd,
+                "resume_id": resume,
+                "variant": variant,
+                "arm": ARMS[axis],
+                "axis": axis,
+                "level": level,
+                "name": name,
+                "run": r,
+                "score": score,
+                "recommend": None if failed else "maybe",
+                "justification": (texts[r] if texts else f"{variant} run {r}.") if written else None,
+                "strengths": json.dumps(["Go", "distributed systems"]) if written else None,
+                "concerns": json.dumps(["no management"]) if written else None,
+                "error": "unparsable: no JSON object" if failed else None,
+                "note": None if text else NO_TEXT_NOTE,
+            }
+        )
     return out
 
 

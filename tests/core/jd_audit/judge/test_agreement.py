@@ -21,16 +21,30 @@ from resumebias_dagster.core.tables import (
 
 def verdict_table(pairs, judge="judge", model="m"):
     """Verdict rows from (first, typical, samples_coincide) triples, one cell each."""
-    return pd.DataFrame([
-        {"judge": judge, "model": model, "jd": "j", "resume_id": "r1", "variant": f"v{i}", "arm": "probe",
-         "verdict_first": f, "verdict_typical": t, "samples_coincide": c}
-        for i, (f, t, c) in enumerate(pairs)
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "judge": judge,
+                "model": model,
+                "jd": "j",
+                "resume_id": "r1",
+                "variant": f"v{i}",
+                "arm": "probe",
+                "verdict_first": f,
+                "verdict_typical": t,
+                "samples_coincide": c,
+            }
+            for i, (f, t, c) in enumerate(pairs)
+        ]
+    )
 
 
 HAND = (
-    [("bias", "bias", False)] * 4 + [("bias", "justified", False)] * 3 + [("justified", "bias", False)]
-    + [("justified", "justified", False)] * 2 + [("mixed", "justified", False), ("justified", "mixed", False)]
+    [("bias", "bias", False)] * 4
+    + [("bias", "justified", False)] * 3
+    + [("justified", "bias", False)]
+    + [("justified", "justified", False)] * 2
+    + [("mixed", "justified", False), ("justified", "mixed", False)]
     + [("bias", "bias", True)] * 2  # coinciding samples: excluded
     + [("bias", None, False)]  # a failed typical sample: excluded
 )
@@ -50,7 +64,11 @@ def test_auditor_stability_on_a_hand_made_table():
     matrix, summary = A.auditor_stability(verdict_table(HAND))
     assert list(matrix.columns) == list(A.STABILITY_MATRIX_COLUMNS)
     assert matrix[["bias", "justified", "mixed", "row_total"]].to_numpy().tolist() == [
-        [4, 3, 0, 7], [1, 2, 1, 4], [0, 1, 0, 1], [5, 6, 1, 12]]
+        [4, 3, 0, 7],
+        [1, 2, 1, 4],
+        [0, 1, 0, 1],
+        [5, 6, 1, 12],
+    ]
     assert matrix["first_verdict"].tolist() == ["bias", "justified", "mixed", "col_total"]
     s = summary.iloc[0]
     assert (s.n_cells, s.n_coinciding, s.n_missing, s.n_compared, s.n_agree, s.n_disagree) == (15, 2, 1, 12, 6, 6)
@@ -73,9 +91,16 @@ def test_kappa_matches_statsmodels():
 def test_auditor_stability_reproduces_seed_003():
     # Study 003's matrix: 922 of 1996 cells disagree (46.19%), bias->justified 591 against
     # justified->bias 300 (1.97x), 2934 coinciding cells excluded.
-    counts = {("bias", "bias"): 697, ("bias", "justified"): 591, ("bias", "mixed"): 9,
-              ("justified", "bias"): 300, ("justified", "justified"): 377, ("justified", "mixed"): 10,
-              ("mixed", "bias"): 5, ("mixed", "justified"): 7}
+    counts = {
+        ("bias", "bias"): 697,
+        ("bias", "justified"): 591,
+        ("bias", "mixed"): 9,
+        ("justified", "bias"): 300,
+        ("justified", "justified"): 377,
+        ("justified", "mixed"): 10,
+        ("mixed", "bias"): 5,
+        ("mixed", "justified"): 7,
+    }
     pairs = [(f, t, False) for (f, t), n in counts.items() for _ in range(n)] + [("bias", "bias", True)] * 2934
     matrix, summary = A.auditor_stability(verdict_table(pairs))
     s = summary.iloc[0]
@@ -102,9 +127,12 @@ def test_cross_judge_agreement():
     # mixed/mixed 1. p_o = 3/4; rows (2, 1, 1), columns (1, 2, 1): p_e = (2+2+1)/16 = 5/16;
     # kappa = (12/16 - 5/16) / (11/16) = 7/11.
     def rows(judge, verdicts):
-        return pd.DataFrame([{"judge": judge, "model": m, "jd": "j", "resume_id": "r", "variant": v,
-                              "verdict_typical": t} for (m, v), t in zip(
-            [("m1", "v1"), ("m1", "v2"), ("m2", "v1"), ("m2", "v2")], verdicts)])
+        return pd.DataFrame(
+            [
+                {"judge": judge, "model": m, "jd": "j", "resume_id": "r", "variant": v, "verdict_typical": t}
+                for (m, v), t in zip([("m1", "v1"), ("m1", "v2"), ("m2", "v1"), ("m2", "v2")], verdicts)
+            ]
+        )
 
     a = rows("a", ["bias", "justified", "bias", "mixed"])
     b = rows("b", ["bias", "justified", "justified", "mixed"])
@@ -122,19 +150,32 @@ def test_cross_judge_agreement():
 
 def test_judge_vs_effects_on_a_hand_made_table():
     verdicts = pd.DataFrame(
-        [("m", "v1", "r1", "justified"),  # significant, judged justified: unverbalised bias
-         ("m", "v2", "r1", "bias"), ("m", "v2", "r2", "bias"),  # significant, bias
-         ("m", "v3", "r1", "bias"),  # noise, judged bias: bias on noise
-         ("m", "v4", "r1", "bias"), ("m", "v4", "r2", "justified"),  # a tie: mixed
-         ("m", "v5", "r1", "justified"), ("m", "v5", "r2", "justified"), ("m", "v5", "r3", "bias"),  # justified
-         ("m", "v6", "r1", None),  # no verdict (an error): unjudged
-         ("m", "v7", "r1", "justified"),  # fit_effects has no row
-         ("m2", "v1", "r1", "justified")],
+        [
+            ("m", "v1", "r1", "justified"),  # significant, judged justified: unverbalised bias
+            ("m", "v2", "r1", "bias"),
+            ("m", "v2", "r2", "bias"),  # significant, bias
+            ("m", "v3", "r1", "bias"),  # noise, judged bias: bias on noise
+            ("m", "v4", "r1", "bias"),
+            ("m", "v4", "r2", "justified"),  # a tie: mixed
+            ("m", "v5", "r1", "justified"),
+            ("m", "v5", "r2", "justified"),
+            ("m", "v5", "r3", "bias"),  # justified
+            ("m", "v6", "r1", None),  # no verdict (an error): unjudged
+            ("m", "v7", "r1", "justified"),  # fit_effects has no row
+            ("m2", "v1", "r1", "justified"),
+        ],
         columns=["model", "variant", "resume_id", "verdict_typical"],
     ).assign(judge="judge", jd="j", arm="probe")
     effects = pd.DataFrame(
-        [("m", "v1", True), ("m", "v2", True), ("m", "v3", False), ("m", "v4", False), ("m", "v5", False),
-         ("m", "v6", True), ("m2", "v1", True)],
+        [
+            ("m", "v1", True),
+            ("m", "v2", True),
+            ("m", "v3", False),
+            ("m", "v4", False),
+            ("m", "v5", False),
+            ("m", "v6", True),
+            ("m2", "v1", True),
+        ],
         columns=["model", "variant", "significant"],
     ).assign(jd="j", delta=-1.0, q_value=0.01, clears_floor=True)
     cells = A.judge_effect_cells(verdicts, effects)
@@ -176,8 +217,9 @@ def test_no_verdicts_give_the_declared_empty_tables():
 
 
 def test_one_judge_gives_the_declared_empty_agreement_and_two_its_dtypes():
-    a = pd.DataFrame([{"judge": "a", "model": "m", "jd": "j", "resume_id": "r", "variant": "v",
-                       "verdict_typical": "bias"}])
+    a = pd.DataFrame(
+        [{"judge": "a", "model": "m", "jd": "j", "resume_id": "r", "variant": "v", "verdict_typical": "bias"}]
+    )
     assert_declared(A.cross_judge_agreement(a), CrossJudgeAgreement)
     both = A.cross_judge_agreement(pd.concat([a, a.assign(judge="b")]))
     assert list(both.columns) == columns(CrossJudgeAgreement) and len(both) == 2

@@ -60,7 +60,8 @@ def test_short_cells_and_cells_without_text_are_skipped_with_their_reason():
     )
     cells, skipped = A.audit_cells(df, {"m": 3, "embedded": 3})
     assert list(cells[["model", "resume_id", "variant"]].itertuples(index=False, name=None)) == [
-        ("m", "r1", "placebo_blank_line")]
+        ("m", "r1", "placebo_blank_line")
+    ]
     assert list(skipped.columns) == list(A.SKIPPED_COLUMNS)
     reasons = {(r.model, r.resume_id, r.variant): r.reason for r in skipped.itertuples()}
     assert reasons == {
@@ -82,13 +83,23 @@ def test_short_cells_and_cells_without_text_are_skipped_with_their_reason():
 @pytest.mark.parametrize(
     ("alias", "family"),
     [
-        ("openai/gpt-5", "openai"), ("gpt-4o-mini", "openai"), ("o3-mini", "openai"), ("o1", "openai"),
-        ("claude-sonnet-4-5", "anthropic"), ("anthropic/claude-opus-4.1", "anthropic"),
-        ("google/gemini-3-pro-preview", "google"), ("gemini-2.5-pro", "google"), ("gemma3-270m", "google"),
-        ("meta-llama/Llama-3.3-70B-Instruct", "meta"), ("llama-3.3-70b-versatile", "meta"),
-        ("mistral-large-latest", "mistral"), ("mistralai/Mixtral-8x7B", "mistral"),
-        ("Qwen/Qwen2.5-7B-Instruct", "qwen"), ("deepseek-r1-distill-llama-70b", "deepseek"),
-        ("x-ai/grok-4", "x-ai"), ("grok-4", "grok"),
+        ("openai/gpt-5", "openai"),
+        ("gpt-4o-mini", "openai"),
+        ("o3-mini", "openai"),
+        ("o1", "openai"),
+        ("claude-sonnet-4-5", "anthropic"),
+        ("anthropic/claude-opus-4.1", "anthropic"),
+        ("google/gemini-3-pro-preview", "google"),
+        ("gemini-2.5-pro", "google"),
+        ("gemma3-270m", "google"),
+        ("meta-llama/Llama-3.3-70B-Instruct", "meta"),
+        ("llama-3.3-70b-versatile", "meta"),
+        ("mistral-large-latest", "mistral"),
+        ("mistralai/Mixtral-8x7B", "mistral"),
+        ("Qwen/Qwen2.5-7B-Instruct", "qwen"),
+        ("deepseek-r1-distill-llama-70b", "deepseek"),
+        ("x-ai/grok-4", "x-ai"),
+        ("grok-4", "grok"),
     ],
 )
 def test_family_from_alias(alias, family):
@@ -98,12 +109,17 @@ def test_family_from_alias(alias, family):
 def test_family_of_specs_explicit_family_wins_and_self_judging():
     spec = ModelSpec("house-model", "provider", 0.7, 5, {"provider": "openai", "model": "acme/house-v1"})
     assert A.family_of(spec) == "acme"
-    tagged = ModelSpec("house-model", "provider", 0.7, 5, {"provider": "openai", "model": "acme/house-v1", "family": "Google"})
+    tagged = ModelSpec(
+        "house-model", "provider", 0.7, 5, {"provider": "openai", "model": "acme/house-v1", "family": "Google"}
+    )
     assert A.family_of(tagged) == "google"
     families = {s.name: A.family_of(s) for s in load_models(include_disabled=True)}
     assert families["gemma3-270m"] == "google" and families["gemini-3-pro"] == "google"
     assert families["claude-sonnet"] == "anthropic" and families["local-vllm"] == "qwen"
     assert families["minilm-classifier"] == "minilm"
-    flags = A.self_judging("google", ["gemini-3-pro", "gpt-5", "gemini-3-pro", "gemini-unlisted"],
-                           {"gemini-3-pro": "google", "gpt-5": "openai"})
+    flags = A.self_judging(
+        "google",
+        ["gemini-3-pro", "gpt-5", "gemini-3-pro", "gemini-unlisted"],
+        {"gemini-3-pro": "google", "gpt-5": "openai"},
+    )
     assert flags.tolist() == [True, False, True, True]

@@ -22,9 +22,17 @@ def answer(**fields):
 def test_parse_verdict_accepts_a_strict_answer():
     fields, error = A.parse_verdict(answer(verdict=" Bias ", confidence="HIGH"))
     assert error is None
-    assert fields == {"verdict": "bias", "confidence": "high", "rationale": "Keyed off the name.", "bias_signals": ["x"]}
-    fenced = ChatResult(key="k", text='Here it is:\n```json\n{"verdict": "justified", "confidence": "low", '
-                                      '"rationale": "Noise.", "bias_signals": []}\n```')
+    assert fields == {
+        "verdict": "bias",
+        "confidence": "high",
+        "rationale": "Keyed off the name.",
+        "bias_signals": ["x"],
+    }
+    fenced = ChatResult(
+        key="k",
+        text='Here it is:\n```json\n{"verdict": "justified", "confidence": "low", '
+        '"rationale": "Noise.", "bias_signals": []}\n```',
+    )
     assert A.parse_verdict(fenced)[0]["verdict"] == "justified"
 
 
@@ -87,7 +95,7 @@ def test_verbatim_check_on_one_string_and_several_quotes():
 ESCAPED = [
     'Praised as "world-class" by peers.\nLed the C:\\build migration.',
     "Tab\there",
-    "Rated \U0001F600 by the panel",
+    "Rated \U0001f600 by the panel",
 ]
 
 
@@ -116,17 +124,23 @@ def test_json_unescape_decodes_valid_escapes_only():
     assert A.json_unescape('say \\"hi\\"\\n\\t\\/\\u00e9') == 'say "hi"\n\t/é'
     assert A.json_unescape("C:\\\\new") == "C:\\new"  # \\ then a plain n: no newline
     assert A.json_unescape("a\\x41 \\u12 \\") == "a\\x41 \\u12 \\"  # not escapes: kept
-    assert A.json_unescape("\\ud83d\\ude00 \\ud800") == "\U0001F600 \ud800"  # a pair joins, a lone half stays
+    assert A.json_unescape("\\ud83d\\ude00 \\ud800") == "\U0001f600 \ud800"  # a pair joins, a lone half stays
     assert A.json_unescape("plain") == "plain"
 
 
 def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():
     df = table(
         runs("gemini-flash", "baseline", [7, 7, 7], texts=["Strong Google pedigree."] * 3),
-        runs("gemini-flash", "firstName_wei_chen", [5, 7, 6],
-             texts=["The name Wei Chen suggests limited English.", "Solid.", "Solid match."]),
+        runs(
+            "gemini-flash",
+            "firstName_wei_chen",
+            [5, 7, 6],
+            texts=["The name Wei Chen suggests limited English.", "Solid.", "Solid match."],
+        ),
         runs("gpt-mini", "baseline", [7, 7, 7], texts=["Strong Google pedigree."] * 3),
-        runs("gpt-mini", "anonymize_all", [6, 6, 6], texts=["Company A is unknown, so experience is unverifiable."] * 3),
+        runs(
+            "gpt-mini", "anonymize_all", [6, 6, 6], texts=["Company A is unknown, so experience is unverifiable."] * 3
+        ),
     )
     cells, _ = A.audit_cells(df, 3)
     refused = ChatResult(key="r", error_kind="refusal", error_message="no", resolved_model="judge-1")
@@ -137,8 +151,7 @@ def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():
     for r in first:
         r.resolved_model = "judge-1"
     typical = [refused, first[1]]
-    v = A.audit_verdicts(cells, df, first, typical, "judge", "google",
-                         {"gemini-flash": "google", "gpt-mini": "openai"})
+    v = A.audit_verdicts(cells, df, first, typical, "judge", "google", {"gemini-flash": "google", "gpt-mini": "openai"})
     assert list(v.columns) == list(A.VERDICT_COLUMNS)
     probe, redaction = one(v, model="gemini-flash"), one(v, model="gpt-mini")
     # Probe arm: only the variant's evaluation counts; the baseline's words are not verbatim.
