@@ -113,9 +113,9 @@ def cpu_part(model, tokenizer, source: str, inputs: dict, threads: int, repeats:
             score,
             prompts,
             functools.partial(count_prompt_tokens, tokenizer),
-            source,
-            "seniority",
-            fresh,
+            model=source,
+            task="seniority",
+            cache_dir=fresh,
         )
         print(f"calibration ({time.perf_counter() - start:.0f} s): {found.summary()}")
     (probs, _mass), took = timed(lambda: score_labels_with_mass(model, tokenizer, prompts, labels, chosen), repeats)

@@ -184,7 +184,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as fresh:
         start = time.perf_counter()
         chosen, found = calibrated_settings(
-            auto, score, prompts, functools.partial(count_prompt_tokens, tokenizer), args.source, "seniority", fresh
+            auto,
+            score,
+            prompts,
+            functools.partial(count_prompt_tokens, tokenizer),
+            model=args.source,
+            task="seniority",
+            cache_dir=fresh,
         )
         took = time.perf_counter() - start
     print(f"\nCPU: {cpu_identity()}")

@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -59,45 +59,29 @@ from resumebias_dagster.core.providers.urls import url_host
 from resumebias_dagster.jobs import fit_scores_job, seniority_predictions_job
 from resumebias_dagster.partitions import fit_model_partitions, jd_partitions, model_partitions
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.settings import (
+    ALIAS_SENSOR_ENV,
+    ALIAS_SENSOR_INTERVAL_ENV,
+    REAUDIT_MIN_INTERVAL_ENV,
+    REAUDIT_SCHEDULE_ENV,
+    reaudit_cron,
+    seconds,
+    switched_on,
+)
 
 POOL_TAG = "resumebias/pool"
 SNAPSHOT_TAG = "resumebias/snapshot"
-ALIAS_SENSOR_ENV = "RESUMEBIAS_ALIAS_SENSOR"
-ALIAS_SENSOR_INTERVAL_ENV = "RESUMEBIAS_ALIAS_SENSOR_INTERVAL_S"
-REAUDIT_SCHEDULE_ENV = "RESUMEBIAS_REAUDIT_SCHEDULE"
-REAUDIT_CRON_ENV = "RESUMEBIAS_REAUDIT_CRON"
-REAUDIT_MIN_INTERVAL_ENV = "RESUMEBIAS_REAUDIT_MIN_INTERVAL_S"
 DEFAULT_REAUDIT_MIN_INTERVAL_S = 86400
 # Version 2 entries gained requested_at, requests and seen; entries without them still read.
 CURSOR_VERSION = 2
 
 
-class AutomationConfigError(ValueError):
-    """A setting of the automation is not valid; the message names the variable."""
-
-
-def seconds_setting(env: str, default: int, minimum: int, what: str) -> int:
-    """A whole number of seconds from ``env`` (empty or unset: ``default``), at least ``minimum``."""
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or value < minimum:
-        raise AutomationConfigError(
-            f"{env}={raw!r}: give a whole number of seconds, {minimum} or more ({what}; default {default})"
-        )
-    return value
-
-
 def alias_sensor_interval_s() -> int:
-    return seconds_setting(ALIAS_SENSOR_INTERVAL_ENV, 3600, 1, "how often model_alias_sensor probes the aliases")
+    return seconds(ALIAS_SENSOR_INTERVAL_ENV, 3600, 1, "how often model_alias_sensor probes the aliases")
 
 
 def reaudit_min_interval_s() -> int:
-    return seconds_setting(
+    return seconds(
         REAUDIT_MIN_INTERVAL_ENV,
         DEFAULT_REAUDIT_MIN_INTERVAL_S,
         0,
@@ -128,14 +112,11 @@ def model_jd_tags(partition_key: str) -> dict[str, str]:
     return model_tags(partition_key.split("|")[1])
 
 
-def _status(env: str) -> bool:
-    return os.environ.get(env, "").lower() in ("1", "on", "true", "yes")
-
-
 def rerun_requests(
     providers: ProvidersResource,
     models: list[str],
     reason: str,
+    *,
     prediction_models,
     fit_models,
     jds,
@@ -267,7 +248,9 @@ def build_model_alias_sensor(
     @dg.sensor(
         name="model_alias_sensor",
         minimum_interval_seconds=alias_sensor_interval_s(),
-        default_status=dg.DefaultSensorStatus.RUNNING if _status(ALIAS_SENSOR_ENV) else dg.DefaultSensorStatus.STOPPED,
+        default_status=dg.DefaultSensorStatus.RUNNING
+        if switched_on(ALIAS_SENSOR_ENV)
+        else dg.DefaultSensorStatus.STOPPED,
         jobs=[seniority_predictions_job, fit_scores_job],
         description="Probes each enabled provider model's alias (all at once, short timeout); when the store has "
         "recorded a new snapshot whose re-runs were not yet requested, re-runs that model's prediction and "
@@ -281,97 +264,140 @@ def build_model_alias_sensor(
         before = {name: store.snapshot(providers.settings(name)) for name in names}
         observed = probe_aliases(context, providers)
         t = clock()
-        entries, requests, rerun, flapping = {}, [], [], []
+        tick = _Tick()
         for name in names:
             settings = providers.settings(name)
             now = store.snapshot(settings)
             if now is None:  # never probed successfully: nothing to compare yet
                 if isinstance(previous.get(name), dict):
-                    entries[name] = previous[name]
+                    tick.entries[name] = previous[name]
                 continue
-            resolved, epoch = now
-            alias = alias_id(settings)
-            entry = requested_entry(previous.get(name), alias, before[name], now)
-            if entry["snapshot"] == resolved and entry["epoch"] != epoch:
-                if entry["epoch"] is not None:
-                    context.log.warning(
-                        f"{name}: the store holds snapshot epoch {epoch}, the cursor {entry['epoch']}: "
-                        "the store was replaced; counting from the store's epoch"
-                    )
-                entry["epoch"] = epoch
-            seen = [list(s) for s in entry.get("seen") or [[entry["snapshot"], entry["epoch"]]]]
-            if resolved not in [s for s, _ in seen]:
-                seen.append([resolved, epoch])
-            last = entry["requested_at"]
-            due = last is None or t >= last + min_interval
-            if resolved != entry["snapshot"] and due:
-                made = dict(entry["requests"])
-                n = made.get(str(epoch), 0)
-                # A snapshot this sensor re-ran before (the alias came back): run keys of their own.
-                reason = f"snapshot-{epoch}:{resolved}" + (f":rerun-{n + 1}" if n else "")
-                requests += rerun_requests(
-                    providers,
-                    [name],
-                    reason,
-                    prediction_models,
-                    fit_models,
-                    jds,
-                    {SNAPSHOT_TAG: resolved},
-                )
-                rerun.append(f"{name} (snapshot {resolved}, epoch {epoch})")
-                made[str(epoch)] = n + 1
-                entries[name] = {
-                    "alias": alias,
-                    "snapshot": resolved,
-                    "epoch": epoch,
-                    "requested_at": t,
-                    "requests": made,
-                    "seen": [[resolved, epoch]],
-                }
-                continue
-            if not due and len(seen) > 1:
-                owed = (
-                    f"its re-run waits until {_when(last + min_interval)}"
-                    if resolved != entry["snapshot"]
-                    else "the snapshot of its last re-run: nothing owed"
-                )
-                flapping.append(f"{name} (snapshots seen: {_seen_text(seen)}; now {resolved}, {owed})")
-                context.log.warning(
-                    f"{name}: alias flapping: snapshots seen since its re-run at {_when(last)}: {_seen_text(seen)}; "
-                    f"now {resolved} (epoch {epoch}), {owed} (one re-run per {REAUDIT_MIN_INTERVAL_ENV}="
-                    f"{min_interval} s)"
-                )
-            if due:  # nothing owed and the interval is over: any flapping has settled
-                seen = [[entry["snapshot"], entry["epoch"]]]
-            entries[name] = {**entry, "alias": alias, "seen": seen}
-        cursor = json.dumps({"version": CURSOR_VERSION, "models": entries}, sort_keys=True)
-        if not requests:
-            failed = sorted(set(names) - set(observed))
-            note = f"; could not probe {', '.join(failed)}" if failed else ""
-            what = (
-                f"moved: {', '.join(rerun)}, with no partition here"
-                if rerun
-                else "no re-run due"
-                if flapping
-                else "no alias moved"
+            _check_model(
+                tick,
+                context,
+                providers,
+                name,
+                previous=previous.get(name),
+                before=before[name],
+                now=now,
+                t=t,
+                min_interval=min_interval,
+                partitions=(prediction_models, fit_models, jds),
             )
-            flaps = f"; flapping: {'; '.join(flapping)}" if flapping else ""
-            return dg.SensorResult(
-                skip_reason=dg.SkipReason(f"{what} ({len(observed)} probed{note}){flaps}"), cursor=cursor
-            )
-        context.log.info(f"re-running {', '.join(rerun)}")
-        return dg.SensorResult(run_requests=requests, cursor=cursor)
+        cursor = json.dumps({"version": CURSOR_VERSION, "models": tick.entries}, sort_keys=True)
+        if not tick.requests:
+            return dg.SensorResult(skip_reason=dg.SkipReason(_skip_text(tick, names, observed)), cursor=cursor)
+        context.log.info(f"re-running {', '.join(tick.rerun)}")
+        return dg.SensorResult(run_requests=tick.requests, cursor=cursor)
 
     return model_alias_sensor
+
+
+@dataclass
+class _Tick:
+    """What one evaluation of the alias sensor decides, model by model."""
+
+    entries: dict[str, dict] = field(default_factory=dict)  # the cursor's entry per model
+    requests: list[dg.RunRequest] = field(default_factory=list)
+    rerun: list[str] = field(default_factory=list)
+    flapping: list[str] = field(default_factory=list)
+
+
+def _check_model(
+    tick: _Tick,
+    context: dg.SensorEvaluationContext,
+    providers: ProvidersResource,
+    name: str,
+    *,
+    previous,
+    before,
+    now: tuple[str, int],
+    t: float,
+    min_interval: int,
+    partitions: tuple,
+) -> None:
+    """Compare one model's snapshot with its cursor entry: request its re-runs when it moved and
+    the interval is over, report flapping, and keep its entry."""
+    prediction_models, fit_models, jds = partitions
+    settings = providers.settings(name)
+    resolved, epoch = now
+    alias = alias_id(settings)
+    entry = requested_entry(previous, alias, before, now)
+    if entry["snapshot"] == resolved and entry["epoch"] != epoch:
+        if entry["epoch"] is not None:
+            context.log.warning(
+                f"{name}: the store holds snapshot epoch {epoch}, the cursor {entry['epoch']}: "
+                "the store was replaced; counting from the store's epoch"
+            )
+        entry["epoch"] = epoch
+    seen = [list(s) for s in entry.get("seen") or [[entry["snapshot"], entry["epoch"]]]]
+    if resolved not in [s for s, _ in seen]:
+        seen.append([resolved, epoch])
+    last = entry["requested_at"]
+    due = last is None or t >= last + min_interval
+    if resolved != entry["snapshot"] and due:
+        made = dict(entry["requests"])
+        n = made.get(str(epoch), 0)
+        # A snapshot this sensor re-ran before (the alias came back): run keys of their own.
+        reason = f"snapshot-{epoch}:{resolved}" + (f":rerun-{n + 1}" if n else "")
+        tick.requests += rerun_requests(
+            providers,
+            [name],
+            reason,
+            prediction_models=prediction_models,
+            fit_models=fit_models,
+            jds=jds,
+            tags={SNAPSHOT_TAG: resolved},
+        )
+        tick.rerun.append(f"{name} (snapshot {resolved}, epoch {epoch})")
+        made[str(epoch)] = n + 1
+        tick.entries[name] = {
+            "alias": alias,
+            "snapshot": resolved,
+            "epoch": epoch,
+            "requested_at": t,
+            "requests": made,
+            "seen": [[resolved, epoch]],
+        }
+        return
+    if not due and len(seen) > 1:
+        owed = (
+            f"its re-run waits until {_when(last + min_interval)}"
+            if resolved != entry["snapshot"]
+            else "the snapshot of its last re-run: nothing owed"
+        )
+        tick.flapping.append(f"{name} (snapshots seen: {_seen_text(seen)}; now {resolved}, {owed})")
+        context.log.warning(
+            f"{name}: alias flapping: snapshots seen since its re-run at {_when(last)}: {_seen_text(seen)}; "
+            f"now {resolved} (epoch {epoch}), {owed} (one re-run per {REAUDIT_MIN_INTERVAL_ENV}="
+            f"{min_interval} s)"
+        )
+    if due:  # nothing owed and the interval is over: any flapping has settled
+        seen = [[entry["snapshot"], entry["epoch"]]]
+    tick.entries[name] = {**entry, "alias": alias, "seen": seen}
+
+
+def _skip_text(tick: _Tick, names: list[str], observed) -> str:
+    failed = sorted(set(names) - set(observed))
+    note = f"; could not probe {', '.join(failed)}" if failed else ""
+    what = (
+        f"moved: {', '.join(tick.rerun)}, with no partition here"
+        if tick.rerun
+        else "no re-run due"
+        if tick.flapping
+        else "no alias moved"
+    )
+    flaps = f"; flapping: {'; '.join(tick.flapping)}" if tick.flapping else ""
+    return f"{what} ({len(observed)} probed{note}){flaps}"
 
 
 def _reaudit(job) -> dg.ScheduleDefinition:
     @dg.schedule(
         name=f"weekly_{job.name.removesuffix('_job')}_reaudit",
-        cron_schedule=os.environ.get(REAUDIT_CRON_ENV, "0 3 * * 1"),
+        cron_schedule=reaudit_cron(),
         job=job,
         default_status=dg.DefaultScheduleStatus.RUNNING
-        if _status(REAUDIT_SCHEDULE_ENV)
+        if switched_on(REAUDIT_SCHEDULE_ENV)
         else dg.DefaultScheduleStatus.STOPPED,
         description="Weekly re-audit of every provider model: aliases are probed first, so a moved snapshot gets "
         "fresh calls; unchanged ones are answered by the response store (no spend).",
@@ -385,9 +411,9 @@ def _reaudit(job) -> dg.ScheduleDefinition:
             providers,
             providers.model_names,
             f"weekly-{date}",
-            set(model_partitions.get_partition_keys()),
-            set(fit_model_partitions.get_partition_keys()),
-            jd_partitions.get_partition_keys(),
+            prediction_models=set(model_partitions.get_partition_keys()),
+            fit_models=set(fit_model_partitions.get_partition_keys()),
+            jds=jd_partitions.get_partition_keys(),
         )
         return [r for r in requests if r.job_name == job.name]
 

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 EXIT_INPUT_ERROR = 2  # bad input file, same status argparse uses for bad arguments
 
 
+class InputError(ValueError):
+    """Bad input a handler's step found; the handler reports it with ``fail``."""
+
+
 def fail(message: str) -> int:
     """Say what is wrong with the input and give the input-error status."""
     print(f"error: {message}", file=sys.stderr)
@@ -38,9 +42,9 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
 def _analyze(args: argparse.Namespace) -> int:
     from resumebias_dagster.catalog import CatalogError
     from resumebias_dagster.core.inference import load_inference_settings, verdict_records
-    from resumebias_dagster.core.seniority.importer import PredictionFileError, read_prediction_files
     from resumebias_dagster.core.seniority.metrics import analysis_json
-    from resumebias_dagster.core.seniority.report import format_report
+    from resumebias_dagster.core.seniority.prediction_import import PredictionFileError, read_prediction_files
+    from resumebias_dagster.core.seniority.tables_text import format_tables
     from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 
     try:
@@ -55,7 +59,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
         print(json.dumps({**analysis_json(predictions), "verdicts": verdict_records(verdicts)}, indent=2))
     else:
-        sys.stdout.write(format_report(predictions, verdicts))
+        sys.stdout.write(format_tables(predictions, verdicts))
     return 0
 
 
@@ -120,51 +124,22 @@ def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _estimate_cost(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.estimate import CHARS_PER_TOKEN, estimate_cost, study_design
-    from resumebias_dagster.core.models.model_config import ModelConfigError, load_judges, load_models
-    from resumebias_dagster.core.providers import ProviderConfigError, ProviderSettings, ResponseStore
-    from resumebias_dagster.core.providers.store import STORE_URL_ENV, StoreError, is_store_url, store_target
+    from resumebias_dagster.core.estimate import estimate_cost, study_design
+    from resumebias_dagster.core.models.model_config import ModelConfigError
+    from resumebias_dagster.core.providers import ProviderConfigError
 
     try:
-        every = load_models(args.models_file, args.catalog_dir, include_disabled=True)
-        shown = every if (args.all or args.model) else [s for s in every if s.enabled]
-        specs = [s for s in shown if s.kind == "provider" and (not args.model or s.name in args.model)]
-        unknown = set(args.model) - {s.name for s in specs}
-        if unknown:
-            raise ModelConfigError(f"no provider model named {', '.join(sorted(unknown))} in the models config")
-        models = [ProviderSettings.from_spec(s) for s in specs]
-        judges = [ProviderSettings.from_spec(j) for j in load_judges(args.models_file, args.catalog_dir)]
-        providers = {s.name: s for s in every if s.kind == "provider"}
-        writers = {}
-        for flag, name in (("--generator-model", args.generator_model), ("--rewriter-model", args.rewriter_model)):
-            if name:
-                if name not in providers:
-                    raise ModelConfigError(f"{flag}: no provider model named {name!r} in the models config")
-                writers[flag] = ProviderSettings.from_spec(providers[name])
+        models, judges, writers = _cost_models(args)
     except (ModelConfigError, ProviderConfigError, CatalogError) as exc:
         return fail(str(exc))
     if not models and not writers:
         print("no provider model is enabled; name one with --model or use --all", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    target = args.store or store_target(None)
-    store = None
-    if is_store_url(target):
-        try:
-            store = ResponseStore(target, read_only=True, setting="--store" if args.store else STORE_URL_ENV)
-        except StoreError as exc:
-            return fail(str(exc))
-    elif Path(target).exists():
-        try:
-            store = ResponseStore(Path(target), read_only=True)
-        except StoreError as exc:
-            return fail(str(exc))
-    elif args.store:
-        return fail(f"--store: no response store at {target}")
-    # Where the store is, for the output (a URL without its password).
-    path = store.location if store is not None else str(target)
+    try:
+        store, path = _read_only_store(args.store)
+    except InputError as exc:
+        return fail(str(exc))
     try:
         try:
             design = study_design(args.n_per_level, args.seed, args.catalog_dir)
@@ -203,14 +178,66 @@ def _estimate_cost(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    _print_cost_table(table, design, args.n_per_level, path if store is None else None)
+    return 0
+
+
+def _cost_models(args: argparse.Namespace):
+    """The provider models, judges and writers (by flag) whose calls ``estimate-cost`` prices."""
+    from resumebias_dagster.core.models.model_config import ModelConfigError, load_judges, load_models
+    from resumebias_dagster.core.providers import ProviderSettings
+
+    every = load_models(args.models_file, args.catalog_dir, include_disabled=True)
+    shown = every if (args.all or args.model) else [s for s in every if s.enabled]
+    specs = [s for s in shown if s.kind == "provider" and (not args.model or s.name in args.model)]
+    unknown = set(args.model) - {s.name for s in specs}
+    if unknown:
+        raise ModelConfigError(f"no provider model named {', '.join(sorted(unknown))} in the models config")
+    models = [ProviderSettings.from_spec(s) for s in specs]
+    judges = [ProviderSettings.from_spec(j) for j in load_judges(args.models_file, args.catalog_dir)]
+    providers = {s.name: s for s in every if s.kind == "provider"}
+    writers = {}
+    for flag, name in (("--generator-model", args.generator_model), ("--rewriter-model", args.rewriter_model)):
+        if name:
+            if name not in providers:
+                raise ModelConfigError(f"{flag}: no provider model named {name!r} in the models config")
+            writers[flag] = ProviderSettings.from_spec(providers[name])
+    return models, judges, writers
+
+
+def _read_only_store(option: str | None):
+    """The response store ``--store`` names (else the default one) opened read-only, or None
+    where none exists yet; and where it is, for the output (a URL without its password)."""
+    from pathlib import Path
+
+    from resumebias_dagster.core.providers import ResponseStore
+    from resumebias_dagster.core.providers.store import STORE_URL_ENV, StoreError, is_store_url, store_target
+
+    target = option or store_target(None)
+    store = None
+    try:
+        if is_store_url(target):
+            store = ResponseStore(target, read_only=True, setting="--store" if option else STORE_URL_ENV)
+        elif Path(target).exists():
+            store = ResponseStore(Path(target), read_only=True)
+        elif option:
+            raise InputError(f"--store: no response store at {target}")
+    except StoreError as exc:
+        raise InputError(str(exc)) from None
+    return store, (store.location if store is not None else str(target))
+
+
+def _print_cost_table(table, design, n_per_level: int, missing_store: str | None) -> None:
+    from resumebias_dagster.core.estimate import CHARS_PER_TOKEN
+
     print(
-        f"{len(design.variants)} seniority variants ({args.n_per_level} résumés per level), "
+        f"{len(design.variants)} seniority variants ({n_per_level} résumés per level), "
         f"{len(design.probe_variants)} probe variants x {len(design.job_descriptions)} job descriptions; tokens "
         f"estimated as characters / {CHARS_PER_TOKEN}, output from stored answers of the same task where there are "
         "some; prices from prices.yaml (list prices, they change); each model at its current snapshot epoch."
     )
-    if store is None:
-        print(f"no response store at {path} yet: nothing is stored")
+    if missing_store is not None:
+        print(f"no response store at {missing_store} yet: nothing is stored")
     shown_columns = [
         "model",
         "task",
@@ -235,7 +262,6 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     missing = sorted(set(table.loc[table["usd_to_call"].isna(), "model"]))
     if missing:
         print(f"no price for: {', '.join(missing)} (add them to prices.yaml)")
-    return 0
 
 
 def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:
@@ -271,6 +297,22 @@ def _analyze_fit(args: argparse.Namespace) -> int:
         print(json.dumps({"cells": effects_json(effects), "verdicts": verdict_records(verdicts)}, indent=2))
     else:
         sys.stdout.write(format_fit_report(effects, all_cells=args.all, verdicts=verdicts))
+    return 0
+
+
+def _rank_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="FILE", help="JSON Lines: job, model, shown, groups, answer")
+    parser.add_argument("--top-k", type=_positive_int, default=3, metavar="K", help="top-k places (default 3)")
+    parser.add_argument("--json", action="store_true", help="print JSON: {groups, positions, answers}")
+
+
+def _rank(args: argparse.Namespace) -> int:
+    from resumebias_dagster.core.ranking.rank_import import RankingFileError, rank_report, read_ranking_files
+
+    try:
+        sys.stdout.write(rank_report(read_ranking_files(args.paths), args.top_k, as_json=args.json))
+    except RankingFileError as exc:
+        return fail(str(exc))
     return 0
 
 
@@ -310,11 +352,9 @@ def _plan(args: argparse.Namespace) -> int:
     import json
     import math
 
-    import pandas as pd
-
     from resumebias_dagster.catalog import CatalogError
     from resumebias_dagster.core.inference import load_inference_settings
-    from resumebias_dagster.core.inference.planning import ASSUMED_SD, Noise, pilot_noise, plan
+    from resumebias_dagster.core.inference.planning import plan
 
     if not 0 <= args.run_share <= 1:
         return fail(f"--run-share must lie in [0, 1], got {args.run_share}")
@@ -325,24 +365,10 @@ def _plan(args: argparse.Namespace) -> int:
             return fail(f"--effect of an impact ratio must lie in (0, 1), got {effect}")
         if args.kind != "impact_ratio" and effect <= 0:
             return fail(f"--effect must be positive, got {effect}")
-        if args.pilot:
-            try:
-                text = open(args.pilot, encoding="utf-8").read() if args.pilot.endswith(".json") else None
-                verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(args.pilot)
-                verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
-            except (OSError, ValueError, KeyError) as exc:
-                return fail(f"--pilot {args.pilot}: not a verdicts JSON or CSV ({type(exc).__name__}: {exc})")
-            noise = pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share)
-            source = f"pilot {args.pilot}"
-        else:
-            sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]
-            if sd <= 0:
-                return fail(f"--sd must be positive, got {sd}")
-            noise = Noise(sd, args.run_share, args.pilot_runs, args.pilot_jds)
-            source = "--sd" if args.sd is not None else "an assumed noise (no pilot: give --pilot or --sd)"
+        noise, source = _plan_noise(args)
         task = "fit" if args.kind == "fit_delta" else "seniority"
         per_resume = _variants_per_resume(task)
-    except (CatalogError, ValueError) as exc:
+    except (CatalogError, ValueError) as exc:  # InputError included
         return fail(str(exc))
     table = plan(args.kind, effect, noise, settings, per_resume, jds=(1, 2, 4) if task == "fit" else (1,))
     usd = None
@@ -374,6 +400,39 @@ def _plan(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    _print_plan(
+        args, table, effect=effect, noise=noise, source=source, settings=settings, per_resume=per_resume, usd=usd
+    )
+    return 0
+
+
+def _plan_noise(args: argparse.Namespace):
+    """The noise of one résumé's difference: from ``--pilot``'s verdicts, ``--sd``, or assumed;
+    and where it came from."""
+    import json
+
+    import pandas as pd
+
+    from resumebias_dagster.core.inference.planning import ASSUMED_SD, Noise, pilot_noise
+
+    if args.pilot:
+        try:
+            text = open(args.pilot, encoding="utf-8").read() if args.pilot.endswith(".json") else None
+            verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(args.pilot)
+            verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
+        except (OSError, ValueError, KeyError) as exc:
+            raise InputError(
+                f"--pilot {args.pilot}: not a verdicts JSON or CSV ({type(exc).__name__}: {exc})"
+            ) from None
+        return pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share), f"pilot {args.pilot}"
+    sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]
+    if sd <= 0:
+        raise InputError(f"--sd must be positive, got {sd}")
+    noise = Noise(sd, args.run_share, args.pilot_runs, args.pilot_jds)
+    return noise, "--sd" if args.sd is not None else "an assumed noise (no pilot: give --pilot or --sd)"
+
+
+def _print_plan(args: argparse.Namespace, table, *, effect, noise, source, settings, per_resume, usd) -> None:
     unit = "log ratio " if args.kind == "impact_ratio" else ""
     print(
         f"To detect {args.kind} = {effect:g} with {settings.power:.0%} power at alpha {settings.alpha:g} "
@@ -390,7 +449,6 @@ def _plan(args: argparse.Namespace) -> int:
     print(shown.to_markdown(index=False, disable_numparse=True))
     if args.model and usd is None:
         print(f"no price for {args.model} in prices.yaml: dollars not shown")
-    return 0
 
 
 def _variants_per_resume(task: str) -> int:
@@ -433,19 +491,17 @@ def _pull_tables_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pull_tables(args: argparse.Namespace) -> int:
-    import os
 
     from resumebias_dagster.core.common.shared_tables import (
         SCHEMA,
-        TABLES_URL_ENV,
         SharedTables,
         SharedTablesError,
         pull_into_duckdb,
         redact,
     )
-    from resumebias_dagster.settings import data_dir
+    from resumebias_dagster.settings import TABLES_URL_ENV, data_dir, tables_url
 
-    url = args.url or os.environ.get(TABLES_URL_ENV, "").strip()
+    url = args.url or tables_url()
     if not url:
         print(f"error: no shared tables to pull: give --url or set {TABLES_URL_ENV}", file=sys.stderr)
         return EXIT_INPUT_ERROR
@@ -496,6 +552,7 @@ COMMANDS: dict[str, Command] = {
         _analyze_fit_arguments,
         _analyze_fit,
     ),
+    "analyze-rank": Command("share ranked first and impact ratios of rankings made elsewhere", _rank_arguments, _rank),
     "plan": Command(
         "résumés, runs, job descriptions, calls and dollars a study needs to detect an effect with 80% power",
         _plan_arguments,

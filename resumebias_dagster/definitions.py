@@ -7,11 +7,11 @@ import dagster as dg
 with warnings.catch_warnings():
     # dagster-pandera marks its converter beta; the schemas module uses it on purpose.
     warnings.simplefilter("ignore", dg.BetaWarning)
-    from resumebias_dagster.assets import jd_audit, report, seniority_models, seniority_study
+    from resumebias_dagster.assets import jd_audit, ranking, report, seniority_models, seniority_study
 
     # One package per asset group: the folder names the group a user sees in the UI. Loading
     # imports the asset modules, hence inside the warnings block.
-    _groups = [seniority_study, seniority_models, jd_audit, report]
+    _groups = [seniority_study, seniority_models, jd_audit, ranking, report]
     _assets = [
         a for g in _groups for a in dg.load_assets_from_package_module(g, group_name=g.__name__.rsplit(".", 1)[-1])
     ]
@@ -26,6 +26,7 @@ from resumebias_dagster.jobs import ALL_JOBS
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import default_io_manager
 
 defs = dg.Definitions(
@@ -39,5 +40,6 @@ defs = dg.Definitions(
         "catalog": CatalogResource(),
         "compute": ComputeResource(),
         "providers": ProvidersResource(),
+        "shared_files": SharedFilesResource(),
     },
 )

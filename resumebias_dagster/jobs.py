@@ -1,4 +1,5 @@
-"""Jobs: unpartitioned and partitioned assets cannot share one, so the study runs as four."""
+"""Jobs: unpartitioned and partitioned assets cannot share one, so the study runs as four; the
+ranking task has a fifth, run on request."""
 
 import dagster as dg
 
@@ -7,13 +8,16 @@ from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 PREDICTIONS = dg.AssetSelection.assets("seniority_predictions")
 FIT_SCORES = dg.AssetSelection.assets("fit_scores")
 PARTITIONED = PREDICTIONS | FIT_SCORES
+# The ranking task: run on request (rankings_job), never by `resumebias run`, so neither it nor
+# its tables are in the study's jobs.
+RANKINGS = dg.AssetSelection.assets("rankings")
 # Filled only on request (import paths in its config); a job re-running it would drop an import.
 IMPORTED = dg.AssetSelection.assets("imported_predictions")
 
 
 study_inputs_job = dg.define_asset_job(
     "study_inputs",
-    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - IMPORTED,
+    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - RANKINGS.downstream() - IMPORTED,
     description="Résumés, variants, validation, training set, fine-tuned classifiers, job descriptions, probes.",
 )
 seniority_predictions_job = dg.define_asset_job(
@@ -28,10 +32,17 @@ fit_scores_job = dg.define_asset_job(
     partitions_def=model_jd_partitions,
     description="Every probe variant through one model for one job description.",
 )
+rankings_job = dg.define_asset_job(
+    "rankings_job",
+    selection=RANKINGS,
+    partitions_def=model_jd_partitions,
+    description="The ranking task through one model for one job description (ranking_selection and "
+    "ranking_positions follow under automation).",
+)
 study_tables_job = dg.define_asset_job(
     "study_tables",
     selection=PARTITIONED.downstream() - PARTITIONED,
     description="Metric tables, effects, summaries and plots over every partition.",
 )
 
-ALL_JOBS = [study_inputs_job, seniority_predictions_job, fit_scores_job, study_tables_job]
+ALL_JOBS = [study_inputs_job, seniority_predictions_job, fit_scores_job, rankings_job, study_tables_job]

@@ -6,7 +6,8 @@ import dagster as dg
 from resumebias_dagster.core.jd_audit.design import design_job_descriptions
 from resumebias_dagster.core.models.model_config import load_models
 
-# Kinds that can read a job description and give a fit score (a classifier cannot).
+# Kinds that can read a job description and give a fit score or a ranking (a classifier cannot);
+# fit_scores and rankings share these model x jd partitions.
 FIT_KINDS = ("local-llm", "provider")
 
 _models = load_models()
@@ -15,3 +16,12 @@ fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if
 # The design's job descriptions only (every one with `job_descriptions: all`).
 jd_partitions = dg.StaticPartitionsDefinition(design_job_descriptions())
 model_jd_partitions = dg.MultiPartitionsDefinition({"model": fit_model_partitions, "jd": jd_partitions})
+
+
+def jds_by_model(partition_keys, partitions_def: dg.MultiPartitionsDefinition) -> dict[str, list[str]]:
+    """The job descriptions of each model among a run's (model, jd) partition keys, in their order."""
+    out: dict[str, list[str]] = {}
+    for key in partition_keys:
+        dims = partitions_def.get_partition_key_from_str(str(key)).keys_by_dimension
+        out.setdefault(dims["model"], []).append(dims["jd"])
+    return out

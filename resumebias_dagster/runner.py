@@ -6,10 +6,20 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.progress import StudyProgress
-from resumebias_dagster.settings import UntrustedFolderError, data_dir, duckdb_path, remember_file, wrote_file
+from resumebias_dagster.settings import (
+    UntrustedFolderError,
+    dagster_home_choice,
+    data_dir,
+    duckdb_path,
+    remember_file,
+    set_dagster_home,
+    set_for_libraries,
+    wrote_file,
+)
 
 INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
 
@@ -25,7 +35,7 @@ def dagster_home() -> Path:
     is ``<data dir>/dagster_home/dagster.yaml`` as this tool writes it: Dagster runs what a
     dagster.yaml names (a logging handler can be any callable), so one the tool did not write
     (the current template, or a copy it wrote and remembers) is refused, never read."""
-    chosen = os.environ.get("DAGSTER_HOME")
+    chosen = dagster_home_choice()
     if chosen:
         return Path(chosen).absolute()
     home = (data_dir() / "dagster_home").absolute()
@@ -42,7 +52,7 @@ def dagster_home() -> Path:
     if not config.exists():
         shutil.copyfile(INSTANCE_TEMPLATE, config)
         remember_file(config)
-    os.environ["DAGSTER_HOME"] = str(home)
+    set_dagster_home(home)
     return home
 
 
@@ -137,7 +147,7 @@ def _quiet_libraries(live: bool) -> None:
     (another caller in this process) its default is switched off directly."""
     if live:
         return
-    os.environ.update(QUIET_ENV)
+    set_for_libraries(QUIET_ENV)
     if "tqdm" in sys.modules:
         import functools
 
@@ -146,7 +156,7 @@ def _quiet_libraries(live: bool) -> None:
         init = tqdm.std.tqdm.__dict__["__init__"]
         if not getattr(init, "_resumebias_quiet", False):  # once: a bar asking for disable=False still gets it
             quiet_init = functools.partialmethod(init, disable=True)
-            quiet_init._resumebias_quiet = True
+            setattr(quiet_init, "_resumebias_quiet", True)  # marks our wrapper, so it is applied once
             tqdm.std.tqdm.__init__ = quiet_init
     from huggingface_hub.utils import disable_progress_bars
     from transformers.utils import logging as transformers_logging
@@ -159,23 +169,50 @@ def run_study(out=sys.stdout) -> int:
     home = dagster_home()
     _quiet_libraries(live=out.isatty())  # before the libraries with progress bars are imported
     import dagster as dg
-    import duckdb
 
-    from resumebias_dagster.automation import model_jd_tags, model_tags
     from resumebias_dagster.core.models.model_config import models_file
-    from resumebias_dagster.core.seniority.report import format_report
-    from resumebias_dagster.definitions import defs
-    from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 
     print(f"models config: {models_file()}", file=out, flush=True)
     instance = dg.DagsterInstance.get()
     release_abandoned_runs(instance, out)
-    launcher = {**LAUNCHER_TAGS, PID_TAG: str(os.getpid())}
-    # Partitioned and unpartitioned assets run as separate jobs, each partition its own run.
-    plan = [("study_inputs", None, {})]
+    totals = _run_plan(_study_plan(), instance, out)
+    if totals is None:
+        return 1
+    print("\nSECONDS PER ASSET (all partitions)", file=out)
+    for step, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
+        print(f"  {step:<55} {seconds:8.1f}", file=out)
+    _print_results(out)
+    report = data_dir() / "reports" / "audit_report.html"
+    if report.is_file():
+        print(f"Report: {report}   (one HTML file; open it in any browser, share it as it is)", file=out)
+    summary = data_dir() / "reports" / "bias_audit_summary.json"
+    if summary.is_file():
+        print(
+            f"Local Law 144 summary: {summary} (and .csv); EU AI Act test record: eu_ai_act_test_record.json", file=out
+        )
+    print(f"UI: DAGSTER_HOME={home} dagster dev   (from the repository root; opens http://127.0.0.1:3000)", file=out)
+    return 0
+
+
+def _study_plan() -> list[tuple[str, Any, dict[str, str]]]:
+    """(job, partition key or None, run tags) in order: partitioned and unpartitioned assets run
+    as separate jobs, each partition its own run."""
+    from resumebias_dagster.automation import model_jd_tags, model_tags
+    from resumebias_dagster.partitions import model_jd_partitions, model_partitions
+
+    plan: list[tuple[str, Any, dict[str, str]]] = [("study_inputs", None, {})]
     plan += [("seniority_predictions_job", k, model_tags(k)) for k in model_partitions.get_partition_keys()]
     plan += [("fit_scores_job", k, model_jd_tags(k)) for k in model_jd_partitions.get_partition_keys()]
     plan += [("study_tables", None, {})]
+    return plan
+
+
+def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out) -> dict[str, float] | None:
+    """Run each job of ``plan`` in turn; seconds per step over all its runs, or None (the
+    failed steps printed) when a run fails."""
+    from resumebias_dagster.definitions import defs
+
+    launcher = {**LAUNCHER_TAGS, PID_TAG: str(os.getpid())}
     totals: dict[str, float] = {}
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     progress = StudyProgress([job for job, _, _ in plan], out)
@@ -198,12 +235,18 @@ def run_study(out=sys.stdout) -> int:
                 for event in result.all_events:
                     if event.event_type_value == "STEP_FAILURE":
                         print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
-                return 1
+                return None
     finally:
         progress.close()
-    print("\nSECONDS PER ASSET (all partitions)", file=out)
-    for step, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
-        print(f"  {step:<55} {seconds:8.1f}", file=out)
+    return totals
+
+
+def _print_results(out) -> None:
+    """The study's tables as text, from the DuckDB file, and where the files are."""
+    import duckdb
+
+    from resumebias_dagster.core.seniority.tables_text import format_tables
+
     db = duckdb_path()
     with duckdb.connect(str(db), read_only=True) as con:
         validation = con.execute("select * from audit.style_validation").df()
@@ -221,7 +264,7 @@ def run_study(out=sys.stdout) -> int:
     print("\nSTYLE VALIDATION (notebook 004)", file=out)
     print(validation.round(3).to_string(index=False), file=out)
     print(file=out)
-    out.write(format_report(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
+    out.write(format_tables(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
     print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
     columns = [
         "model",
@@ -269,8 +312,3 @@ def run_study(out=sys.stdout) -> int:
     print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
     for plot in plots.itertuples(index=False):
         print(f"Plot {plot.plot}: {plot.path}", file=out)
-    report = data_dir() / "reports" / "audit_report.html"
-    if report.is_file():
-        print(f"Report: {report}   (one HTML file; open it in any browser, share it as it is)", file=out)
-    print(f"UI: DAGSTER_HOME={home} dagster dev   (from the repository root; opens http://127.0.0.1:3000)", file=out)
-    return 0

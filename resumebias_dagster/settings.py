@@ -1,12 +1,19 @@
-"""Locations on disk, from the environment (read when called, never cached at import)."""
+"""The one module that reads the environment: every variable the package reads is named here,
+read when called (never cached at import), and checked where it has a format.
+
+Nothing else in the package reads ``os.environ`` (``tests/test_layout.py`` checks); it imports
+nothing of the package, so every layer (catalog, core, resources, assets) may use it.
+The configuration reference (docs/configuration.md) lists every variable named here.
+"""
+
+from __future__ import annotations
 
 import hashlib
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
-
-from resumebias_dagster.catalog import CATALOG_DIR_ENV, is_preset
 
 DATA_DIR_ENV = "RESUMEBIAS_DATA_DIR"
 DEFAULT_DATA_DIR = "data"
@@ -134,7 +141,7 @@ class ConfigPathError(ValueError):
 
 def allowed_roots() -> list[Path]:
     roots = [data_dir()]
-    catalog = os.environ.get(CATALOG_DIR_ENV, "")
+    catalog = catalog_dir() or ""
     # ``preset:NAME`` names a packaged folder, no folder of the operator's.
     if catalog and not is_preset(catalog):
         roots.append(Path(catalog).expanduser().absolute())
@@ -159,3 +166,134 @@ def checked_path(value: str | os.PathLike, setting: str) -> Path:
         f"{setting}: {value} is outside the folders run config may name ({listed}); move the file under one of "
         f"them, or have the operator add its folder to {ALLOWED_ROOTS_ENV}"
     )
+
+
+# ------------------------------------------------------------------ the catalog folder
+CATALOG_DIR_ENV = "RESUMEBIAS_CATALOG_DIR"
+PRESET_PREFIX = "preset:"
+
+
+def is_preset(value: str | os.PathLike | None) -> bool:
+    """Whether a catalog folder setting names a packaged preset rather than a folder."""
+    return isinstance(value, str) and value.strip().startswith(PRESET_PREFIX)
+
+
+def catalog_dir() -> str | None:
+    """``$RESUMEBIAS_CATALOG_DIR``: the user's catalog folder or ``preset:NAME`` (None: packaged only)."""
+    return os.environ.get(CATALOG_DIR_ENV) or None
+
+
+# ------------------------------------------------------------------ models, store, shared tables
+MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
+STORE_URL_ENV = "RESUMEBIAS_STORE_URL"
+STORE_URLS_ENV = "RESUMEBIAS_STORE_URLS"
+TABLES_URL_ENV = "RESUMEBIAS_TABLES_URL"
+# Read by pyarrow's S3 filesystem too; named here for the shared tables on S3-compatible storage.
+S3_ENDPOINT_ENV = "AWS_ENDPOINT_URL"
+S3_REGION_ENV = "AWS_REGION"
+
+
+def _text(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+def models_file() -> str:
+    """``$RESUMEBIAS_MODELS_FILE`` (empty: the catalog's models.yaml)."""
+    return _text(MODELS_FILE_ENV)
+
+
+def store_url() -> str:
+    """``$RESUMEBIAS_STORE_URL``: the response store (empty: the SQLite file in the data folder)."""
+    return _text(STORE_URL_ENV)
+
+
+def store_urls() -> list[str]:
+    """The stores run config may choose: ``$RESUMEBIAS_STORE_URL`` and those listed in
+    ``$RESUMEBIAS_STORE_URLS`` (separated by spaces or commas). The worker's PGPASSWORD or
+    ~/.pgpass goes to whatever server a store URL names, so the deployment, not whoever writes
+    run config, decides which servers those are."""
+    listed = [store_url()] + _text(STORE_URLS_ENV).replace(",", " ").split()
+    return [url for url in listed if url]
+
+
+def tables_url() -> str:
+    """``$RESUMEBIAS_TABLES_URL``: the shared tables and files of several machines (empty: one machine)."""
+    return _text(TABLES_URL_ENV)
+
+
+def s3_endpoint() -> str:
+    return _text(S3_ENDPOINT_ENV)
+
+
+def s3_region() -> str:
+    return _text(S3_REGION_ENV) or "us-east-1"
+
+
+def secret(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value of the variable a model entry names for its key (``environ``: the process's)."""
+    return (environ if environ is not None else os.environ).get(name, "")
+
+
+# ------------------------------------------------------------------ automation
+ALIAS_SENSOR_ENV = "RESUMEBIAS_ALIAS_SENSOR"
+ALIAS_SENSOR_INTERVAL_ENV = "RESUMEBIAS_ALIAS_SENSOR_INTERVAL_S"
+REAUDIT_SCHEDULE_ENV = "RESUMEBIAS_REAUDIT_SCHEDULE"
+REAUDIT_CRON_ENV = "RESUMEBIAS_REAUDIT_CRON"
+REAUDIT_MIN_INTERVAL_ENV = "RESUMEBIAS_REAUDIT_MIN_INTERVAL_S"
+DEFAULT_REAUDIT_CRON = "0 3 * * 1"
+
+
+class SettingError(ValueError):
+    """A variable's value has the wrong form; the message names the variable."""
+
+
+def switched_on(name: str) -> bool:
+    """A switch: ``1``, ``on``, ``true`` or ``yes`` (any case) is on; anything else off."""
+    return _text(name).lower() in ("1", "on", "true", "yes")
+
+
+def seconds(name: str, default: int, minimum: int, what: str) -> int:
+    """A whole number of seconds from ``name`` (empty or unset: ``default``), at least ``minimum``."""
+    raw = _text(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise SettingError(
+            f"{name}={raw!r}: give a whole number of seconds, {minimum} or more ({what}; default {default})"
+        )
+    return value
+
+
+def reaudit_cron() -> str:
+    return os.environ.get(REAUDIT_CRON_ENV, DEFAULT_REAUDIT_CRON)
+
+
+# ------------------------------------------------------------------ Dagster's instance
+DAGSTER_HOME_ENV = "DAGSTER_HOME"
+
+
+def dagster_home_choice() -> str | None:
+    """``$DAGSTER_HOME`` when the operator set it."""
+    return os.environ.get(DAGSTER_HOME_ENV) or None
+
+
+def set_dagster_home(home: Path) -> None:
+    """Point this process's Dagster (and the runs it launches) at ``home``."""
+    os.environ[DAGSTER_HOME_ENV] = str(home)
+
+
+def set_for_libraries(values: Mapping[str, str]) -> None:
+    """Variables the libraries read at import (e.g. progress bars off in a log)."""
+    os.environ.update(values)
+
+
+ONEDNN_ISA_ENV = "ONEDNN_MAX_CPU_ISA"
+
+
+def onednn_isa() -> str:
+    """oneDNN's instruction-set cap when set (a CPU calibration is valid only under the same)."""
+    return os.environ.get(ONEDNN_ISA_ENV, "default")

@@ -280,3 +280,96 @@ def test_analyze_fit_json_on_null_studies_flags_few_of_them(tmp_path, capsys):
         assert {v["n_resumes"] for v in verdicts} == {10}
         flagged += any(v["verdict"] == "beyond_noise" for v in verdicts)
     assert flagged <= 3  # 5% of 20 is 1; 3 or more has probability 8% under a calibrated test
+
+
+def _rankings_file(tmp_path, lines) -> Path:
+    path = tmp_path / "rankings.jsonl"
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def _ranking(shown, groups, answer, job="backend", model="gpt"):
+    return {"job": job, "model": model, "shown": shown, "groups": groups, "answer": answer}
+
+
+BRAD, JAMAL = "Brad McCarthy", "Jamal Booker"
+
+
+def test_analyze_rank_json_reproduces_a_hand_computed_example(tmp_path, capsys):
+    path = _rankings_file(
+        tmp_path,
+        [
+            # shown first: white_male; ranked first: black_male (a numbered list)
+            _ranking([BRAD, JAMAL], ["white_male", "black_male"], f"1. {JAMAL}\n2. {BRAD}"),
+            # shown first: black_male; ranked first: black_male (groups as an object)
+            _ranking([JAMAL, BRAD], {BRAD: "white_male", JAMAL: "black_male"}, f"{JAMAL}\n{BRAD}"),
+            "",
+            # shown first: white_male; ranked first: white_male (prose, first mention)
+            _ranking([BRAD, JAMAL], ["white_male", "black_male"], f"{BRAD} is the stronger candidate."),
+            # declines, though it names them: no ranking, left out of the rates
+            _ranking([JAMAL, BRAD], ["black_male", "white_male"], f"I cannot rank {JAMAL} and {BRAD} by name."),
+        ],
+    )
+    assert main(["analyze-rank", "--json", "--top-k", "1", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["top_k"] == 1
+    groups = {(g["model"], g["job"], g["group"]): g for g in out["groups"]}
+    assert set(groups) == {("gpt", "backend", "black_male"), ("gpt", "backend", "white_male")}
+    black, white = groups["gpt", "backend", "black_male"], groups["gpt", "backend", "white_male"]
+    # 3 valid rankings: black_male ranked first in 2 (rate 2/3), white_male in 1 (1/3): ratio 1/2.
+    assert (black["ranked_first"], black["shown_first"], black["n_rankings"]) == (2, 1, 3)
+    assert (white["ranked_first"], white["shown_first"], white["n_rankings"]) == (1, 2, 3)
+    assert black["selection_rate"] == pytest.approx(2 / 3) and white["selection_rate"] == pytest.approx(1 / 3)
+    assert black["impact_ratio"] == 1.0 and white["impact_ratio"] == pytest.approx(0.5)
+    assert white["below_four_fifths"] is True and black["below_four_fifths"] is False
+    assert {black["reference_group"], white["reference_group"]} == {"black_male"}
+    assert white["top_k_rate"] == pytest.approx(1 / 3)  # top 1 = first
+    # Position bias: the candidate shown first was ranked first in rankings 2 and 3, not 1.
+    positions = {p["position"]: p for p in out["positions"]}
+    assert positions[1]["ranked_first"] == 2 and positions[2]["ranked_first"] == 1
+    assert positions[1]["share_first"] == pytest.approx(2 / 3) and positions[1]["chance_rate"] == 0.5
+    assert out["answers"] == [
+        {
+            "model": "gpt",
+            "job": "backend",
+            "n_answers": 4,
+            "n_errors": 1,
+            "errors": {"unparsable: declines to rank or calls the candidates equal": 1},
+        }
+    ]
+    assert main(["analyze-rank", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("4 rankings, 1 without a ranking") and "black_male" in text
+
+
+def test_analyze_rank_bad_input_exits_2_naming_the_file_and_line(tmp_path, capsys):
+    path = _rankings_file(
+        tmp_path,
+        [
+            _ranking([BRAD, JAMAL], ["white_male", "black_male"], BRAD),
+            {"job": "backend", "model": "gpt", "shown": [BRAD, JAMAL], "groups": ["white_male"], "answer": BRAD},
+        ],
+    )
+    for extra in ([], ["--json"]):
+        assert main(["analyze-rank", *extra, str(path)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == (
+            f"error: {path}, line 2: shown has 2 names but groups has 1 (a list parallel to shown)\n"
+        )
+    assert main(["analyze-rank", str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl: cannot be read" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["analyze-rank", "--top-k", "0", str(path)])
+    assert info.value.code == 2
+
+
+def test_analyze_rank_does_not_import_dagster(tmp_path):
+    path = _rankings_file(tmp_path, [_ranking([BRAD, JAMAL], ["white_male", "black_male"], BRAD)])
+    code = (
+        "import sys; from resumebias_dagster.cli import main; "
+        f"assert main(['analyze-rank', {str(path)!r}]) == 0; "
+        "assert 'dagster' not in sys.modules and 'torch' not in sys.modules, 'heavy import'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

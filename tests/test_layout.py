@@ -1,4 +1,4 @@
-"""The package's layout holds: no module over 600 lines, core free of Dagster, no import cycles,
+"""The package's layout holds: no module over 600 lines and no function over 80, core free of Dagster, no import cycles,
 and the packages of core/ importing only those on a lower layer (the two studies never each other)."""
 
 import ast
@@ -117,7 +117,9 @@ LAYERS: dict[str, int] = {
     "fairness": 4,
     "seniority": 5,
     "jd_audit": 5,
+    "ranking": 5,
     "reporting": 6,
+    "compliance": 6,
     "estimate": 6,
 }
 CORE = "resumebias_dagster.core"
@@ -181,3 +183,45 @@ def test_the_layer_check_finds_an_upward_import():
     assert layer_violations({f"{CORE}.jd_audit.x": {f"{CORE}.seniority.y"}}) == {
         (f"{CORE}.jd_audit.x", f"{CORE}.seniority.y")
     }
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_exceeds_80_lines():
+    long = {}
+    for f in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if (n := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
+                    long[f"{f.relative_to(PACKAGE)}:{node.lineno} {node.name}"] = n
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them where a step ends): {long}"
+
+
+def environment_reads(source: str) -> list[int]:
+    """Lines of ``source`` that touch the process environment (``os.environ``, ``os.getenv``,
+    ``from os import environ/getenv``)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv", "environb"):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            lines += [node.lineno for a in node.names if a.name in ("environ", "getenv", "environb")]
+    return sorted(lines)
+
+
+def test_only_the_settings_module_reads_the_environment():
+    # testing/ holds the test servers' helpers, which set variables for the processes they start.
+    found = {
+        str(f.relative_to(PACKAGE)): lines
+        for f in sorted(PACKAGE.rglob("*.py"))
+        if f != PACKAGE / "settings.py" and f.relative_to(PACKAGE).parts[0] != "testing"
+        if (lines := environment_reads(f.read_text()))
+    }
+    assert not found, f"read the environment through resumebias_dagster/settings.py: {found}"
+
+
+def test_the_environment_check_sees_each_form():
+    assert environment_reads("import os\nos.environ.get('X')\nos.getenv('Y')\n") == [2, 3]
+    assert environment_reads("from os import environ\n") == [1]
+    assert environment_reads("import os\nos.path.join('a')\n") == []

@@ -32,12 +32,17 @@ def table_metadata(df: pd.DataFrame, preview_rows: int = 10, **extra) -> dict:
     return meta
 
 
-def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes]) -> pd.DataFrame:
+def json_by_key(values: pd.Series) -> dg.JsonMetadataValue:
+    """A Series keyed by label (counts, means) as a JSON object with text keys."""
+    return dg.MetadataValue.json({str(k): v.item() if hasattr(v, "item") else v for k, v in values.items()})
+
+
+def publish_pngs(context: dg.AssetExecutionContext, pngs: dict[str, bytes], shared: SharedFiles | None) -> pd.DataFrame:
     """Write each PNG under data/reports/ and show it in the asset's metadata."""
     folder = data_dir() / "reports"
     folder.mkdir(parents=True, exist_ok=True)
-    shared = SharedFiles.from_env()
-    rows, meta = [], {}
+    rows: list[dict[str, object]] = []
+    meta: dict[str, dg.MetadataValue] = {}
     for name, png in pngs.items():
         path = folder / f"{name}.png"
         path.write_bytes(png)

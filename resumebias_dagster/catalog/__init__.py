@@ -18,9 +18,11 @@ from typing import Any
 
 import yaml
 
+from resumebias_dagster.settings import CATALOG_DIR_ENV as CATALOG_DIR_ENV  # re-exported
+from resumebias_dagster.settings import PRESET_PREFIX, is_preset
+from resumebias_dagster.settings import catalog_dir as catalog_dir_setting
+
 PACKAGED_DIR = Path(__file__).parent
-CATALOG_DIR_ENV = "RESUMEBIAS_CATALOG_DIR"
-PRESET_PREFIX = "preset:"
 PRESETS_DIR = PACKAGED_DIR / "presets"
 
 
@@ -31,11 +33,6 @@ class CatalogError(ValueError):
 def presets() -> list[str]:
     """The names of the packaged presets (``preset:NAME``)."""
     return sorted(p.name for p in PRESETS_DIR.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-
-
-def is_preset(value: str | os.PathLike | None) -> bool:
-    """Whether a catalog folder setting names a packaged preset rather than a folder."""
-    return isinstance(value, str) and value.strip().startswith(PRESET_PREFIX)
 
 
 def preset_dir(value: str) -> Path:
@@ -61,9 +58,9 @@ def resolve_catalog_dir(catalog_dir: str | os.PathLike | None) -> Path | None:
 
 def catalog_path(name: str, catalog_dir: str | os.PathLike | None = None) -> Path:
     """Resolve ``name`` in the user folder (or preset) first, then in the packaged catalog."""
-    user_dir = catalog_dir if catalog_dir is not None else os.environ.get(CATALOG_DIR_ENV)
-    if user_dir:
-        user_dir = resolve_catalog_dir(user_dir)
+    setting = catalog_dir if catalog_dir is not None else catalog_dir_setting()
+    user_dir = resolve_catalog_dir(setting)
+    if user_dir is not None:
         if not user_dir.is_dir():
             raise CatalogError(f"catalog folder {user_dir} does not exist or is not a folder")
         candidate = user_dir / name

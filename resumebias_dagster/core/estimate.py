@@ -96,7 +96,7 @@ def study_design(n_per_level: int = 40, seed: int = 0, catalog_dir: str | os.Pat
     base = generate_resumes(n_per_level=n_per_level, seed=seed, catalog_dir=catalog_dir)
     style = pd.DataFrame(
         [
-            (r.resume_id, i, r.seniority, s, rewrite_style(r.text, s, seed=seed, catalog_dir=catalog_dir))
+            (r.resume_id, i, r.seniority, s, rewrite_style(str(r.text), s, seed=seed, catalog_dir=catalog_dir))
             for i, r in enumerate(base.itertuples(index=False))
             for s in STYLES
         ],
@@ -193,7 +193,7 @@ def _generation(design: Design, catalog_dir, generate: bool, rewrite: bool, rewr
         templates = {style: load_prompt(name, catalog_dir, {"resume_text"}) for style, name in REWRITE_PROMPTS.items()}
         rewrites = [
             ChatRequest.from_prompt(
-                template.format(resume_text=resume.text.strip()),
+                template.format(resume_text=str(resume.text).strip()),
                 sample_index=0,
                 tag=f"{style}/{resume.resume_id}",
                 task="generation",
@@ -242,7 +242,7 @@ def estimate_cost(
     rows = []
     evaluation_chars: dict[str, float] = {}
     for settings in models:
-        calls = []
+        calls: list[_TaskCalls] = []
         if "seniority" in tasks:
             calls.append(_seniority(settings, design, catalog_dir))
         if "fit" in tasks and len(design.job_descriptions):
@@ -263,8 +263,8 @@ def estimate_cost(
         for name, settings in writers.items():
             generate = generator is not None and generator.name == name
             rewrite = rewriter is not None and rewriter.name == name
-            calls = _generation(design, catalog_dir, generate, rewrite, rewrites_generated=generator is not None)
-            rows.append(_row(_at_current_epoch(settings, store), calls, store, catalog_dir))
+            writes = _generation(design, catalog_dir, generate, rewrite, rewrites_generated=generator is not None)
+            rows.append(_row(_at_current_epoch(settings, store), writes, store, catalog_dir))
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

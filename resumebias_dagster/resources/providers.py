@@ -7,7 +7,6 @@ variable (``api_key_env``) and set-up reads them. Importing this module imports 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -20,7 +19,7 @@ from pydantic import Field, PrivateAttr
 from resumebias_dagster.catalog import PACKAGED_DIR
 from resumebias_dagster.core.models.model_config import load_judges, load_models, models_file
 from resumebias_dagster.core.providers.base import guard_logs, scrubbed_exception
-from resumebias_dagster.core.providers.fanout import RunStats, run_requests
+from resumebias_dagster.core.providers.fanout import RunStats, Transport, run_requests
 from resumebias_dagster.core.providers.store import (
     STORE_FILE,
     STORE_URL_ENV,
@@ -37,7 +36,7 @@ from resumebias_dagster.core.providers.types import (
     Secret,
     check_credentials,
 )
-from resumebias_dagster.settings import checked_path
+from resumebias_dagster.settings import STORE_URLS_ENV, checked_path, store_urls
 
 
 class ProvidersResource(dg.ConfigurableResource):
@@ -138,6 +137,7 @@ class ProvidersResource(dg.ConfigurableResource):
         """The response store: ``store_url``, else ``store_path``, else ``$RESUMEBIAS_STORE_URL``,
         else the SQLite file in the data directory (opened at the first call)."""
         if self._store is None:
+            target: str | os.PathLike
             if self.store_url:
                 target, setting = self.store_url, "providers.store_url"
             elif self.store_path:
@@ -161,11 +161,10 @@ class ProvidersResource(dg.ConfigurableResource):
                 catalog_dir=self._catalog_dir,
             )
 
-
-# Stores run config may pick: $RESUMEBIAS_STORE_URL and these (separated by spaces or commas).
-# The worker's PGPASSWORD or ~/.pgpass goes to whatever server a store URL names, so the
-# deployment, not whoever writes run config, decides which servers those are.
-STORE_URLS_ENV = "RESUMEBIAS_STORE_URLS"
+    def run_of(self, name: str, log: Any) -> Transport:
+        """The ``run`` callable a task takes for provider model ``name``, its progress logged to ``log``."""
+        progress = progress_logger(log)
+        return lambda requests: self.run(name, requests, progress=progress)
 
 
 def _store_identity(url: str) -> tuple[str, str, int, str]:
@@ -181,7 +180,7 @@ def _store_identity(url: str) -> tuple[str, str, int, str]:
 def check_store_url_allowed(store_url: str, setting: str) -> None:
     """Refuse ``store_url`` unless ``$RESUMEBIAS_STORE_URL`` or ``$RESUMEBIAS_STORE_URLS`` names
     the same user, host, port and database (never echoing a URL: it may hold a password)."""
-    listed = [os.environ.get(STORE_URL_ENV, "")] + re.split(r"[\s,]+", os.environ.get(STORE_URLS_ENV, ""))
+    listed = store_urls()
     if _store_identity(store_url) in {_store_identity(u) for u in listed if u.strip()}:
         return
     raise StoreError(

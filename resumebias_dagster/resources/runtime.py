@@ -15,12 +15,13 @@ def model_runtime(
     compute: ComputeResource,
     providers: ProvidersResource,
     fine_tuned_classifiers: pd.DataFrame | None = None,
+    *,
+    shared: SharedFiles | None = None,
     log=None,
 ) -> ModelRuntime:
     """Local models on ``compute``, provider models through ``providers.run`` (the store and
     the fan-out), fine-tuned classifiers from the ``fine_tuned_classifiers`` table (fetched
-    from the shared files by content hash where another machine trained them)."""
-    shared = SharedFiles.from_env()
+    from ``shared``, the shared files, by content hash where another machine trained them)."""
     return ModelRuntime(
         resolve_compute=compute.settings,
         cache_dir=model_cache_dir(),

@@ -1,4 +1,3 @@
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,13 +13,12 @@ from pydantic import Field
 from resumebias_dagster.core.common.filesystems import require_local_disk
 from resumebias_dagster.core.common.shared_tables import (
     SCHEMA,
-    TABLES_URL_ENV,
     SharedTables,
     SharedTablesError,
     check_tables_url,
     redact,
 )
-from resumebias_dagster.settings import ConfigPathError, checked_path, duckdb_path
+from resumebias_dagster.settings import TABLES_URL_ENV, ConfigPathError, checked_path, duckdb_path, tables_url
 
 # Asset metadata of a table filled only on request (imported_predictions): until someone
 # materialises it, downstream assets read it as the declared table with no rows. The value
@@ -59,7 +57,7 @@ def check_shared_url(url: str, setting: str) -> str:
     """``url`` if it is ``$RESUMEBIAS_TABLES_URL``, a folder under it, or a ``file:///`` folder
     under the allowed folders; else ``SharedTablesError`` naming ``setting``."""
     check_tables_url(url, setting)
-    deployed = os.environ.get(TABLES_URL_ENV, "").strip().rstrip("/")
+    deployed = tables_url().rstrip("/")
     own = url.rstrip("/")
     segments = own.split("://", 1)[1].split("/")
     if ".." not in segments and deployed and (own == deployed or own.startswith(deployed + "/")):
@@ -275,7 +273,7 @@ def _partition_values(partitions_def, key: str, columns: dict[str, str]) -> dict
 
 def default_io_manager() -> ResumebiasIOManager | SharedTablesIOManager:
     """DuckDB on this machine; Parquet on shared object storage when ``$RESUMEBIAS_TABLES_URL`` is set."""
-    url = os.environ.get(TABLES_URL_ENV, "").strip()
+    url = tables_url()
     if url:
         check_tables_url(url, TABLES_URL_ENV)
         return SharedTablesIOManager(url=url)

@@ -143,7 +143,8 @@ def _fit_scores(seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_s
     key = scores.loc[named, "variant"] + "|" + scores.loc[named, "resume_id"]
     quirk = pd.Series(rng.normal(0.0, name_sd, key.nunique()), index=key.unique())
     scores.loc[named, "score"] += key.map(quirk).to_numpy()
-    scores["name"] = np.where(named, scores["variant"] + "_" + scores["resume_id"], None)
+    # None fills an object array (numpy reads it as a 0-d object array); numpy's stubs omit it.
+    scores["name"] = np.where(named, scores["variant"] + "_" + scores["resume_id"], None)  # type: ignore[call-overload]
     return scores
 
 

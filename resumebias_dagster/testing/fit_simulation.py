@@ -20,6 +20,7 @@ def simulate_fit_scores(
     jds: Sequence[str],
     variants: Sequence[str],
     runs: int,
+    *,
     effects: Mapping[str, float] | np.ndarray | None = None,
     sd: float = 1.0,
     base_score: float = 6.0,

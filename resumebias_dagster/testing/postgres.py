@@ -57,12 +57,15 @@ class PostgresServer:
             raise RuntimeError(reason)
         self.superuser = superuser
         self.fast = fast
-        self.bindir = server_binaries()
+        bindir = server_binaries()
+        assert bindir is not None  # unavailable_reason() found none missing
+        self.bindir = bindir
         self.port = free_port()
         self.tmp: Path | None = None
 
     @property
     def log(self) -> Path:
+        assert self.tmp is not None, "the server's folder exists only once it is started"
         return self.tmp / "server.log"
 
     def _run(self, *args: object, check: bool = True) -> subprocess.CompletedProcess:

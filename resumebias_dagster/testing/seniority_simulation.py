@@ -44,6 +44,7 @@ def _names(n: int, names_per_group: int, rng: np.random.Generator) -> dict[str, 
 def simulate_seniority_predictions(
     n_resumes: int = 120,
     runs: int = 5,
+    *,
     exact: bool = True,
     style_effects: Mapping[str, float] | None = None,
     group_effects: Mapping[str, float] | None = None,
@@ -96,6 +97,7 @@ def simulate_seniority_predictions(
 def true_effects(
     style_effects: Mapping[str, float] | None = None,
     group_effects: Mapping[str, float] | None = None,
+    *,
     name_sd: float = 0.0,
     resume_sd: float = 1.0,
     population: int = 400_000,

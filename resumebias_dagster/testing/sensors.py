@@ -11,7 +11,7 @@ import dagster as dg
 class LogRecords(logging.Handler):
     """Every record a logger it is added to writes (the sensor's logger does not reach the root)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[logging.LogRecord] = []
 

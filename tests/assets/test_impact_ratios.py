@@ -247,3 +247,77 @@ def test_an_import_never_materialised_reads_as_no_import(stored):
     assert result.success
     assert "m1" in set(result.output_for_node("seniority_bias_summary")["model"])
     assert "m1" in set(result.output_for_node("seniority_impact_ratios")["model"])
+
+
+def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypatch):
+    """bias_audit_rates, bias_audit_summary and eu_ai_act_record from the stored partitions:
+    every field the rules list is in the published JSON, the CSV holds every rate row, and the
+    record has each of its sections."""
+    import json
+
+    from resumebias_dagster.assets.jd_audit.verdicts import fit_verdicts
+    from resumebias_dagster.assets.report import compliance
+    from resumebias_dagster.assets.seniority_study.resumes import base_resumes
+    from resumebias_dagster.assets.seniority_study.verdicts import seniority_verdicts
+    from resumebias_dagster.core.compliance.summary import SUMMARY_FIELDS
+    from resumebias_dagster.resources.providers import ProvidersResource
+
+    tmp_path, resources, _ = stored
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
+    resources = {**resources, "providers": ProvidersResource(store_path=str(tmp_path / "responses.sqlite"))}
+    built = [
+        base_resumes,
+        predictions.imported_predictions,
+        metrics.seniority_bias_summary,
+        seniority_verdicts,
+        fit.fit_effects,
+        fit.fit_model_summary,
+        fit_verdicts,
+        compliance.bias_audit_rates,
+        compliance.bias_audit_summary,
+        compliance.eu_ai_act_record,
+    ]
+    result = dg.materialize(
+        [stored_predictions, stored_scores, *built],
+        selection=built,
+        resources=resources,
+        run_config={
+            "ops": {
+                "base_resumes": {"config": {"n_per_level": 1, "seed": 7}},
+                "bias_audit_summary": {"config": {"tool_name": "ScreenBot", "distribution_date": "2026-01-15"}},
+            }
+        },
+    )
+    assert result.success
+    rates = result.output_for_node("bias_audit_rates")
+    assert {"m1", "m2@snap-a", "m2@snap-b", "judge"} <= set(rates["model"])
+    assert set(rates["measure"]) == {"scoring_rate", "selection_rate"}
+    # m1: the African American female names get senior on 2 of 4 résumés, the others on 4 of 4.
+    aaf = rates[
+        (rates["model"] == "m1")
+        & (rates["outcome"] == "senior")
+        & (rates["category"] == "Black or African American Female")
+    ].iloc[0]
+    assert (aaf["n"], aaf["n_selected"], aaf["rate"], aaf["impact_ratio"]) == (4, 2, 0.5, 0.5)
+
+    summary = result.output_for_node("bias_audit_summary")
+    judge = summary[summary["model"] == "judge"].iloc[0]
+    assert judge["tool"] == "ScreenBot (judge-v1)" and judge["distribution_date"] == "2026-01-15"
+    assert "test data" in judge["data_source"] and "seed 7" in judge["data_explanation"]
+    # Study 003's Mohammed Al-Said is perceived Middle Eastern: no EEO-1 category, so unknown.
+    assert judge["n_unknown_race_ethnicity"] == 2 and judge["n_individuals"] == 12
+
+    published = json.loads((tmp_path / "data" / "reports" / "bias_audit_summary.json").read_text())
+    for rule, name in SUMMARY_FIELDS.items():
+        for audit in published["audits"]:
+            assert audit.get(name) not in (None, "", []) or name == "distribution_date", (rule, name, audit["model"])
+    assert published["audits"][0]["rates"][0]["category"]
+    flat = pd.read_csv(tmp_path / "data" / "reports" / "bias_audit_summary.csv")
+    assert len(flat) == len(rates) and {"audit_date", "data_source", "impact_ratio"} <= set(flat.columns)
+
+    record = result.output_for_node("eu_ai_act_record")
+    assert set(record["section"]) == {"system", "data", "results", "open_risks", "logs"}
+    missing = record[record["item"] == "EEO-1 categories without test names"]["value"].iloc[0]
+    assert "American Indian or Alaska Native" in missing
+    written = json.loads((tmp_path / "data" / "reports" / "eu_ai_act_test_record.json").read_text())
+    assert written["logs"][0]["item"] == "response store"

@@ -5,20 +5,40 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.plots import seniority_bars_png
+from resumebias_dagster.core.compliance.eu_record import eu_test_record
+from resumebias_dagster.core.compliance.summary import DataSource, audit_summary, bias_audit_rates
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.core.tables import (
-    AuditVerdicts,
     FitAxisSummary,
     FitEffects,
     FitImpactRatios,
     FitModelSummary,
+    JudgeVerdicts,
     SeniorityBiasSummary,
     SeniorityImpactRatios,
     empty_table,
 )
 from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
+
+
+def _compliance(predictions: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The Local Law 144 tables and the EU record of the simulated predictions, as the assets build them."""
+    rates, problems = bias_audit_rates({"seniority": predictions})
+    assert not problems
+    source = DataSource(generator="offline template generator", generator_seed=0, n_base_resumes=60)
+    summary = audit_summary(rates, audit_date="2026-11-25", source=source, distribution_date="2026-01-15")
+    record = eu_test_record(
+        generated_at="2026-11-25 00:00 UTC",
+        version="0.1.0",
+        models=[{"name": "m", "kind": "fine-tuned", "resolved": "m@abc"}],
+        source=source,
+        verdicts=verdicts,
+        rates=rates,
+        store={"response store": "responses.sqlite", "stored answers": 0},
+    )
+    return {"bias_audit_rates": rates, "bias_audit_summary": summary, "eu_record": record}
 
 
 def _tables() -> ReportTables:
@@ -102,6 +122,10 @@ def _tables() -> ReportTables:
             }
         ]
     )
+    predictions = simulate_seniority_predictions(
+        n_resumes=60, exact=True, name_sd=0.05, seed=1, style_effects={"overstated": 0.8}
+    )
+    verdicts = seniority_verdicts(predictions, load_inference_settings())
     return ReportTables(
         bias_summary=pd.DataFrame([row]),
         group_metrics=groups,
@@ -111,13 +135,9 @@ def _tables() -> ReportTables:
         fit_effects=effects,
         fit_impact=empty_table(FitImpactRatios),
         probe_variants=variants,
-        judge_verdicts=empty_table(AuditVerdicts),
-        verdicts=seniority_verdicts(
-            simulate_seniority_predictions(
-                n_resumes=60, exact=True, name_sd=0.05, seed=1, style_effects={"overstated": 0.8}
-            ),
-            load_inference_settings(),
-        ),
+        judge_verdicts=empty_table(JudgeVerdicts),
+        verdicts=verdicts,
+        **_compliance(predictions, verdicts),
         plots={"seniority_by_style": seniority_bars_png(groups, variant_kind="style")},
         models=[
             {
@@ -156,5 +176,16 @@ def test_the_report_renders_in_a_browser_from_disk(page, screenshots, tmp_path):
     assert added.is_visible() and "Lagos," in added.inner_text()
     assert "Denver," in page.locator("#variant-r1-addressCountry_nigeria .diff del").first.inner_text()
     assert "-0.80" in page.locator("#variant-r1-addressCountry_nigeria table").inner_text()
+    ll144 = page.locator("#ll144")
+    assert ll144.locator("h2").inner_text() == "Local Law 144 bias audit summary"
+    assert "independent auditor" in ll144.inner_text() and "test data" in ll144.inner_text()
+    assert page.locator('#ll144-summary td[data-col="distribution_date"]').first.inner_text() == "2026-01-15"
+    ratio = page.locator('#ll144-rates td[data-col="impact_ratio"]').first
+    assert ratio.is_visible() and float(ratio.inner_text()) <= 1
+    assert "EEOC rule of thumb" in page.locator("#ll144-rates").inner_text()
+    record = page.locator("#eu-record")
+    assert record.locator("h2").inner_text() == "EU AI Act test record"
+    assert "Annex III 4(a)" in page.locator("#eu-system").inner_text()
+    assert "American Indian or Alaska Native" in page.locator("#eu-open-risks").inner_text()
     page.screenshot(path=str(screenshots / "audit_report.png"), full_page=True)
     assert [url for url in requested if not url.startswith("file://") and not url.startswith("data:")] == []

@@ -19,6 +19,7 @@ from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descripti
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import default_io_manager
 
 SCALE_DIR = Path(os.environ["RESUMEBIAS_SCALE_DIR"])
@@ -41,6 +42,7 @@ RESOURCES = {
     "io_manager": default_io_manager(),
     "catalog": CatalogResource(catalog_dir=str(CATALOG_DIR)),
     "compute": ComputeResource(device="cpu"),
+    "shared_files": SharedFilesResource(),
     "providers": ProvidersResource(catalog_dir=str(CATALOG_DIR)),
 }
 

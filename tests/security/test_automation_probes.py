@@ -281,7 +281,9 @@ def test_pool_tags_name_the_host_only(data_dir, fake_key, fake_server, model_ent
     )[0]
     assert pool_of(vertex) == "provider:google:europe-west4"
     with dg.build_resources({"providers": providers}) as resources:
-        direct = automation.rerun_requests(resources.providers, ["gateway"], "manual", {"gateway"}, {"gateway"}, JDS)
+        direct = automation.rerun_requests(
+            resources.providers, ["gateway"], "manual", prediction_models={"gateway"}, fit_models={"gateway"}, jds=JDS
+        )
     assert direct and {r.tags[POOL_TAG] for r in direct} == {pool}
 
     sensor = build_model_alias_sensor({"gateway"}, {"gateway"}, JDS)

@@ -170,10 +170,10 @@ def test_a_fit_answer_with_an_escaped_lone_surrogate_is_written_to_duckdb(
         rows, _ = predict_fit_with_provider(
             lambda reqs: run_requests(settings, reqs, store),
             variants,
-            "jd",
-            "A job.",
-            "{job_description}\n{resume_text}",
-            spec,
+            jd="jd",
+            jd_text="A job.",
+            template="{job_description}\n{resume_text}",
+            spec=spec,
         )
         return rows
 

@@ -87,9 +87,11 @@ def fit_scores(justification: str, strength: str = "Go") -> pd.DataFrame:
 
 
 def prompts_by_arm(scores: pd.DataFrame) -> dict[str, str]:
-    cells, skipped = A.audit_cells(scores, 3)
+    cells, skipped = A.judge_cells(scores, 3)
     assert skipped.empty and cells["samples_coincide"].all()
-    requests = A.judge_requests(cells, scores, A.load_judge_prompts(), {"staff-swe": "Staff Software Engineer"})
+    requests = A.judge_requests(
+        cells, scores, A.load_judge_prompts(), job_titles={"staff-swe": "Staff Software Engineer"}
+    )
     by_variant = dict(zip(cells["variant"], requests[: len(cells)]))
     return {kind: by_variant[variant].prompt for kind, (variant, _, _) in ARMS.items()}
 
@@ -210,15 +212,15 @@ def test_a_quote_copied_in_its_escaped_form_is_verbatim_and_an_invented_one_is_n
     server = fake_server("openai", answer=judge)
     settings = settings_for("openai", server.base_url, max_concurrency=1)
     scores = fit_scores(QUOTED)
-    cells, _ = A.audit_cells(scores, 3)
-    verdicts, stats = A.run_audit(
+    cells, _ = A.judge_cells(scores, 3)
+    verdicts, stats = A.run_judge(
         lambda requests: run_requests(settings, requests, store),
         cells,
         scores,
         A.load_judge_prompts(),
-        "judge",
-        "openai",
-        {"gpt-mini": "openai"},
+        judge_name="judge",
+        judge_family="openai",
+        model_families={"gpt-mini": "openai"},
     )
     assert server.count == len(cells) == 3 and stats.calls_made == 3
     for row in verdicts.itertuples():

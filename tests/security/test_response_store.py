@@ -131,10 +131,10 @@ def test_the_fit_task_turns_a_deeply_nested_answer_into_a_failed_run(fake_server
     rows, _ = predict_fit_with_provider(
         lambda reqs: run_requests(settings, reqs, store),
         variants,
-        "jd",
-        "A job.",
-        "{job_description}\n{resume_text}",
-        spec,
+        jd="jd",
+        jd_text="A job.",
+        template="{job_description}\n{resume_text}",
+        spec=spec,
     )
     assert rows["score"].isna().all() and rows["error"].iloc[0].startswith("unparsable")
 

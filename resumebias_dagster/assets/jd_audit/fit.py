@@ -1,12 +1,10 @@
 """The job-description audit (study 003): probes, fit scores by model x JD, effects."""
 
-from collections import defaultdict
-
 import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
+from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, json_by_key, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
@@ -28,7 +26,7 @@ from resumebias_dagster.core.jd_audit.probes import (
     probe_variants as make_probe_variants,
 )
 from resumebias_dagster.core.models.model_config import model_by_name
-from resumebias_dagster.partitions import model_jd_partitions
+from resumebias_dagster.partitions import jds_by_model, model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import (
@@ -37,6 +35,7 @@ from resumebias_dagster.resources.providers import (
     stats_metadata,
 )
 from resumebias_dagster.resources.runtime import model_runtime
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import (
     FitAxisSummaryType,
     FitEffectsType,
@@ -100,7 +99,7 @@ def probe_variants(
             df.drop(columns=["text"]),
             preview_rows=50,
             resumes=dg.MetadataValue.json(chosen["resume_id"].tolist()),
-            resumes_per_level=dg.MetadataValue.json({k: int(v) for k, v in per_level.items()}),
+            resumes_per_level=json_by_key(per_level),
             variants_per_resume=dg.MetadataValue.int(int(df.groupby("resume_id").size().max())),
         )
     )
@@ -137,6 +136,7 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
         compute: ComputeResource,
         catalog: CatalogResource,
         providers: ProvidersResource,
+        shared_files: SharedFilesResource,
         probe_variants: pd.DataFrame,
         job_descriptions: pd.DataFrame,
     ) -> pd.DataFrame:
@@ -145,11 +145,8 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
         1-10 distribution from next-token probabilities and samples from it (no text, noted per row)."""
         template = load_fit_template(catalog.folder())
         jd_text = job_descriptions.set_index("jd")["text"]
-        by_model: dict[str, list[str]] = defaultdict(list)
-        for key in context.partition_keys:
-            dims = partitions_def.get_partition_key_from_str(str(key)).keys_by_dimension
-            by_model[dims["model"]].append(dims["jd"])
-        runtime = model_runtime(compute, providers, log=context.log.info)
+        by_model = jds_by_model(context.partition_keys, partitions_def)
+        runtime = model_runtime(compute, providers, shared=shared_files.files(), log=context.log.info)
         frames = []
         for model_name, jds in by_model.items():
             spec = model_by_name(model_name, catalog_dir=catalog.folder())
@@ -159,7 +156,15 @@ def build_fit_scores(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsD
                         f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it"
                     )
                 progress = progress_logger(context.log, f"{model_name} x {jd}")
-                frame, stats = predict_fit(spec, probe_variants, jd, jd_text[jd], template, runtime, progress)
+                frame, stats = predict_fit(
+                    spec,
+                    probe_variants,
+                    jd=jd,
+                    jd_text=jd_text[jd],
+                    template=template,
+                    runtime=runtime,
+                    progress=progress,
+                )
                 if stats is not None:
                     context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
                 context.log.info(f"{model_name} x {jd}: {len(frame)} scores")

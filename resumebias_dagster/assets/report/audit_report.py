@@ -15,23 +15,23 @@ from resumebias_dagster.core.models.model_config import load_models
 from resumebias_dagster.core.reporting.findings import headline_findings, summary_markdown
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import ReportFilesType
 from resumebias_dagster.settings import data_dir
 
 REPORT_FILE = "audit_report.html"
 
 
-def _plots(*tables: pd.DataFrame) -> dict[str, bytes]:
+def _plots(*tables: pd.DataFrame, shared: SharedFiles | None) -> dict[str, bytes]:
     """Each plot's PNG: from this machine's disk, else (drawn on another worker) from the shared files."""
-    shared = SharedFiles.from_env()
-    out = {}
+    out: dict[str, bytes] = {}
     for table in tables:
         for row in table.itertuples(index=False):
-            path = Path(row.path)
+            path = Path(str(row.path))
             if path.is_file():
-                out[row.plot] = path.read_bytes()
+                out[str(row.plot)] = path.read_bytes()
             elif shared is not None and (png := shared.get_file(path.name)) is not None:
-                out[row.plot] = png
+                out[str(row.plot)] = png
     return out
 
 
@@ -59,6 +59,7 @@ def _models(catalog_dir, *tables: pd.DataFrame) -> list[dict]:
 def audit_report(
     context: dg.AssetExecutionContext,
     catalog: CatalogResource,
+    shared_files: SharedFilesResource,
     seniority_bias_summary: pd.DataFrame,
     seniority_group_metrics: pd.DataFrame,
     seniority_impact_ratios: pd.DataFrame,
@@ -67,17 +68,21 @@ def audit_report(
     fit_effects: pd.DataFrame,
     fit_impact_ratios: pd.DataFrame,
     probe_variants: pd.DataFrame,
-    audit_verdicts: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
     seniority_verdicts: pd.DataFrame,
     fit_verdicts: pd.DataFrame,
     seniority_plots: pd.DataFrame,
     fit_plots: pd.DataFrame,
+    bias_audit_rates: pd.DataFrame,
+    bias_audit_summary: pd.DataFrame,
+    eu_ai_act_record: pd.DataFrame,
 ) -> pd.DataFrame:
     """One self-contained HTML file under data/reports/: per model, what was found, ruled out
     and left undecided (with what the study could detect), the metric and impact-ratio tables, the plots, each variant's diff against its
     baseline with its scores (and the judge's verdicts when a judge ran), and what it takes to
     reproduce the run (models, snapshots, prompts)."""
     folder = catalog.folder()
+    shared = shared_files.files()
     tables = ReportTables(
         bias_summary=seniority_bias_summary,
         group_metrics=seniority_group_metrics,
@@ -87,11 +92,14 @@ def audit_report(
         fit_effects=fit_effects,
         fit_impact=fit_impact_ratios,
         probe_variants=probe_variants,
-        judge_verdicts=audit_verdicts,
+        judge_verdicts=judge_verdicts,
         verdicts=pd.concat(
             [t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts], ignore_index=True
         ),
-        plots=_plots(seniority_plots, fit_plots),
+        plots=_plots(seniority_plots, fit_plots, shared=shared),
+        bias_audit_summary=bias_audit_summary,
+        bias_audit_rates=bias_audit_rates,
+        eu_record=eu_ai_act_record,
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -104,7 +112,6 @@ def audit_report(
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never opens half a report
     summary = summary_markdown(headline_findings(tables.verdicts))
-    shared = SharedFiles.from_env()
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
     context.add_output_metadata(

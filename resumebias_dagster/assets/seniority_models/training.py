@@ -2,14 +2,14 @@ import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from resumebias_dagster.assets._metadata import table_metadata
-from resumebias_dagster.core.common.shared_files import SharedFiles
+from resumebias_dagster.assets._metadata import json_by_key, table_metadata
 from resumebias_dagster.core.models.finetune import classifier_table, train_or_reuse
 from resumebias_dagster.core.models.model_config import load_models, models_of_kind
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.core.seniority.leakage import shared_with_evaluation
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import BaseResumesType, FineTunedClassifiersType
 from resumebias_dagster.settings import classifiers_dir
 
@@ -36,9 +36,7 @@ def classifier_training_set(
         id_prefix="t",
     )
     context.add_output_metadata(
-        table_metadata(
-            df.drop(columns=["text"]), by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().to_dict())
-        )
+        table_metadata(df.drop(columns=["text"]), by_seniority=json_by_key(df["seniority"].value_counts()))
     )
     return df
 
@@ -72,13 +70,14 @@ def fine_tuned_classifiers(
     context: dg.AssetExecutionContext,
     compute: ComputeResource,
     catalog: CatalogResource,
+    shared_files: SharedFilesResource,
     classifier_training_set: pd.DataFrame,
 ) -> pd.DataFrame:
     """One fine-tuned junior/mid/senior classifier per `fine-tuned` entry of the models config,
     saved as safetensors under the data directory. Unchanged data and settings never retrain:
     each model lives in a folder named by the content hash of everything that shapes it."""
     settings = compute.settings()
-    shared = SharedFiles.from_env()
+    shared = shared_files.files()
     trained = []
     for spec in models_of_kind(load_models(catalog_dir=catalog.folder()), "fine-tuned"):
         model = train_or_reuse(spec, classifier_training_set, settings, classifiers_dir(), log=context.log.info)

@@ -5,9 +5,9 @@ import pandas as pd
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
-from resumebias_dagster.core.seniority.importer import combine_predictions
 from resumebias_dagster.core.seniority.metrics import bias_summary, group_metrics
-from resumebias_dagster.core.seniority.report import format_markdown
+from resumebias_dagster.core.seniority.prediction_import import combine_predictions
+from resumebias_dagster.core.seniority.tables_text import format_markdown
 from resumebias_dagster.schemas import (
     SeniorityBiasSummaryType,
     SeniorityGroupMetricsType,

@@ -5,7 +5,7 @@ from pydantic import Field
 from resumebias_dagster.assets._metadata import table_metadata
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.models.model_config import model_by_name
-from resumebias_dagster.core.seniority.importer import (
+from resumebias_dagster.core.seniority.prediction_import import (
     empty_prediction_table,
     read_prediction_files,
 )
@@ -20,6 +20,7 @@ from resumebias_dagster.resources.providers import (
     stats_metadata,
 )
 from resumebias_dagster.resources.runtime import model_runtime
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import SeniorityPredictionsType
 from resumebias_dagster.settings import checked_path
@@ -43,6 +44,7 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         compute: ComputeResource,
         catalog: CatalogResource,
         providers: ProvidersResource,
+        shared_files: SharedFilesResource,
         style_variants: pd.DataFrame,
         name_variants: pd.DataFrame,
         fine_tuned_classifiers: pd.DataFrame,
@@ -51,7 +53,9 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         for scoring models, the label distribution it was drawn from (one forward pass per
         variant, never one per sample); provider models answer through the response store."""
         variants = variant_table(style_variants, name_variants)
-        runtime = model_runtime(compute, providers, fine_tuned_classifiers, log=context.log.info)
+        runtime = model_runtime(
+            compute, providers, fine_tuned_classifiers, shared=shared_files.files(), log=context.log.info
+        )
         template = load_prompt(SENIORITY_PROMPT, catalog.folder())
         frames = []
         for name in context.partition_keys:

@@ -1,10 +1,8 @@
-import functools
-
 import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from resumebias_dagster.assets._metadata import table_metadata
+from resumebias_dagster.assets._metadata import json_by_key, table_metadata
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.core.seniority.llm_generation import (
     GenerationError,
@@ -13,14 +11,13 @@ from resumebias_dagster.core.seniority.llm_generation import (
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import (
     ProvidersResource,
-    progress_logger,
     stats_metadata,
 )
 from resumebias_dagster.schemas import BaseResumesType
 
 
 class BaseResumesConfig(dg.Config):
-    n_per_level: int = Field(default=40, ge=1, description="résumés per seniority level (seed: 40)")
+    n_per_level: int = Field(default=40, ge=1, description="résumés per seniority level (notebook 001: 40)")
     seed: int = Field(default=0, description="generator seed; same seed, same résumés")
     generator_model: str = Field(
         default="",
@@ -47,7 +44,7 @@ def base_resumes(
     """Synthetic résumés, equal numbers per seniority level, seniority carried by facts only;
     offline or by a provider model, both rendered in the one layout the probes parse."""
     if config.generator_model:
-        run = functools.partial(providers.run, config.generator_model, progress=progress_logger(context.log))
+        run = providers.run_of(config.generator_model, context.log)
         try:
             df, stats = llm_base_resumes(
                 run, config.n_per_level, catalog_dir=catalog.folder(), max_attempts=config.generator_attempts
@@ -60,8 +57,8 @@ def base_resumes(
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),
-            by_seniority=dg.MetadataValue.json(df["seniority"].value_counts().sort_index().to_dict()),
-            occupations=dg.MetadataValue.json(df["occupation"].value_counts().sort_index().to_dict()),
+            by_seniority=json_by_key(df["seniority"].value_counts().sort_index()),
+            occupations=json_by_key(df["occupation"].value_counts().sort_index()),
             example=dg.MetadataValue.md("```\n" + df["text"].iloc[0] + "\n```"),
         )
     )

@@ -1,12 +1,11 @@
 import enum
-import functools
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from resumebias_dagster.assets._metadata import table_metadata
+from resumebias_dagster.assets._metadata import json_by_key, table_metadata
 from resumebias_dagster.core.models.embedding import (
     DEFAULT_EMBEDDING_MODEL,
     embed_texts,
@@ -34,7 +33,6 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import (
     ProvidersResource,
-    progress_logger,
     stats_metadata,
 )
 from resumebias_dagster.schemas import (
@@ -69,13 +67,14 @@ def style_variants(
 ) -> pd.DataFrame:
     """Every base résumé as neutral, overstated and understated text (the seniority study's Test 2)."""
     if config.rewriter_model:
-        run = functools.partial(providers.run, config.rewriter_model, progress=progress_logger(context.log))
+        run = providers.run_of(config.rewriter_model, context.log)
         df, stats = llm_style_variants(run, base_resumes, catalog_dir=catalog.folder())
-        context.add_output_metadata(stats_metadata(stats))
+        if stats is not None:  # None: no résumé to rewrite
+            context.add_output_metadata(stats_metadata(stats))
     else:
         df = rewrite_styles_offline(base_resumes, seed=config.seed, catalog_dir=catalog.folder())
     words = df.assign(words=df["text"].map(word_count)).groupby("style")["words"].mean().round(1)
-    context.add_output_metadata(table_metadata(df, mean_words=dg.MetadataValue.json(words.to_dict())))
+    context.add_output_metadata(table_metadata(df, mean_words=json_by_key(words)))
     return df
 
 
@@ -173,7 +172,7 @@ def style_validation_passes(
 
 
 # An enum, so a bad value is a config error naming the setting before anything runs.
-NameScope = enum.Enum("NameScope", {scope: scope for scope in NAME_SCOPES})
+NameScope = enum.Enum("NameScope", {scope: scope for scope in NAME_SCOPES})  # type: ignore[misc]  # members from the one list in core
 
 
 class NameVariantsConfig(dg.Config):
@@ -202,7 +201,7 @@ def name_variants(
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),
-            by_demographic=dg.MetadataValue.json(df["demographic"].value_counts().sort_index().to_dict()),
+            by_demographic=json_by_key(df["demographic"].value_counts().sort_index()),
             name_scope=dg.MetadataValue.text(config.name_scope.value),
         )
     )

@@ -141,7 +141,7 @@ def parse_label(text: str | None, labels: tuple[str, ...] = SENIORITY_LEVELS) ->
     for match in _MENTION.finditer(whole):
         if _NEGATION.search(_words_before(whole, match.start())):
             return Parsed(reason=f"negated level {match.group(0)!r}")
-        mentions.append(match.lastgroup)
+        mentions.append(str(match.lastgroup))  # every alternative of _MENTION is a named group
     distinct = sorted(set(mentions), key=labels.index)
     if len(distinct) == 1:
         return Parsed(distinct[0])

@@ -128,8 +128,8 @@ def heatmap_png(effects: pd.DataFrame, model: str) -> bytes:
     jds = sorted(e["jd"].unique())
     grid = e.pivot_table(index="variant", columns="jd", values="delta", aggfunc="first")
     grid = grid.reindex(index=variants, columns=jds)
-    sig = e.pivot_table(index="variant", columns="jd", values="significant", aggfunc="first")
-    sig = sig.reindex(index=variants, columns=jds).fillna(False).to_numpy(dtype=bool)
+    significant = e.pivot_table(index="variant", columns="jd", values="significant", aggfunc="first")
+    sig = significant.reindex(index=variants, columns=jds).fillna(False).to_numpy(dtype=bool)
     values = grid.to_numpy(dtype=float)
     vmax = float(np.nanmax(np.abs(values), initial=0.0)) or 1.0
     fig, ax = plt.subplots(figsize=(2.5 + 0.42 * len(jds), 1.5 + 0.2 * len(variants)))

@@ -20,11 +20,11 @@ import uuid
 from pathlib import Path
 
 from resumebias_dagster.core.common.shared_tables import (
-    TABLES_URL_ENV,
     SharedTables,
     SharedTablesError,
     require_pyarrow,
 )
+from resumebias_dagster.settings import TABLES_URL_ENV
 
 MANIFEST = "MANIFEST.json"
 CHUNK = 1 << 20
@@ -68,12 +68,6 @@ class SharedFiles:
     def __init__(self, url: str, setting: str = TABLES_URL_ENV):
         self.tables = SharedTables(url, setting)
         self.url = url.rstrip("/")
-
-    @classmethod
-    def from_env(cls) -> SharedFiles | None:
-        """The shared files of ``$RESUMEBIAS_TABLES_URL``, or None on a single machine."""
-        url = os.environ.get(TABLES_URL_ENV, "").strip()
-        return cls(url) if url else None
 
     def _root(self):
         fs, root = self.tables._filesystem()

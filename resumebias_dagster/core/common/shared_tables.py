@@ -26,14 +26,14 @@ from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 import pandas as pd
 
-TABLES_URL_ENV = "RESUMEBIAS_TABLES_URL"
+from resumebias_dagster.settings import S3_ENDPOINT_ENV, TABLES_URL_ENV, s3_endpoint, s3_region
+
 SCHEMA = "audit"  # the schema (and folder) of the study's tables, in DuckDB and shared
-ENDPOINT_ENV = "AWS_ENDPOINT_URL"
-REGION_ENV = "AWS_REGION"
 DATA_FILE = "data.parquet"
 READ_THREADS = 16  # object storage answers many small GETs at once far faster than in turn
 
@@ -64,7 +64,7 @@ def check_tables_url(url: str, setting: str) -> str:
         if parts.username or parts.password or parts.query:
             raise SharedTablesError(
                 f"{setting}: {redact(url)} carries credentials or a query; give S3 keys in AWS_ACCESS_KEY_ID / "
-                f"AWS_SECRET_ACCESS_KEY and a non-AWS endpoint in {ENDPOINT_ENV}"
+                f"AWS_SECRET_ACCESS_KEY and a non-AWS endpoint in {S3_ENDPOINT_ENV}"
             )
         return url
     if parts.scheme == "file":
@@ -100,12 +100,12 @@ class SharedTables:
         parts = urlsplit(self.url)
         if parts.scheme == "file":
             return pa.fs.LocalFileSystem(), parts.path.rstrip("/")
-        endpoint = os.environ.get(ENDPOINT_ENV, "").strip()
-        options = {"region": os.environ.get(REGION_ENV) or "us-east-1"}
+        endpoint = s3_endpoint()
+        options = {"region": s3_region()}
         if endpoint:
             ep = urlsplit(endpoint)
             if ep.scheme not in ("http", "https") or not ep.hostname:
-                raise SharedTablesError(f"{ENDPOINT_ENV}: {redact(endpoint)} is not an http(s) endpoint")
+                raise SharedTablesError(f"{S3_ENDPOINT_ENV}: {redact(endpoint)} is not an http(s) endpoint")
             options.update(endpoint_override=ep.netloc.rsplit("@", 1)[-1], scheme=ep.scheme)
         return pa.fs.S3FileSystem(**options), (parts.hostname + parts.path).rstrip("/")
 
@@ -209,7 +209,7 @@ class SharedTables:
         return sorted(Path(i.path).name for i in infos if i.type == pa.fs.FileType.Directory)
 
 
-def _type_clash(pieces: list[tuple[str, object]]) -> str:
+def _type_clash(pieces: list[tuple[str, Any]]) -> str:
     """Which column has which types in which files, for a message."""
     types: dict[str, dict[str, str]] = {}
     for path, piece in pieces:

@@ -24,7 +24,7 @@ def separate_snapshots(rows: pd.DataFrame, partition: tuple[str, ...] = ("model"
     if known.any():
         typical = rows[known].groupby(list(partition))["resolved_model"].agg(lambda s: s.value_counts().index[0])
         fill = rows[list(partition)].merge(typical.rename("typical").reset_index(), how="left", on=list(partition))
-        resolved = resolved.where(known, fill["typical"].to_numpy())
+        resolved = resolved.where(known, pd.Series(fill["typical"].to_numpy(), index=resolved.index))
     per_model = resolved.groupby(rows["model"]).nunique()
     mixed = rows["model"].isin(per_model[per_model > 1].index) & resolved.notna()
     if not mixed.any():
@@ -34,12 +34,9 @@ def separate_snapshots(rows: pd.DataFrame, partition: tuple[str, ...] = ("model"
     return out
 
 
-def snapshots_of(rows: pd.DataFrame) -> pd.Series:
+def snapshots_of(rows: pd.DataFrame) -> dict[str, str]:
     """Per model: the snapshots (resolved model versions) its rows come from, "; "-joined."""
     if rows.empty or "resolved_model" not in rows.columns:
-        return pd.Series(dtype=object)
-    return (
-        rows.dropna(subset=["resolved_model"])
-        .groupby("model")["resolved_model"]
-        .agg(lambda s: "; ".join(sorted(set(s))))
-    )
+        return {}
+    known = rows.dropna(subset=["resolved_model"])
+    return {str(model): "; ".join(sorted(set(s))) for model, s in known.groupby("model")["resolved_model"]}

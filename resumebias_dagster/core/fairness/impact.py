@@ -73,7 +73,7 @@ NOTE_NONE_SELECTED = "no group selected anyone: no ratio"
 NOTE_ZERO = "nobody selected: the interval uses half a selection in its place"
 
 
-def _ratio_bounds(s, group, resume, name, rates, counts, k, g):
+def _ratio_bounds(s, group, resume, name, *, rates, counts, k, g):
     """(log ratio, se, df) of group ``g`` against each group (NaN for itself or an empty one).
 
     The delta method: the log ratio moves like the difference of the two groups' mean
@@ -131,7 +131,7 @@ def _dimension_table(d: pd.DataFrame, value: np.ndarray, confidence: float) -> p
         for g in range(k):
             if g == ref or counts[g] == 0:
                 continue
-            lr, se, df = _ratio_bounds(s, group, resume, name, rates, counts, k, g)
+            lr, se, df = _ratio_bounds(s, group, resume, name, rates=rates, counts=counts, k=k, g=g)
             se_ref[g], df_ref[g] = se[ref], df[ref]
             n_resumes[g] = len(np.unique(resume[(group == g) | (group == ref)]))
             if not np.isfinite(se[ref]):
@@ -185,6 +185,7 @@ def impact_table(
     rows: pd.DataFrame,
     selections: Sequence[str],
     group_source: str,
+    *,
     table=SeniorityImpactRatios,
     snapshots: Mapping[str, str] | None = None,
     confidence: float = CONFIDENCE,
@@ -209,7 +210,8 @@ def impact_table(
     t["note"] = note
     t["group_source"] = group_source
     for column in ("sex", "race_ethnicity", "reference_group"):
-        t[column] = t[column].astype(object).where(t[column].notna(), None)
+        # None as the fill is what pandas documents (object columns keep it); pandas-stubs omits it.
+        t[column] = t[column].astype(object).where(t[column].notna(), None)  # type: ignore[call-overload]
     t["resolved_models"] = t["model"].map({} if snapshots is None else snapshots).astype(object)
     return conform(t[list(IMPACT_COLUMNS)], table)
 
@@ -250,7 +252,7 @@ def impact_findings(
             t["p_value"].to_numpy(float),
             "impact_ratio",
             "log_ratio_t",
-            settings,
+            settings=settings,
             ratio=True,
             interval=(t["ci_low"].to_numpy(float), t["ci_high"].to_numpy(float)),
             tost=tost,
@@ -346,6 +348,6 @@ def seniority_impact_ratios(predictions: pd.DataFrame, snapshots: Mapping[str, s
         seniority_selection_rows(predictions),
         SENIORITY_SELECTIONS,
         SENIORITY_GROUP_SOURCE,
-        SeniorityImpactRatios,
-        snapshots,
+        table=SeniorityImpactRatios,
+        snapshots=snapshots,
     )

@@ -100,7 +100,7 @@ def side_contrast(
     both = (n_a > 0) & (n_b > 0)
     g = int(both.sum())
     if g == 0:
-        return Estimate(np.nan, np.nan, np.nan, 0, None if name is None else np.array([0.0]))
+        return Estimate.of_one(np.nan, np.nan, np.nan, 0, n_names=None if name is None else np.array([0.0]))
     with np.errstate(invalid="ignore", divide="ignore"):
         m_a = np.bincount(resume[a], weights=y[a], minlength=size) / n_a
         m_b = np.bincount(resume[~a], weights=y[~a], minlength=size) / n_b
@@ -108,9 +108,9 @@ def side_contrast(
     theta = float(d[both].mean())
     v_r = float(((d[both] - theta) ** 2).sum() / (g * (g - 1))) if g > 1 else np.nan
     if name is None or g < 2:
-        return Estimate(theta, np.sqrt(v_r), g - 1, g, None if name is None else np.array([0.0]))
+        return Estimate.of_one(theta, np.sqrt(v_r), g - 1, g, n_names=None if name is None else np.array([0.0]))
     if np.isnan(sigma2):
-        return Estimate(theta, np.nan, np.nan, g, np.array([float(len(np.unique(name)))]))
+        return Estimate.of_one(theta, np.nan, np.nan, g, n_names=np.array([float(len(np.unique(name)))]))
     rows = both[resume]
     a, resume = a[rows], resume[rows]
     name = np.unique(name[rows], return_inverse=True)[1]
@@ -122,4 +122,4 @@ def side_contrast(
     v = v_r + max(0.0, v_n)
     # Satterthwaite: the résumé part has g - 1 degrees of freedom, the name part df_n.
     df = v**2 / (v_r**2 / (g - 1) + (v_n**2 / df_n if df_n > 0 and v_n > 0 else 0.0)) if v > 0 else g - 1
-    return Estimate(theta, np.sqrt(v), df, g, np.array([float(g_n)]))
+    return Estimate.of_one(theta, np.sqrt(v), df, g, n_names=np.array([float(g_n)]))

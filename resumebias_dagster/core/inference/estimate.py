@@ -38,6 +38,13 @@ class Estimate:
         for name in ("estimate", "se", "df", "n_resumes"):
             object.__setattr__(self, name, _arr(getattr(self, name)))
 
+    @classmethod
+    def of_one(
+        cls, estimate: float, se: float, df: float, n_resumes: int, *, n_names: np.ndarray | None = None
+    ) -> Estimate:
+        """One effect from scalars (the fields hold arrays of k effects)."""
+        return cls(_arr(estimate), _arr(se), _arr(df), _arr(n_resumes), n_names)
+
     def bounded(self, max_deviation: float) -> Estimate:
         """This estimate, where every résumé gave the same difference (no spread, se 0),
         read by what that says of the population of résumés instead of by a t with no

@@ -81,6 +81,7 @@ def plan(
     noise: Noise,
     settings: InferenceSettings,
     variants_per_resume: int,
+    *,
     runs: Sequence[int] = (1, 3, 5, 10),
     jds: Sequence[int] = (1,),
 ) -> pd.DataFrame:

@@ -34,7 +34,7 @@ TESTS = {
 }
 
 
-def classify(adjusted_p, tost_p, estimate, margin, alpha: float, ratio: bool = False) -> np.ndarray:
+def classify(adjusted_p, tost_p, estimate, margin, alpha: float, *, ratio: bool = False) -> np.ndarray:
     """The verdict of each finding (module docstring of catalog/inference.yaml)."""
     adjusted_p, tost_p, estimate = (np.asarray(x, dtype=float) for x in (adjusted_p, tost_p, estimate))
     margin = np.broadcast_to(np.asarray(margin, dtype=float), estimate.shape)
@@ -52,8 +52,8 @@ def findings(
     p: np.ndarray,
     kind: str,
     test,
-    settings: InferenceSettings,
     *,
+    settings: InferenceSettings,
     ratio: bool = False,
     interval: tuple[np.ndarray, np.ndarray] | None = None,
     tost: np.ndarray | None = None,

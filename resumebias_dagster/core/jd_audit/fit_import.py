@@ -133,6 +133,19 @@ def _check_names(source: _Source, names: list[str], what: str) -> None:
         )
 
 
+def _parse_csv(text: str, *, header_only: bool) -> pd.DataFrame:
+    """The CSV as text values (nothing read as NA); ``header_only``: its first line as a row."""
+    return pd.read_csv(
+        io.StringIO(text),
+        header=None if header_only else "infer",
+        nrows=1 if header_only else None,
+        dtype=str,
+        keep_default_na=False,
+        skipinitialspace=True,
+        index_col=False,
+    )
+
+
 def _read_csv(path: Path) -> tuple[pd.DataFrame, _Source]:
     try:
         raw = path.read_bytes()
@@ -150,25 +163,25 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, _Source]:
     if nul is not None:
         raise source.error(f"line {nul[0]}: contains a NUL byte (byte offset {nul[1]}); not a text CSV file")
 
-    options = {"dtype": str, "keep_default_na": False, "skipinitialspace": True, "index_col": False}
     try:
         # The header as plain values: pandas renames an exact repeat (score, score.1), hiding it.
-        names = pd.read_csv(io.StringIO(text), header=None, nrows=1, **options).iloc[0].tolist()
+        names = _parse_csv(text, header_only=True).iloc[0].tolist()
         with warnings.catch_warnings():
             # With index_col=False pandas only warns about rows longer than the header.
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            df = pd.read_csv(io.StringIO(text), **options)
+            df = _parse_csv(text, header_only=False)
     except pd.errors.ParserWarning:
         records = list(csv_records(text, skipinitialspace=True))
         width = records[0][1] if records else 0
-        line, n_fields = next(((s, n) for s, n in records[1:] if n > width), (None, None))
-        if line is None:
+        longer = next(((s, n) for s, n in records[1:] if n > width), None)
+        if longer is None:
             raise source.error("some row has more fields than the header has columns") from None
+        line, n_fields = longer
         raise source.error(f"line {line}: {n_fields} fields, but the header has {width} columns") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, IndexError) as exc:
         # The parser's own message is not quoted: it may carry file contents.
-        problem, line = csv_problem(exc, text, skipinitialspace=True)
-        raise source.error(problem if line is None else f"line {line}: {problem}") from None
+        problem, at = csv_problem(exc, text, skipinitialspace=True)
+        raise source.error(problem if at is None else f"line {at}: {problem}") from None
     source.columns = ["" if pd.isna(n) else str(n) for n in names]
     _check_names(source, source.columns, "line 1: ")
     return df, source
@@ -252,13 +265,8 @@ def _text(df: pd.DataFrame, column: str, source: _Source, required: bool) -> pd.
     return values.fillna("").astype(object)
 
 
-def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
-    """The validated rows of a CSV or Parquet fit-score file.
-
-    Columns ``model, jd, variant, axis, level, run, score`` plus the optional ones present
-    (``recommend`` lower-cased, ``justification``, ``resume_id``).
-    """
-    path = Path(path)
+def _open_table(path: Path) -> tuple[pd.DataFrame, _Source]:
+    """The file's rows, column names trimmed, refused without a required column or a row."""
     if not path.exists():
         raise FitScoreFileError(f"{path}: no such file")
     if not path.is_file():
@@ -273,23 +281,23 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
         )
     if df.empty:
         raise source.error("the file has a header but no rows" if source.text else "the Parquet file has no rows")
+    return df, source
 
-    out = pd.DataFrame({c: _text(df, c, source, True) for c in ("model", "jd", "variant")})
-    parts = [split_variant(v) for v in out["variant"]]
-    out["axis"] = [BASELINE if v == BASELINE else a for v, (a, _) in zip(out["variant"], parts)]
-    out["level"] = [lvl for _, lvl in parts]
 
+def _runs(df: pd.DataFrame, source: _Source) -> np.ndarray:
     run_text = _text(df, "run", source, True)
-    run = pd.to_numeric(run_text, errors="coerce")
-    run = np.asarray(run, dtype=float)
+    run = np.asarray(pd.to_numeric(run_text, errors="coerce"), dtype=float)
     # Whole numbers only, and only where every one is exact as a float and fits int64.
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(run) | (run != np.round(run)) | (np.abs(run) > MAX_RUN)
     if bad.any():
         i = int(np.argmax(bad))
         raise source.error(f"run {show_value(run_text.iloc[i])} is not a whole number from {-MAX_RUN} to {MAX_RUN}", i)
-    out["run"] = run.astype(np.int64)
+    return run.astype(np.int64)
 
+
+def _scores(df: pd.DataFrame, source: _Source) -> np.ndarray:
+    """The scores (NaN: a failed run), each a number within ``SCORE_RANGE``."""
     score_text = df["score"].astype("string").str.strip().fillna("")
     score = np.asarray(pd.to_numeric(score_text, errors="coerce"), dtype=float)
     # pandas gives up on plain numbers beyond the float range (1e400); Python reads them as inf.
@@ -305,17 +313,35 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
     if bad.any():
         i = int(np.argmax(bad))
         raise source.error(f"score {show_number(score_text.iloc[i], score[i])} is outside {lo:g}–{hi:g}", i)
-    out["score"] = score
+    return score
 
+
+def _recommendations(df: pd.DataFrame, source: _Source) -> pd.Series:
+    rec = _text(df, "recommend", source, False).str.lower().str.rstrip(".")
+    bad = ~rec.isin([*RECOMMENDATIONS, ""]).to_numpy()
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise source.error(
+            f"recommend {show_value(df['recommend'].iloc[i])} is not one of {', '.join(RECOMMENDATIONS)}", i
+        )
+    return rec
+
+
+def _expected_scores(df: pd.DataFrame, source: _Source) -> np.ndarray:
+    lo, hi = SCORE_RANGE
+    text = df["expected_score"].astype("string").str.strip().fillna("")
+    expected = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
+    bad = ((text != "").to_numpy() & np.isnan(expected)) | (~np.isnan(expected) & ((expected < lo) | (expected > hi)))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise source.error(f"expected_score {show_value(text.iloc[i])} is not a number from {lo:g} to {hi:g}", i)
+    return expected
+
+
+def _add_optional_columns(out: pd.DataFrame, df: pd.DataFrame, source: _Source) -> None:
+    """The optional columns ``df`` has, validated, added to ``out`` in ``OPTIONAL_COLUMNS``' order."""
     if "recommend" in df.columns:
-        rec = _text(df, "recommend", source, False).str.lower().str.rstrip(".")
-        bad = ~rec.isin([*RECOMMENDATIONS, ""]).to_numpy()
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise source.error(
-                f"recommend {show_value(df['recommend'].iloc[i])} is not one of {', '.join(RECOMMENDATIONS)}", i
-            )
-        out["recommend"] = rec
+        out["recommend"] = _recommendations(df, source)
     if "justification" in df.columns:
         out["justification"] = _text(df, "justification", source, False)
     if "resume_id" in df.columns:
@@ -323,16 +349,11 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
     if "name" in df.columns:
         out["name"] = _text(df, "name", source, False).replace("", None)
     if "expected_score" in df.columns:
-        text = df["expected_score"].astype("string").str.strip().fillna("")
-        expected = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
-        bad = ((text != "").to_numpy() & np.isnan(expected)) | (
-            ~np.isnan(expected) & ((expected < lo) | (expected > hi))
-        )
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise source.error(f"expected_score {show_value(text.iloc[i])} is not a number from {lo:g} to {hi:g}", i)
-        out["expected_score"] = expected
+        out["expected_score"] = _expected_scores(df, source)
 
+
+def _check_runs_unique(out: pd.DataFrame, source: _Source) -> None:
+    """Refuse a run (model, jd, variant, run and résumé) written twice, naming both places."""
     keys = ["model", "jd", "variant", "run"] + (["resume_id"] if "resume_id" in out.columns else [])
     dup = out.duplicated(keys, keep=False).to_numpy()
     if dup.any():
@@ -344,6 +365,10 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
             f"occurs again on {source.where(int(twin))}",
             int(rows[0]),
         )
+
+
+def _check_baselines(out: pd.DataFrame, source: _Source) -> None:
+    """Refuse a (model, jd) without baseline rows: its variants have nothing to differ from."""
     has_base = out.assign(_b=out["variant"] == BASELINE).groupby(["model", "jd"], sort=False)["_b"].transform("any")
     lacking = ~has_base.to_numpy()
     if lacking.any():
@@ -353,6 +378,24 @@ def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
             f"(variant 'baseline' marks them); first variant row of that pair",
             i,
         )
+
+
+def read_fit_scores(path: str | os.PathLike) -> pd.DataFrame:
+    """The validated rows of a CSV or Parquet fit-score file.
+
+    Columns ``model, jd, variant, axis, level, run, score`` plus the optional ones present
+    (``recommend`` lower-cased, ``justification``, ``resume_id``).
+    """
+    df, source = _open_table(Path(path))
+    out = pd.DataFrame({c: _text(df, c, source, True) for c in ("model", "jd", "variant")})
+    parts = [split_variant(v) for v in out["variant"]]
+    out["axis"] = [BASELINE if v == BASELINE else a for v, (a, _) in zip(out["variant"], parts)]
+    out["level"] = [lvl for _, lvl in parts]
+    out["run"] = _runs(df, source)
+    out["score"] = _scores(df, source)
+    _add_optional_columns(out, df, source)
+    _check_runs_unique(out, source)
+    _check_baselines(out, source)
     return out
 
 

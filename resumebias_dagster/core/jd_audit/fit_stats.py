@@ -43,6 +43,7 @@ Cells. One output row per (model, jd, variant != baseline):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -122,7 +123,9 @@ class _Texts:
         self.v, self.variants = _codes(scores["variant"].astype(str))
         if BASELINE not in self.variants:
             raise ValueError(f"fit scores: no {BASELINE!r} rows; every (model, jd) needs its baseline runs")
-        self.base = self.variants.get_loc(BASELINE)
+        base = self.variants.get_loc(BASELINE)
+        assert isinstance(base, int)  # factorized values are distinct: one position
+        self.base = base
         resumes = (
             scores["resume_id"].astype(str) if "resume_id" in scores.columns else pd.Series("0", index=scores.index)
         )
@@ -184,15 +187,15 @@ def _labels(scores: pd.DataFrame, variants: pd.Index, arms: Mapping[str, str] | 
     """(axis, level, arm) per variant: from the table's columns where it has them, else the
     axis from the name and the arm from ``arms`` (default: the catalog's probe axes)."""
     given = [c for c in ("axis", "arm") if c in scores.columns]
-    first = scores[given].groupby(scores["variant"].astype(str)).first() if given else None
+    first = scores[given].groupby(scores["variant"].astype(str)).first() if given else pd.DataFrame()
     out = pd.DataFrame(index=variants)
     axis_level = [split_variant(v) for v in variants]
     out["axis"] = [a for a, _ in axis_level]
     out["level"] = [lv for _, lv in axis_level]
-    if "axis" in scores.columns:
+    if "axis" in given:
         out["axis"] = first["axis"].astype(str).reindex(variants).to_numpy()
         out["level"] = [v[len(a) + 1 :] if v.startswith(f"{a}_") else v for v, a in zip(variants, out["axis"])]
-    if "arm" in scores.columns:
+    if "arm" in given:
         out["arm"] = first["arm"].astype(str).reindex(variants).to_numpy()
     else:
         if arms is None:
@@ -229,6 +232,113 @@ def _mean_where(mask: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.where(mask, x, 0.0).sum(axis=1) / mask.sum(axis=1)
 
 
+class _Cells(NamedTuple):
+    """The (model, jd, variant) cells with any variant text, as coordinates of the text grid."""
+
+    m: np.ndarray
+    j: np.ndarray
+    v: np.ndarray
+    diffs: np.ndarray  # (cells, résumés): variant value - baseline value; NaN where a side is missing
+
+    def side_sum(self, t: _Texts, x: np.ndarray, variant: np.ndarray) -> np.ndarray:
+        """Per cell: ``x`` of one side's texts (``variant``) summed over the cell's résumés."""
+        both = ~np.isnan(self.diffs)  # résumés in the cell
+        return np.where(both, t.grid(x)[self.m, self.j, variant], 0).sum(axis=1)
+
+
+def _cells(t: _Texts) -> _Cells:
+    """Every (model, jd, variant) with a variant text; the baseline is no cell of its own."""
+    value = t.grid(t.value)
+    d = value - value[:, :, t.base : t.base + 1, :]  # (model, jd, variant, résumé)
+    cell_present = np.any(t.grid(t.present), axis=3)
+    cell_present[:, :, t.base] = False
+    cm, cj, cv = np.nonzero(cell_present)
+    return _Cells(cm, cj, cv, d[cm, cj, cv])
+
+
+def _cell_tests(t: _Texts, c: _Cells, settings: InferenceSettings) -> tuple[Estimate, np.ndarray, np.ndarray]:
+    """Each cell's change with its p and test: the sign-flip test over two or more résumés,
+    the permutation test of the runs of one résumé with sampled runs, none otherwise."""
+    est = paired(c.diffs).bounded(SCORE_DEVIATION)
+    g = est.n_resumes
+    p = np.full(len(c.m), np.nan)
+    many = g >= 2
+    p[many] = sign_flip_p(c.diffs[many], settings.exact_max, settings.draws, settings.seed)
+    test = np.where(many, "sign_flip", "").astype(object)
+    single = (g == 1) & ~t.exact[c.m]
+    se, df = est.se.copy(), est.df.copy()
+    if single.any():
+        r_only = np.nanargmax(~np.isnan(c.diffs[single]), axis=1)
+        v_text = np.ravel_multi_index((c.m[single], c.j[single], c.v[single], r_only), t.shape)
+        b_text = np.ravel_multi_index((c.m[single], c.j[single], np.full(single.sum(), t.base), r_only), t.shape)
+        p[single], se[single], df[single] = _one_resume(t, v_text, b_text, settings)
+        test[single] = "run_permutation"
+    return Estimate(est.estimate, se, df, g).bounded(SCORE_DEVIATION), p, test
+
+
+def _cell_verdicts(
+    c: _Cells, est: Estimate, p: np.ndarray, test: np.ndarray, *, labels: pd.DataFrame, settings: InferenceSettings
+) -> dict[str, np.ndarray]:
+    """The q, TOST p, minimal detectable effect and verdict of each cell, its labels added."""
+    arm = labels["arm"].to_numpy()[c.v]
+    axis = labels["axis"].to_numpy()[c.v]
+    family = pd.factorize(pd.Series(c.m).astype(str) + "|" + arm + "|" + axis)[0]
+    scope = pd.factorize(pd.Series(c.m).astype(str) + "|" + arm)[0]
+    q = family_adjusted(p, family, scope, settings.alpha, gate=c.m)
+    margin = settings.margins["fit_delta"]
+    tost = est.tost_p(margin)
+    # A sign-flip test over too few résumés cannot reach alpha at all: no effect is detectable.
+    blocked = (test == "sign_flip") & (smallest_p(est.n_resumes) > settings.alpha)
+    mde = np.where(blocked, np.inf, est.mde(settings.alpha, settings.power))
+    return {
+        "axis": axis,
+        "level": labels["level"].to_numpy()[c.v],
+        "arm": arm,
+        "q_value": q,
+        "tost_p": tost,
+        "mde": np.where(test == "", np.nan, mde),
+        "verdict": classify(q, tost, est.estimate, margin, settings.alpha),
+    }
+
+
+def _recommend_rates(t: _Texts, c: _Cells) -> dict[str, np.ndarray]:
+    """Each side's count of runs that answered yes/no/maybe, its share of "yes", and the change."""
+    base_v = np.full(len(c.m), t.base)
+    n_rec_b, n_rec_v = c.side_sum(t, t.n_rec, base_v), c.side_sum(t, t.n_rec, c.v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rec_b, rec_v = c.side_sum(t, t.rec_yes, base_v) / n_rec_b, c.side_sum(t, t.rec_yes, c.v) / n_rec_v
+    return {
+        "n_recommend_baseline": n_rec_b.astype(np.int64),
+        "n_recommend_variant": n_rec_v.astype(np.int64),
+        "baseline_recommend_rate": rec_b,
+        "variant_recommend_rate": rec_v,
+        "recommend_rate_delta": rec_v - rec_b,
+    }
+
+
+def _notes(t: _Texts, c: _Cells, g: np.ndarray) -> np.ndarray:
+    """Why a cell has no test, or what its test can claim ("" for a test over résumés)."""
+    exact = t.exact[c.m]
+    note = np.full(len(c.m), "", dtype=object)
+    note[g == 0] = "no résumé with both a baseline and a variant value"
+    note[~t.grid(t.present)[c.m, c.j, t.base].any(axis=1)] = "no baseline runs for this model and jd"
+    note[(g == 1) & exact] = (
+        "one résumé scored exactly: the change on that résumé is exact, with no population of résumés to generalise to"
+    )
+    note[(g == 1) & ~exact] = "one résumé: a claim about that résumé only (its runs permuted)"
+    return note
+
+
+def _add_floor_columns(effects: pd.DataFrame, snapshots: Mapping[str, str] | None) -> None:
+    """Significance, the model's noise floor and placebo p, and its resolved models."""
+    effects["significant"] = effects["verdict"] == "beyond_noise"
+    effects["noise_floor"] = effects["model"].map(noise_floors(effects)).astype(float).to_numpy()
+    absd = effects["delta"].abs()
+    effects["clears_floor"] = (absd > effects["noise_floor"]) | (effects["noise_floor"].isna() & absd.notna())
+    effects["placebo_p"] = placebo_p(effects)
+    effects["resolved_models"] = effects["model"].map({} if snapshots is None else snapshots).astype(object)
+
+
 def fit_effects(
     scores: pd.DataFrame,
     arms: Mapping[str, str] | None = None,
@@ -245,101 +355,37 @@ def fit_effects(
     if not len(scores):
         return empty_table(FitEffects)
     t = _Texts(scores, _checked_scores(scores))
-    value = t.grid(t.value)
-    present = t.grid(t.present)
-    d = value - value[:, :, t.base : t.base + 1, :]  # (model, jd, variant, résumé)
-    cell_present = present.any(axis=3)
-    cell_present[:, :, t.base] = False
-    cm, cj, cv = np.nonzero(cell_present)
-    diffs = d[cm, cj, cv]  # (cells, résumés); NaN where a side is missing
-    est = paired(diffs).bounded(SCORE_DEVIATION)
-    g = est.n_resumes
-    p = np.full(len(cm), np.nan)
-    many = g >= 2
-    p[many] = sign_flip_p(diffs[many], settings.exact_max, settings.draws, settings.seed)
-    test = np.where(many, "sign_flip", "").astype(object)
-    exact = t.exact[cm]
-    single = (g == 1) & ~exact
-    se, df = est.se.copy(), est.df.copy()
-    if single.any():
-        r_only = np.nanargmax(~np.isnan(diffs[single]), axis=1)
-        v_text = np.ravel_multi_index((cm[single], cj[single], cv[single], r_only), t.shape)
-        b_text = np.ravel_multi_index((cm[single], cj[single], np.full(single.sum(), t.base), r_only), t.shape)
-        p[single], se[single], df[single] = _one_resume(t, v_text, b_text, settings)
-        test[single] = "run_permutation"
-    est = Estimate(est.estimate, se, df, g).bounded(SCORE_DEVIATION)
+    c = _cells(t)
+    est, p, test = _cell_tests(t, c, settings)
     low, high = est.interval(0.95)
-    labels = _labels(scores, t.variants, arms)
-    arm = labels["arm"].to_numpy()[cv]
-    axis = labels["axis"].to_numpy()[cv]
-    family = pd.factorize(pd.Series(cm).astype(str) + "|" + arm + "|" + axis)[0]
-    scope = pd.factorize(pd.Series(cm).astype(str) + "|" + arm)[0]
-    q = family_adjusted(p, family, scope, settings.alpha, gate=cm)
-    margin = settings.margins["fit_delta"]
-    tost = est.tost_p(margin)
-    blocked = (test == "sign_flip") & (smallest_p(g) > settings.alpha)
-    mde = np.where(blocked, np.inf, est.mde(settings.alpha, settings.power))
-    mde = np.where(test == "", np.nan, mde)
-    verdict = classify(q, tost, est.estimate, margin, settings.alpha)
-
-    def side_sum(x: np.ndarray, variant: np.ndarray) -> np.ndarray:
-        both = ~np.isnan(diffs)  # résumés in the cell
-        return np.where(both, t.grid(x)[cm, cj, variant], 0).sum(axis=1)
-
-    base_v = np.full(len(cm), t.base)
-    n_rec_b, n_rec_v = side_sum(t.n_rec, base_v), side_sum(t.n_rec, cv)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rec_b, rec_v = side_sum(t.rec_yes, base_v) / n_rec_b, side_sum(t.rec_yes, cv) / n_rec_v
-    note = np.full(len(cm), "", dtype=object)
-    no_base = ~present[cm, cj, t.base].any(axis=1)
-    note[g == 0] = "no résumé with both a baseline and a variant value"
-    note[no_base] = "no baseline runs for this model and jd"
-    note[(g == 1) & exact] = (
-        "one résumé scored exactly: the change on that résumé is exact, with no population of résumés to generalise to"
-    )
-    note[single] = "one résumé: a claim about that résumé only (its runs permuted)"
+    value = t.grid(t.value)
+    base_v = np.full(len(c.m), t.base)
     effects = pd.DataFrame(
         {
-            "model": t.models[cm],
-            "jd": t.jds[cj],
-            "variant": t.variants[cv],
-            "axis": axis,
-            "level": labels["level"].to_numpy()[cv],
-            "arm": arm,
-            "n_resumes": g.astype(np.int64),
-            "n_baseline": side_sum(t.n_valid, base_v).astype(np.int64),
-            "n_variant": side_sum(t.n_valid, cv).astype(np.int64),
-            "n_failed_baseline": side_sum(t.rows - t.n_valid, base_v).astype(np.int64),
-            "n_failed_variant": side_sum(t.rows - t.n_valid, cv).astype(np.int64),
-            "baseline_mean": _mean_where(~np.isnan(diffs), value[cm, cj, t.base]),
-            "variant_mean": _mean_where(~np.isnan(diffs), value[cm, cj, cv]),
+            "model": t.models[c.m],
+            "jd": t.jds[c.j],
+            "variant": t.variants[c.v],
+            "n_resumes": est.n_resumes.astype(np.int64),
+            "n_baseline": c.side_sum(t, t.n_valid, base_v).astype(np.int64),
+            "n_variant": c.side_sum(t, t.n_valid, c.v).astype(np.int64),
+            "n_failed_baseline": c.side_sum(t, t.rows - t.n_valid, base_v).astype(np.int64),
+            "n_failed_variant": c.side_sum(t, t.rows - t.n_valid, c.v).astype(np.int64),
+            "baseline_mean": _mean_where(~np.isnan(c.diffs), value[c.m, c.j, t.base]),
+            "variant_mean": _mean_where(~np.isnan(c.diffs), value[c.m, c.j, c.v]),
             "delta": est.estimate,
-            "se": se,
-            "df": df,
+            "se": est.se,
+            "df": est.df,
             "ci_low": low,
             "ci_high": high,
             "t": est.t(),
             "p_value": p,
-            "q_value": q,
-            "tost_p": tost,
-            "mde": mde,
             "test": test,
-            "n_recommend_baseline": n_rec_b.astype(np.int64),
-            "n_recommend_variant": n_rec_v.astype(np.int64),
-            "baseline_recommend_rate": rec_b,
-            "variant_recommend_rate": rec_v,
-            "recommend_rate_delta": rec_v - rec_b,
-            "verdict": verdict,
-            "note": note,
+            **_cell_verdicts(c, est, p, test, labels=_labels(scores, t.variants, arms), settings=settings),
+            **_recommend_rates(t, c),
+            "note": _notes(t, c, est.n_resumes),
         }
     )
-    effects["significant"] = effects["verdict"] == "beyond_noise"
-    floor = noise_floors(effects)
-    effects["noise_floor"] = effects["model"].map(floor).astype(float).to_numpy()
-    absd = effects["delta"].abs()
-    effects["clears_floor"] = (absd > effects["noise_floor"]) | (effects["noise_floor"].isna() & absd.notna())
-    effects["placebo_p"] = placebo_p(effects)
-    effects["resolved_models"] = effects["model"].map({} if snapshots is None else snapshots).astype(object)
+    _add_floor_columns(effects, snapshots)
     return effects[list(EFFECT_COLUMNS)]
 
 
@@ -534,6 +580,8 @@ def axis_summary(
         )
         .reset_index()
     )
+    if scores is None:
+        raise ValueError("axis_summary: the scores behind non-empty effects are needed for the pooled changes")
     pooled, est, p, test = pooled_levels(scores, settings, arms)
     low, high = est.interval(0.95)
     pooled = pooled.assign(

@@ -19,6 +19,7 @@ from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
 from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.providers.fanout import Transport
 from resumebias_dagster.core.tables import FitScores, columns
 
 SCORES = tuple(range(1, 11))
@@ -121,7 +122,7 @@ def fit_requests(prompts: list[str], runs: int) -> list:
     ]
 
 
-def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str, template: str, spec):
+def predict_fit_with_provider(run: Transport, variants: pd.DataFrame, *, jd: str, jd_text: str, template: str, spec):
     """Fit rows of one (model, JD) through a provider; returns (rows, stats)."""
     prompts = fit_prompts(variants, jd_text, template)
     runs = spec.runs_per_cell
@@ -155,7 +156,7 @@ def predict_fit_with_provider(run, variants: pd.DataFrame, jd: str, jd_text: str
 
 
 def predict_fit_with_local_llm(
-    spec, variants, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None, log=None
+    spec, variants, *, jd: str, jd_text: str, template: str, settings, cache_dir, progress=None, log=None
 ):
     """Fit rows of one (model, JD): the 1-10 distribution per variant, ``runs_per_cell`` scores
     sampled from it at the configured temperature."""
@@ -181,10 +182,10 @@ def predict_fit_with_local_llm(
         lambda st, ps: score_distribution(model, tokenizer, ps, st)[0],
         prompts,
         functools.partial(count_prompt_tokens, tokenizer),
-        source,
-        "fit",
-        cache_dir,
-        log,
+        model=source,
+        task="fit",
+        cache_dir=cache_dir,
+        log=log,
     )
     started = time.perf_counter()
     probs, _mass = score_distribution(model, tokenizer, prompts, settings, progress)
@@ -211,6 +212,7 @@ def predict_fit_with_local_llm(
 def predict_fit(
     spec: ModelSpec,
     variants: pd.DataFrame,
+    *,
     jd: str,
     jd_text: str,
     template: str,
@@ -221,9 +223,19 @@ def predict_fit(
     (None for a model that runs here)."""
     if spec.kind == "local-llm":
         frame = predict_fit_with_local_llm(
-            spec, variants, jd, jd_text, template, runtime.compute, runtime.cache_dir, progress, log=runtime.log
+            spec,
+            variants,
+            jd=jd,
+            jd_text=jd_text,
+            template=template,
+            settings=runtime.compute,
+            cache_dir=runtime.cache_dir,
+            progress=progress,
+            log=runtime.log,
         )
         return frame, None
     if spec.kind == "provider":
-        return predict_fit_with_provider(runtime.run_for(spec.name, progress), variants, jd, jd_text, template, spec)
+        return predict_fit_with_provider(
+            runtime.run_for(spec.name, progress), variants, jd=jd, jd_text=jd_text, template=template, spec=spec
+        )
     raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot score fit (a classifier only labels seniority)")

@@ -121,4 +121,4 @@ def fit_impact_ratios(
     if not len(scores):
         return empty_table(FitImpactRatios)
     rows, selections = fit_selection_rows(scores, name_groups() if groups is None else groups, score_cut)
-    return impact_table(rows, selections, FIT_GROUP_SOURCE, FitImpactRatios, snapshots)
+    return impact_table(rows, selections, FIT_GROUP_SOURCE, table=FitImpactRatios, snapshots=snapshots)

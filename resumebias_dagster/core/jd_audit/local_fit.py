@@ -38,6 +38,7 @@ def score_distribution(
     first, after_one = next_token_probs(
         model, tokenizer, prompts, digits, settings, follow_token=digits[1], progress=progress
     )
+    assert after_one is not None  # given a follow_token, next_token_probs returns its step
     # After "1": "0" makes 10, another digit makes 11-19 (off the scale), anything else ends at 1.
     p_zero = after_one[:, 0]
     p_end = np.clip(1.0 - after_one.sum(axis=1), 0.0, None)

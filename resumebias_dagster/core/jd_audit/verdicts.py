@@ -47,7 +47,7 @@ def _level_findings(scores: pd.DataFrame, settings: InferenceSettings, arms) -> 
             test == "t_jd", "one résumé: the job descriptions are the units, a claim about that résumé only", ""
         ),
     }
-    return [findings(meta, est, p, "fit_delta", test, settings)]
+    return [findings(meta, est, p, "fit_delta", test, settings=settings)]
 
 
 def _group_findings(
@@ -113,7 +113,7 @@ def _group_findings(
                         est.p_value(),
                         "fit_delta",
                         "t_resume_name",
-                        settings,
+                        settings=settings,
                     )
                 )
     return frames

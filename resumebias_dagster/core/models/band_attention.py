@@ -33,6 +33,7 @@ def causal_band_attention(
     key,
     value,
     attention_mask=None,
+    *,
     dropout: float = 0.0,
     scaling: float | None = None,
     sliding_window: int | None = None,
@@ -93,17 +94,23 @@ def installed(model, device: str):
     if not supported(model, device):
         yield
         return
-    try:
-        from transformers import AttentionInterface
-    except ImportError:
-        AttentionInterface = None
-    if AttentionInterface is None or not hasattr(model, "set_attn_implementation"):
+    interface = _attention_interface()
+    if interface is None or not hasattr(model, "set_attn_implementation"):
         yield  # a transformers without pluggable attention (before 4.48, or 4.5x) keeps its own
         return
-    AttentionInterface.register(NAME, causal_band_attention)
+    interface.register(NAME, causal_band_attention)
     before = model.config._attn_implementation
     model.set_attn_implementation(NAME)
     try:
         yield
     finally:
         model.set_attn_implementation(before)
+
+
+def _attention_interface():
+    """transformers' ``AttentionInterface``; None where it has none (before 4.48)."""
+    try:
+        from transformers import AttentionInterface
+    except ImportError:
+        return None
+    return AttentionInterface

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from resumebias_dagster.core.models.compute import ComputeSettings
+from resumebias_dagster.settings import onednn_isa
 
 CANDIDATES = ("float32", "bfloat16")
 TV_LIMIT = 0.01
@@ -98,7 +99,7 @@ def cpu_identity(cpuinfo: str | None = None) -> str:
             flags = set(line.split(":", 1)[1].split())
             break
     present = "+".join(f for f in RELEVANT_FLAGS if f in flags) or "-"
-    return f"{name} [{present}] isa={os.environ.get('ONEDNN_MAX_CPU_ISA', 'default')}"
+    return f"{name} [{present}] isa={onednn_isa()}"
 
 
 def cache_key(settings: ComputeSettings, model: str, task: str) -> str:
@@ -149,7 +150,8 @@ def measure(
     (bf16 without native support ran at a quarter of fp32's rate: 200 s of a 260 s calibration)."""
     step = max(1, settings.batch_size)
     batches = [list(prompts[i : i + step]) for i in range(0, len(prompts), step)]
-    rates, results = {}, {}
+    rates: dict[str, float] = {}
+    results: dict[str, np.ndarray] = {}
     for dtype in ("float32", *[c for c in candidates if c != "float32"]):
         trial = replace(settings, dtype=dtype)
         # First calls load kernels and allocate; one prompt does it (a batch of bf16 emulated on
@@ -177,6 +179,7 @@ def calibrated_settings(
     score: Scorer,
     prompts: Sequence[str],
     count_tokens: Callable[[Sequence[str]], int],
+    *,
     model: str,
     task: str,
     cache_dir: str | os.PathLike,

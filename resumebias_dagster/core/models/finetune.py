@@ -122,27 +122,15 @@ def classify(model, tokenizer, texts: Sequence[str], settings: ComputeSettings, 
     return out
 
 
-def train_classifier(
-    train: pd.DataFrame,
-    config: FineTuneConfig,
-    settings: ComputeSettings,
-    out_dir: Path,
-    log: Callable[[str], None] = print,
-) -> dict:
-    """Fine-tune on ``train`` (columns resume_id, seniority, text) and save to ``out_dir``.
-
-    Writes into a temporary folder renamed into place at the end, so a killed run never leaves
-    a half-written model that a later run would mistake for a finished one.
-    """
-    import torch
+def _load_base_classifier(
+    config: FineTuneConfig, settings: ComputeSettings, label2id: dict[str, int], log: Callable[[str], None]
+):
+    """The base model, with a fresh ``label2id`` classification head on the device, and its tokenizer."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from resumebias_dagster.core.models.model_sources import resolve_model_source
 
     source = resolve_model_source(config.base_model, setting="base_model")
-    settings = encoder_settings(settings)
-    torch.manual_seed(config.seed)
-    label2id = {label: i for i, label in enumerate(SENIORITY_LEVELS)}
     tokenizer = AutoTokenizer.from_pretrained(source)
     with _transformers_quiet():
         # transformers warns that the classification head is "newly initialized": it always
@@ -157,27 +145,41 @@ def train_classifier(
         f"{config.base_model}: a fresh {len(SENIORITY_LEVELS)}-label classification head on the base weights "
         f"(expected: fine-tuning trains it); training in {settings.dtype} on {settings.device}"
     )
+    return model, tokenizer
 
-    fit_idx, held_idx = heldout_split(train, config.heldout_fraction, config.seed)
-    texts = train["text"].tolist()
-    y = train["seniority"].map(label2id).to_numpy()
-    enc = _encode(tokenizer, texts, config.max_length)
-    fit_enc = {k: v[fit_idx] for k, v in enc.items()}
-    fit_y = y[fit_idx]
 
-    steps_per_epoch = math.ceil(len(fit_idx) / config.batch_size)
-    total_steps = steps_per_epoch * config.epochs
+def _optimizer_and_schedule(model, config: FineTuneConfig, total_steps: int):
+    """AdamW with linear warmup then linear decay to zero over ``total_steps``."""
+    import torch
+
     warmup = max(1, int(total_steps * config.warmup_ratio))
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
     )
+    return optimizer, scheduler
+
+
+def _fit(
+    model,
+    fit_enc: dict,
+    fit_y: np.ndarray,
+    config: FineTuneConfig,
+    settings: ComputeSettings,
+    *,
+    log: Callable[[str], None],
+) -> list[float]:
+    """Train ``model`` in place over ``config.epochs`` shuffled passes; the per-step loss curve."""
+    import torch
+
+    n_fit = len(fit_y)
+    steps_per_epoch = math.ceil(n_fit / config.batch_size)
+    optimizer, scheduler = _optimizer_and_schedule(model, config, steps_per_epoch * config.epochs)
     rng = np.random.default_rng(config.seed)
     losses: list[float] = []
-    started = time.perf_counter()
     model.train()
     for epoch in range(config.epochs):
-        order = rng.permutation(len(fit_idx))
+        order = rng.permutation(n_fit)
         for idx, batch in _batches(fit_enc, order, config.batch_size, settings.device):
             labels = torch.as_tensor(fit_y[idx], device=settings.device)
             with settings.autocast_context():
@@ -190,6 +192,48 @@ def train_classifier(
             optimizer.zero_grad(set_to_none=True)
             losses.append(round(float(loss.detach()), 5))
         log(f"epoch {epoch + 1}/{config.epochs}: mean loss {np.mean(losses[-steps_per_epoch:]):.4f}")
+    return losses
+
+
+def _save_atomically(model, tokenizer, metrics: dict, out_dir: Path) -> None:
+    """Write into a temporary sibling folder, then rename it into place (replacing any old one)."""
+    tmp = out_dir.with_name(out_dir.name + f".tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    (tmp / DONE_MARKER).write_text(json.dumps(metrics, indent=1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+
+
+def train_classifier(
+    train: pd.DataFrame,
+    config: FineTuneConfig,
+    settings: ComputeSettings,
+    out_dir: Path,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Fine-tune on ``train`` (columns resume_id, seniority, text) and save to ``out_dir``.
+
+    Writes into a temporary folder renamed into place at the end, so a killed run never leaves
+    a half-written model that a later run would mistake for a finished one.
+    """
+    import torch
+
+    settings = encoder_settings(settings)
+    # Seeded before loading: the fresh classification head's initial weights come from it.
+    torch.manual_seed(config.seed)
+    label2id = {label: i for i, label in enumerate(SENIORITY_LEVELS)}
+    model, tokenizer = _load_base_classifier(config, settings, label2id, log)
+
+    fit_idx, held_idx = heldout_split(train, config.heldout_fraction, config.seed)
+    texts = train["text"].tolist()
+    y = train["seniority"].map(label2id).to_numpy()
+    enc = _encode(tokenizer, texts, config.max_length)
+    fit_enc = {k: v[fit_idx] for k, v in enc.items()}
+
+    started = time.perf_counter()
+    losses = _fit(model, fit_enc, y[fit_idx], config, settings, log=log)
     train_seconds = time.perf_counter() - started
 
     heldout_accuracy = None
@@ -210,14 +254,7 @@ def train_classifier(
         "dtype": settings.dtype,
         "code_version": TRAINING_CODE_VERSION,
     }
-    out_dir = Path(out_dir)
-    tmp = out_dir.with_name(out_dir.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    tokenizer.save_pretrained(tmp)
-    (tmp / DONE_MARKER).write_text(json.dumps(metrics, indent=1))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp.rename(out_dir)
+    _save_atomically(model, tokenizer, metrics, Path(out_dir))
     return metrics
 
 
@@ -271,7 +308,7 @@ def train_or_reuse(
     out_dir = Path(classifiers_dir) / f"{spec.name}-{key}"
     metrics = trained_metrics(out_dir)
     retrained = metrics is None
-    if retrained:
+    if metrics is None:
         log(f"{spec.name}: training from {config.base_model} on {settings.device}/{settings.dtype}")
         metrics = train_classifier(train, config, settings, out_dir, log=log)
     else:

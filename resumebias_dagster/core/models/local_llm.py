@@ -12,7 +12,6 @@ and kept as plain safetensors under ``cache_dir/<slug>/``; later loads read thos
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib
 import json
@@ -21,14 +20,13 @@ import re
 import shutil
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import band_attention, decoder_hooks, prefixes
+from . import band_attention, batched_decoder, decoder_hooks, prefixes
 from .compute import ComputeSettings
 from .model_sources import ModelSourceError, resolve_model_source
 
@@ -227,7 +225,8 @@ def _convert_gguf(origin: _GGUFOrigin, gguf_dir: Path, out: Path) -> None:
     check_tokenizer(tokenizer, origin.spec)
     # The weights are already dequantised in memory; without these two the saved
     # config would claim GGUF quantisation and the reload would look for a .gguf file.
-    model.hf_quantizer = None
+    # Not declared on PreTrainedModel (set at load time), so mypy falls back to Module.__getattr__.
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)
@@ -242,7 +241,8 @@ def _load_folder(folder: str, settings: ComputeSettings):
     check_tokenizer(tokenizer, folder)
     # Weights stay fp32: bf16/fp16 run as autocast (see ComputeSettings.autocast).
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True)
-    model.to(settings.device).eval()
+    # transformers wraps `to` with functools.wraps(Module.to), whose stub wants `self` first.
+    model.to(settings.device).eval()  # type: ignore[arg-type]
     return model, tokenizer
 
 
@@ -298,11 +298,12 @@ def score_labels(
     prompts: Sequence[str],
     labels: Sequence[str],
     settings: ComputeSettings,
+    *,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Next-token distribution over ``labels`` after each prompt, renormalised over the
     labels: shape (len(prompts), len(labels)), rows sum to 1, in input order."""
-    probs, _mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress)
+    probs, _mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress=progress)
     return probs
 
 
@@ -312,6 +313,7 @@ def score_labels_with_mass(
     prompts: Sequence[str],
     labels: Sequence[str],
     settings: ComputeSettings,
+    *,
     progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Like ``score_labels``, plus each prompt's label mass: the total next-token
@@ -332,6 +334,7 @@ def next_token_probs(
     prompts: Sequence[str],
     token_ids: Sequence[int],
     settings: ComputeSettings,
+    *,
     follow_token: int | None = None,
     progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -351,179 +354,61 @@ def next_token_probs(
 
     settings.apply()
     n = len(prompts)
-    first = np.zeros((n, len(token_ids)), dtype=np.float64)
-    follow = None if follow_token is None else np.zeros_like(first)
     if n == 0:
-        return first, follow
+        first = np.zeros((n, len(token_ids)), dtype=np.float64)
+        return first, None if follow_token is None else np.zeros_like(first)
     encoded = tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
-    limit = getattr(model.config, "max_position_embeddings", None)
-    for i, tokens in enumerate(encoded):
-        if limit and len(tokens) > limit:
-            raise ValueError(f"prompt {i} is {len(tokens)} tokens, over the model's {limit}; cap the résumé text")
-    pad_id = _pad_id(tokenizer)
-    device = torch.device(settings.device)
-    index = torch.tensor(list(token_ids), device=device)
+    _check_prompt_lengths(model, encoded)
+    batch_size = max(1, settings.batch_size)
+    probs = batched_decoder.PendingProjection(
+        model,
+        torch.tensor(list(token_ids), device=torch.device(settings.device)),
+        n,
+        with_follow=follow_token is not None,
+        head_rows=max(batch_size, HEAD_ROWS),
+        progress=progress,
+    )
+    batches = batched_decoder.BatchScorer(
+        model,
+        settings,
+        pad_id=batched_decoder.padding_token_id(tokenizer),
+        follow_token=follow_token,
+        batch_size=batch_size,
+        sink=probs,
+    )
     # Prompts that share a long opening (instructions, a job description) compute it once: its
     # keys and values are reused by every batch. Variants of one résumé share far more (a probe
     # that edits the education line shares everything above it): each such group computes its
     # own longer prefix once, on top of the opening.
     shared, groups = prefixes.sharing_plan(encoded, MIN_SHARED_PREFIX)
-    done = 0
-
-    def score(rows: Sequence[int], tails: list[list[int]], prefix_cache, prefix: int) -> None:
-        """Batches of ``rows`` (their tokens after the first ``prefix``) on ``prefix_cache``.
-
-        Padding goes on the right, after each row's text: on the left it would sit between a
-        cached prefix and the text and shift the text away from the prefix, which a sliding-
-        window layer (Gemma's local attention) counts in cache slots, not positions. The
-        follow token rides in the same pass, one position after the prompt's last token."""
-        extra = 0 if follow is None else 1
-        # Batching prompts of similar length keeps padding (wasted compute) small.
-        order = [rows[i] for i in np.argsort([len(t) for t in tails], kind="stable")]
-        tail_of = dict(zip(rows, tails))
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            seqs = [tail_of[i] + ([follow_token] if extra else []) for i in batch]
-            input_ids, attention_mask = _right_pad(seqs, pad_id)
-            input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
-            cache = None
-            if prefix_cache is not None:
-                cache = copy.deepcopy(prefix_cache)
-                cache.batch_repeat_interleave(len(batch))
-                attention_mask = torch.cat(
-                    [torch.ones((len(batch), prefix), dtype=attention_mask.dtype, device=device), attention_mask], dim=1
-                )
-            position_ids = torch.arange(prefix, prefix + input_ids.shape[1], device=device).expand(len(batch), -1)
-            last = torch.tensor([len(q) - 1 - extra for q in seqs], device=device)
-            pending.append(
-                (batch, _hidden_at(model, input_ids, attention_mask, position_ids, settings, last, extra + 1, cache))
-            )
-            if sum(len(b) for b, _ in pending) >= head_rows:
-                project()
-
-    def project() -> None:
-        """The vocabulary projection of the pending rows, in one product: it reads the whole
-        embedding matrix (671 MB in fp32 for Gemma 3), which per batch of 2 cost 2% of a pass."""
-        nonlocal done
-        if not pending:
-            return
-        batch = [i for b, _ in pending for i in b]
-        logits = _vocabulary_logits(model, torch.cat([h for _, h in pending]))
-        pending.clear()
-        first[batch] = torch.softmax(logits[:, 0], dim=-1).index_select(-1, index).double().cpu().numpy()
-        if follow is not None:
-            follow[batch] = torch.softmax(logits[:, 1], dim=-1).index_select(-1, index).double().cpu().numpy()
-        done += len(batch)
-        if progress is not None:
-            progress(done, n)
-
-    batch_size = max(1, settings.batch_size)
-    head_rows = max(batch_size, HEAD_ROWS)
-    pending: list[tuple[list[int], object]] = []
     with (
         torch.inference_mode(),
         decoder_hooks.attention_outside_autocast(model, settings),
         band_attention.installed(model, settings.device),
     ):
-        opening = _prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
+        opening = batched_decoder.prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
         tails = [t[shared:] for t in encoded]
         for rows, extra in groups:
-            cache = _prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings) if extra else opening
-            score(rows, [tails[i][extra:] for i in rows], cache, shared + extra)
-        project()
-    return first, follow
+            cache = (
+                batched_decoder.prefix_cache(model, tails[rows[0]][:extra], opening, shared, settings)
+                if extra
+                else opening
+            )
+            batches.score(rows, [tails[i][extra:] for i in rows], cache, shared + extra)
+        probs.project()
+    return probs.first, probs.follow
 
 
-def _hidden_at(
-    model, input_ids, attention_mask, position_ids, settings: ComputeSettings, last, count: int, past_key_values=None
-):
-    """The decoder's last hidden states at positions ``last .. last + count - 1`` of each row,
-    shape (rows, count, hidden), with the decoder under autocast when configured."""
-    import torch
-
-    steps = last[:, None] + torch.arange(count, device=last.device)[None, :]
-    rows = torch.arange(len(last), device=last.device)[:, None]
-    with decoder_hooks.last_layer_only_at(model, (rows * input_ids.shape[1] + steps).reshape(-1)):
-        out = _decoder(
-            model,
-            settings,
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            past_key_values=past_key_values,
-            use_cache=past_key_values is not None,
-        )
-    return out.last_hidden_state[rows, steps]
-
-
-def _vocabulary_logits(model, hidden):
-    """fp32 next-token logits of ``hidden`` (rows, count, hidden): only those hidden states go
-    through the vocabulary projection (what ``logits_to_keep`` does inside ``model.forward``).
-
-    The projection runs outside autocast: bf16 rounds logits near 20 by up to 0.06, which moved
-    label distributions by up to 0.025 total variation in a measurement, while in fp32 it costs
-    ~3 GFLOP per batch of 8.
-    """
-    import torch
-
-    head = model.get_output_embeddings()
-    logits = torch.nn.functional.linear(hidden.to(head.weight.dtype), head.weight, head.bias).float()
-    cap = getattr(model.config, "final_logit_softcapping", None)
-    if cap:
-        logits = torch.tanh(logits / cap) * cap
-    return logits
-
-
-def _prefix_cache(model, tokens: list[int], past, offset: int, settings: ComputeSettings):
-    """Keys and values of ``tokens`` (one sequence) after ``past`` (``offset`` tokens long)."""
-    import torch
-
-    device = torch.device(settings.device)
-    # Only keys and values are kept: the last layer's output is needed at no position.
-    with decoder_hooks.last_layer_only_at(model, torch.zeros(0, dtype=torch.long, device=device)):
-        return _decoder(
-            model,
-            settings,
-            input_ids=torch.tensor([tokens], device=device),
-            attention_mask=torch.ones((1, offset + len(tokens)), dtype=torch.long, device=device),
-            position_ids=torch.arange(offset, offset + len(tokens), device=device)[None, :],
-            past_key_values=copy.deepcopy(past) if past is not None else None,
-            use_cache=True,
-        ).past_key_values
-
-
-def _decoder(model, settings: ComputeSettings, **inputs):
-    """The decoder's forward pass (no vocabulary projection), under autocast when configured."""
-    with settings.autocast_context(), warnings.catch_warnings():
-        # transformers 5 renames the cache argument (`past_key_values` -> `cache`) and warns on
-        # every call of the old name, which its own Gemma 3 still uses: expected, not a problem.
-        warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
-        return model.get_decoder()(**inputs)
+def _check_prompt_lengths(model, encoded: Sequence[Sequence[int]]) -> None:
+    limit = getattr(model.config, "max_position_embeddings", None)
+    for i, tokens in enumerate(encoded):
+        if limit and len(tokens) > limit:
+            raise ValueError(f"prompt {i} is {len(tokens)} tokens, over the model's {limit}; cap the résumé text")
 
 
 def count_prompt_tokens(tokenizer, prompts: Sequence[str]) -> int:
     """Tokens of ``prompts`` as the model reads them (what prompt tokens/s counts)."""
     return sum(map(len, tokenizer(list(prompts))["input_ids"]))
-
-
-def _pad_id(tokenizer) -> int:
-    for candidate in (tokenizer.pad_token_id, tokenizer.eos_token_id):
-        if candidate is not None:
-            return int(candidate)
-    return 0
-
-
-def _right_pad(sequences: list[list[int]], pad_id: int):
-    import torch
-
-    width = max(len(s) for s in sequences)
-    input_ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        if seq:
-            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            attention_mask[row, : len(seq)] = 1
-    return input_ids, attention_mask
 
 
 # --------------------------------------------------------------------------- sampling

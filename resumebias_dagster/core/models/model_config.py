@@ -36,8 +36,9 @@ import yaml
 
 from resumebias_dagster.catalog import CatalogError, catalog_path, yaml_problem
 from resumebias_dagster.core.models.task_tokens import TASK_TOKENS, TaskTokens
+from resumebias_dagster.settings import MODELS_FILE_ENV
+from resumebias_dagster.settings import models_file as models_file_setting
 
-MODELS_FILE_ENV = "RESUMEBIAS_MODELS_FILE"
 DEFAULT_MODELS_FILE = "models.yaml"
 KINDS = ("local-llm", "fine-tuned", "provider")
 PROVIDERS = ("openai", "google", "anthropic")
@@ -188,7 +189,7 @@ def models_file(path: str | os.PathLike | None = None, catalog_dir=None) -> Path
     A ``models.yaml`` that merely sits in the working directory is never read: a cloned
     repository could otherwise point the user's keys at a host of its choosing.
     """
-    explicit = str(path) if path else os.environ.get(MODELS_FILE_ENV, "").strip()
+    explicit = str(path) if path else models_file_setting()
     setting = "the models_file setting" if path else MODELS_FILE_ENV
     if not explicit:
         try:

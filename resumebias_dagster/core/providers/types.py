@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from resumebias_dagster.core.providers.urls import (
     url_secrets,
     url_without_secrets,
 )
+from resumebias_dagster.settings import secret as environment_secret
 
 # Error kinds of a call (ChatResult.error_kind), and whether the store keeps them as the
 # final outcome of a request ("terminal": never called again) or only for the record
@@ -48,7 +48,7 @@ AUTH = "auth"  # 401 / 402 / 403: key missing, wrong, out of credit; stops the r
 NOT_FOUND = "not_found"  # 404: unknown model alias or endpoint; stops the run's other calls
 BAD_REQUEST = "bad_request"  # other 4xx: a parameter the endpoint refuses
 UNEXPECTED = "unexpected"  # any other exception from a client; the message says which
-# Never stored: a call the runner did not make because an earlier one proved it pointless.
+# Never stored: a call the fan-out did not make because an earlier one proved it pointless.
 ABORTED = "aborted"
 # Set by the task parsers (core/common/parsing.py) on a stored answer, never by a client.
 UNPARSABLE = "unparsable"
@@ -67,7 +67,7 @@ RUN_STOPPING_KINDS = frozenset({AUTH, NOT_FOUND})
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 # The Messages API requires max_tokens: the Anthropic client's fallback for a request that was
-# not normalised (every request the runner sends carries its task's limit).
+# not normalised (every request the fan-out sends carries its task's limit).
 DEFAULT_MAX_TOKENS = {"anthropic": 1024}
 # Where each SDK sends requests when the config names no base_url. The clients pass these
 # explicitly, so an OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL in the
@@ -120,7 +120,7 @@ class ChatRequest:
     ``sample_index`` tells apart repeated draws of the same prompt (runs per cell) and ``tag``
     tells apart otherwise identical requests of different purposes; neither is sent. ``task``
     (seniority, fit, judge, generation; ``task_of`` when unset) picks the model's output-token
-    limit for that task where ``max_tokens`` is None (``runner.normalise``) and is stored with the
+    limit for that task where ``max_tokens`` is None (``fanout.normalise``) and is stored with the
     answer; it is neither sent nor part of the key (the limit it picked is both).
     ``logprobs`` asks for that many top alternatives per output token where the API offers
     them (OpenAI-compatible, Gemini); Anthropic has none and ignores it.
@@ -158,7 +158,7 @@ class ChatRequest:
         }
 
 
-TASKS = ("seniority", "fit", "judge", "generation")
+TASKS = ("seniority", "fit", "judge", "generation", "ranking")
 _GENERATION_TAGS = ("fields", "neutral/", "overstated/", "understated/")
 
 
@@ -386,7 +386,7 @@ class ProviderSettings:
         """The key from the environment; a named variable that is unset or empty is an error."""
         if not self.api_key_env:
             return None
-        value = (environ if environ is not None else os.environ).get(self.api_key_env, "")
+        value = environment_secret(self.api_key_env, environ)
         if not value.strip():
             raise ProviderConfigError(
                 f"model {self.name!r} ({self.provider}, {self.model}) needs an API key: "

@@ -48,6 +48,8 @@ def finding_sentence(row) -> str:
         where += f" (95% CI {_value(low, ratio)} to {_value(high, ratio)}"
         where += f"; adjusted p {q:.2g})" if q is not None else ")"
     margin = _num(row.margin)
+    # Every verdict is decided against a margin, so a verdict row always carries one.
+    assert margin is not None, f"{row.description}: verdict row without a margin"
     margin_text = f"{margin:g}" if ratio else f"±{margin:g}{unit}"
     if row.verdict == "beyond_noise":
         # Beyond noise, and its whole interval inside the margin: found, but smaller than what matters.

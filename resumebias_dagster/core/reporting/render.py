@@ -45,6 +45,10 @@ class ReportTables:
     # Every finding's verdict, both studies (the Verdicts rows of core/inference/).
     verdicts: pd.DataFrame
     plots: Mapping[str, bytes] = field(default_factory=dict)
+    # Local Law 144's published summary and rates, and the EU AI Act test record (core/compliance/).
+    bias_audit_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bias_audit_rates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    eu_record: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: Sequence[Mapping[str, Any]] = ()
     prompts: Mapping[str, str] = field(default_factory=dict)
     generated_at: str = ""
@@ -202,7 +206,8 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
     pv = tables.probe_variants
     if not len(pv):
         return []
-    base = pv[pv["variant"] == "baseline"].set_index("resume_id")["text"]
+    baseline = pv[pv["variant"] == "baseline"]
+    base = {str(rid): str(text) for rid, text in zip(baseline["resume_id"], baseline["text"])}
     effects = tables.fit_effects
     verdicts = tables.judge_verdicts
     out = []
@@ -220,7 +225,7 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
                 "arm": row.arm,
                 "axis": row.axis,
                 "level": row.level,
-                "hunks": diff_hunks(base.get(row.resume_id, ""), row.text),
+                "hunks": diff_hunks(base.get(str(row.resume_id), ""), str(row.text)),
                 "scores": table_view(
                     cells.sort_values(["model", "jd"]) if len(cells) else cells,
                     [
@@ -251,6 +256,48 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+LL144_SUMMARY_COLUMNS = [
+    Column("model", "model"),
+    Column("study", "study"),
+    Column("audit_date", "audit date"),
+    Column("tool", "tool (snapshots)"),
+    Column("distribution_date", "distribution date"),
+    Column("n_individuals", "individuals"),
+    Column("n_missing", "no valid answer"),
+    Column("n_unknown_sex", "unknown sex"),
+    Column("n_unknown_race_ethnicity", "unknown race/ethnicity"),
+    Column("median_score", "median score", F2),
+    Column("n_at_median", "at the median"),
+    Column("excluded_categories", "left out of the ratios (under 2%)"),
+]
+LL144_RATE_COLUMNS = [
+    Column("model", "model"),
+    Column("study", "study"),
+    Column("measure", "measure"),
+    Column("outcome", "outcome"),
+    Column("dimension", "dimension"),
+    Column("category", "category"),
+    Column("n", "n"),
+    Column("rate", "rate", PCT),
+    Column("impact_ratio", "impact ratio", F3),
+    Column("ci_low", "95% CI low", F3),
+    Column("ci_high", "95% CI high", F3),
+    Column("below_four_fifths", "under 0.8 (EEOC rule of thumb)"),
+    Column("ci_below_four_fifths", "under 0.8 beyond noise"),
+    Column("excluded_reason", "left out because"),
+]
+
+
+def eu_record_sections(record: pd.DataFrame) -> list[dict[str, Any]]:
+    """The EU AI Act test record's sections, each with its (item, value) rows."""
+    if not len(record):
+        return []
+    return [
+        {"section": section, "rows": list(zip(rows["item"], rows["value"]))}
+        for section, rows in record.groupby("section", sort=False)
+    ]
 
 
 def render_report(tables: ReportTables, catalog_dir=None) -> str:
@@ -284,6 +331,9 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         fit_impact=table_view(tables.fit_impact, IMPACT_COLUMNS),
         plots={name: base64.b64encode(png).decode() for name, png in tables.plots.items()},
         variants=variant_sections(tables),
+        ll144_summary=table_view(tables.bias_audit_summary, LL144_SUMMARY_COLUMNS),
+        ll144_rates=table_view(tables.bias_audit_rates, LL144_RATE_COLUMNS),
+        eu_record=eu_record_sections(tables.eu_record),
         models=list(tables.models),
         prompts=dict(tables.prompts),
         generated_at=tables.generated_at,

@@ -92,7 +92,8 @@ def employer_line(employer: str, city: str, dates: str) -> str:
     return _FIELD_SEPARATOR.join((employer, city, dates))
 
 
-def school_line(school: str, year: int) -> str:
+def school_line(school: str, year: int | str) -> str:
+    """A school and its graduation year (or the placeholder a blinding edit writes in its place)."""
     return f"{school}{_FIELD_SEPARATOR}{year}"
 
 
@@ -263,8 +264,11 @@ def field_kind(field: str) -> str:
 
 
 def _month(label: str) -> int | None:
-    if label == "Present":
-        return None
+    return None if label == "Present" else _date_month(label)
+
+
+def _date_month(label: str) -> int:
+    """Months since year 0 of a "Mon YYYY" date (a span's start is always one)."""
     mon, year = label.split()
     return int(year) * 12 + MONTHS.index(mon)
 
@@ -289,7 +293,7 @@ def parse_layout(text: str) -> Layout:
             f"missing {missing or 'the name and contact lines'}"
         )
     positions = tuple(
-        PositionLine(i, m["employer"], m["city"], _month(m["start"]), _month(m["end"]))
+        PositionLine(i, m["employer"], m["city"], _date_month(m["start"]), _month(m["end"]))
         for i in sections["EXPERIENCE"]
         if (m := _EMPLOYER_LINE.fullmatch(lines[i]))
     )
@@ -299,7 +303,7 @@ def parse_layout(text: str) -> Layout:
         if (m := _SCHOOL_LINE.fullmatch(lines[i]))
     )
     gaps = tuple(
-        GapLine(i, m["label"], _month(m["start"]), _month(m["end"]))
+        GapLine(i, m["label"], _date_month(m["start"]), _month(m["end"]))
         for i in sections["EXPERIENCE"]
         if (m := _GAP_LINE.fullmatch(lines[i]))
     )

@@ -12,177 +12,28 @@ the one renderer of both generators: this template and a provider model's struct
 
 from __future__ import annotations
 
-import os
 import random
-import re
 import string
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from resumebias_dagster.catalog import CatalogError, load_yaml
+from resumebias_dagster.catalog import CatalogError
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.resumes.layout import (
     COLUMNS,
-    MONTHS,
     REFERENCE_INDEX,
-    SECTION_HEADERS,
     Degree,
     Position,
     ResumeContent,
     resume_row,
     years_phrase,
 )
+from resumebias_dagster.core.seniority.generator_catalog import CatalogDir, GeneratorCatalog, load_generator_catalog
 
-CatalogDir = str | os.PathLike | None
-
-
-# Words the code itself writes into a résumé, besides the catalog vocabulary.
-_CODE_WORDS = (
-    *SECTION_HEADERS,
-    *MONTHS,
-    "Present",
-    "Relevant coursework",
-    "Certification",
-    "linkedin com in",
-    "less than one year 1 year years of professional experience",
-)
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
+# Placeholder specs keyed by seniority level (the rest are keyed by the career position).
 _PLACEHOLDER_LEVELS = frozenset(SENIORITY_LEVELS)
-_OCCUPATION_FIELDS = (
-    "label",
-    "noun",
-    "work",
-    "team_noun",
-    "focus",
-    "sectors",
-    "titles",
-    "degrees",
-    "skills",
-    "bullets",
-)
-
-
-@dataclass(frozen=True)
-class _Catalog:
-    occupations: dict[str, dict[str, Any]]
-    common: dict[str, list[str]]
-    summary: dict[str, Any]
-    placeholders: dict[str, Any]
-    career: dict[str, dict[str, Any]]
-    progression: dict[str, dict[int, list[str]]]
-    employers: dict[str, list[str]]
-    employer_descriptions: dict[str, list[str]]
-    employer_placeholders: dict[str, Any]
-    cities: list[dict[str, Any]]
-    schools: list[str]
-    first_names: list[str]
-    last_names: list[str]
-    email_formats: list[str]
-    email_domains: list[str]
-    linkedin_formats: list[str]
-    linkedin_probability: float
-
-
-def _strings_in(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings_in(v)
-
-
-def _tokens(texts: Iterable[str]) -> set[str]:
-    return {t.lower() for text in texts for t in _TOKEN.findall(text)}
-
-
-def _check_people(first: list[str], last: list[str], vocabulary: set[str]) -> None:
-    for name in first + last:
-        if not re.fullmatch(r"[A-Z][A-Za-z]+", name):
-            raise CatalogError(
-                f"people.yaml: {name!r} must be one capitalised word of letters (it becomes an e-mail address)"
-            )
-    for what, names in (("first_names", first), ("last_names", last)):
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise CatalogError(f"people.yaml: {what} lists {dupes} more than once")
-    both = sorted({n.lower() for n in first} & {n.lower() for n in last})
-    if both:
-        raise CatalogError(f"people.yaml: {both} are both first and last names; e-mails would not be unique")
-    clash = sorted({n.lower() for n in first + last} & vocabulary)
-    if clash:
-        raise CatalogError(
-            f"people.yaml: {clash} also occur as ordinary words of the résumé vocabulary; "
-            "replacing the name would change them too"
-        )
-
-
-def _load_catalog(catalog_dir: CatalogDir) -> _Catalog:
-    occ = load_yaml("occupations.yaml", catalog_dir)
-    emp = load_yaml("employers.yaml", catalog_dir)
-    places = load_yaml("places.yaml", catalog_dir)
-    people = load_yaml("people.yaml", catalog_dir)
-    try:
-        cat = _Catalog(
-            occupations=occ["occupations"],
-            common=occ["common"],
-            summary=occ["summary"],
-            placeholders=occ["placeholders"],
-            career=occ["career"],
-            progression={lvl: {int(k): v for k, v in m.items()} for lvl, m in occ["progression"].items()},
-            employers=emp["sectors"],
-            employer_descriptions=emp["descriptions"],
-            employer_placeholders=emp["placeholders"],
-            cities=places["cities"],
-            schools=places["schools"],
-            first_names=list(people["first_names"]),
-            last_names=list(people["last_names"]),
-            email_formats=list(people["email_formats"]),
-            email_domains=list(people["email_domains"]),
-            linkedin_formats=list(people["linkedin_formats"]),
-            linkedin_probability=float(people["linkedin_probability"]),
-        )
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise CatalogError(
-            f"résumé catalog (occupations/employers/places/people.yaml): missing or malformed entry {exc!r}"
-        ) from exc
-    for key, spec in cat.occupations.items():
-        for field in _OCCUPATION_FIELDS:
-            if field not in spec:
-                raise CatalogError(f"occupations.yaml: occupation {key!r} lacks {field!r}")
-        for sector in spec["sectors"]:
-            if sector not in cat.employers or sector not in cat.employer_descriptions:
-                raise CatalogError(
-                    f"occupations.yaml: occupation {key!r} names sector {sector!r}, "
-                    "which lacks employers or descriptions in employers.yaml"
-                )
-        for level in ("intern", *SENIORITY_LEVELS):
-            if not spec["titles"].get(level):
-                raise CatalogError(f"occupations.yaml: occupation {key!r} has no {level!r} titles")
-    for level in SENIORITY_LEVELS:
-        if level not in cat.career or level not in cat.progression:
-            raise CatalogError(f"occupations.yaml: career/progression lacks level {level!r}")
-        lo, hi = cat.career[level]["positions"]
-        for k in range(lo, hi + 1):
-            if len(cat.progression[level].get(k, [])) != k:
-                raise CatalogError(
-                    f"occupations.yaml: progression.{level} needs a list of {k} levels for {k} positions"
-                )
-        needed = hi + (1 if cat.career[level]["internship_probability"] > 0 else 0)
-        if len(cat.career[level]["bullets"]) < needed:
-            raise CatalogError(f"occupations.yaml: career.{level}.bullets needs counts for {needed} positions")
-    vocabulary = _tokens([*_strings_in(occ), *_strings_in(emp), *_strings_in(places), *_CODE_WORDS])
-    _check_people(cat.first_names, cat.last_names, vocabulary)
-    return cat
-
-
-# --------------------------------------------------------------------------- structure and rendering
-
 
 # --------------------------------------------------------------------------- helpers
 
@@ -259,7 +110,7 @@ def _normal_name(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def _draw_people(cat: _Catalog, n: int, seed: int, exclude: frozenset[str]) -> list[tuple[str, str]]:
+def _draw_people(cat: GeneratorCatalog, n: int, seed: int, exclude: frozenset[str]) -> list[tuple[str, str]]:
     excluded = {_normal_name(x) for x in exclude}
     pairs = [
         (first, last)
@@ -286,7 +137,7 @@ class _Career:
     lengths: list[int]  # months of each position, oldest first
 
 
-def _career(cat: _Catalog, level: str, rng: random.Random) -> _Career:
+def _career(cat: GeneratorCatalog, level: str, rng: random.Random) -> _Career:
     """How long the career is and how it splits into positions of rising level."""
     career = cat.career[level]
     years = rng.randint(*career["years"])
@@ -299,10 +150,16 @@ def _career(cat: _Catalog, level: str, rng: random.Random) -> _Career:
 
 
 def _positions(
-    cat: _Catalog, occ: dict, c: _Career, employers: list[str], city: dict, rng: random.Random
-) -> list[dict]:
+    cat: GeneratorCatalog,
+    occ: dict[str, Any],
+    c: _Career,
+    *,
+    employers: list[str],
+    city: dict[str, Any],
+    rng: random.Random,
+) -> list[dict[str, Any]]:
     """The positions, newest first: contiguous months ending at the reference month."""
-    positions = []
+    positions: list[dict[str, Any]] = []
     end = REFERENCE_INDEX
     for i, (length, pos_level) in enumerate(zip(reversed(c.lengths), reversed(c.levels))):
         start = end - length + 1
@@ -321,7 +178,14 @@ def _positions(
 
 
 def _add_bullets(
-    cat: _Catalog, occ: dict, career: dict, positions: list[dict], fill, rng: random.Random, used: set[str]
+    cat: GeneratorCatalog,
+    occ: dict[str, Any],
+    career: dict[str, Any],
+    positions: list[dict[str, Any]],
+    *,
+    fill: _Filler,
+    rng: random.Random,
+    used: set[str],
 ) -> None:
     """Each position's bullets, drawn from the pools its level allows (no bullet twice)."""
     bullets = occ["bullets"]
@@ -342,16 +206,17 @@ def _add_bullets(
 
 
 def _internship(
-    cat: _Catalog,
-    occ: dict,
-    career: dict,
+    cat: GeneratorCatalog,
+    occ: dict[str, Any],
+    career: dict[str, Any],
+    *,
     grad_year: int,
     employer: str,
     n_positions: int,
-    fill,
+    fill: _Filler,
     rng: random.Random,
     used: set[str],
-) -> dict:
+) -> dict[str, Any]:
     """A summer internship the year before graduation, after the regular positions."""
     intern_year = grad_year - 1
     return {
@@ -369,7 +234,15 @@ def _internship(
 
 
 def _summary(
-    cat: _Catalog, level: str, years: int, noun: str, focus: list[str], skills: list[str], fill, rng: random.Random
+    cat: GeneratorCatalog,
+    level: str,
+    years: int,
+    *,
+    noun: str,
+    focus: list[str],
+    skills: list[str],
+    fill: _Filler,
+    rng: random.Random,
 ) -> str:
     sentences = [
         cat.summary["opening"].format(Noun=noun, years=years_phrase(years), focus1=focus[0], focus2=focus[1]),
@@ -382,7 +255,9 @@ def _summary(
     return " ".join(sentences)
 
 
-def _contact(cat: _Catalog, first: str, last: str, city: dict, rng: random.Random) -> tuple[str, str, str]:
+def _contact(
+    cat: GeneratorCatalog, first: str, last: str, city: dict[str, Any], rng: random.Random
+) -> tuple[str, str, str]:
     """E-mail, phone (a 555-01xx number of the city's area code) and, sometimes, a LinkedIn URL."""
     local = rng.choice(cat.email_formats).format(first=first.lower(), last=last.lower())
     email = f"{local}@{rng.choice(cat.email_domains)}"
@@ -393,11 +268,94 @@ def _contact(cat: _Catalog, first: str, last: str, city: dict, rng: random.Rando
     return email, phone, linkedin
 
 
+def _skills(occ: dict[str, Any], rng: random.Random) -> list[str]:
+    """Eight to twelve of the occupation's skills, in catalog order."""
+    picked = set(rng.sample(occ["skills"], rng.randint(min(8, len(occ["skills"])), min(12, len(occ["skills"])))))
+    return [s for s in occ["skills"] if s in picked]
+
+
+def _placeholder_specs(cat: GeneratorCatalog, occ: dict[str, Any]) -> dict[str, Any]:
+    """The common placeholder ranges, with the occupation's own ranges merged over them."""
+    specs = {**cat.placeholders}
+    for name, spec in occ.get("placeholders", {}).items():
+        specs[name] = {**specs.get(name, {}), **spec}
+    return specs
+
+
+def _education(
+    cat: GeneratorCatalog, occ: dict[str, Any], degree: Degree, *, has_master: bool, rng: random.Random
+) -> list[Degree]:
+    """The highest degree, and below a master's the bachelor's two years earlier at another school."""
+    education = [degree]
+    if has_master:
+        bachelor = rng.choice(occ["degrees"]["bachelor"])
+        other_school = rng.choice([s for s in cat.schools if s != degree.school])
+        education.append(Degree(bachelor, other_school, degree.year - 2))
+    return education
+
+
+def _work_history(
+    cat: GeneratorCatalog,
+    occ: dict[str, Any],
+    career: dict[str, Any],
+    c: _Career,
+    *,
+    employers: list[str],
+    internship: bool,
+    grad_year: int,
+    city: dict[str, Any],
+    fill: _Filler,
+    rng: random.Random,
+) -> list[dict[str, Any]]:
+    """The positions with their bullets, newest first, then the internship if there is one."""
+    positions = _positions(cat, occ, c, employers=employers, city=city, rng=rng)
+    used: set[str] = set()
+    _add_bullets(cat, occ, career, positions, fill=fill, rng=rng, used=used)
+    if internship:
+        positions.append(
+            _internship(
+                cat,
+                occ,
+                career,
+                grad_year=grad_year,
+                employer=employers[-1],
+                n_positions=len(c.lengths),
+                fill=fill,
+                rng=rng,
+                used=used,
+            )
+        )
+    return positions
+
+
+def _certifications(occ: dict[str, Any], career: dict[str, Any], rng: random.Random) -> list[str]:
+    if occ.get("certifications") and rng.random() < career["certification_probability"]:
+        return [rng.choice(occ["certifications"])]
+    return []
+
+
+def _employer_descriptions(
+    cat: GeneratorCatalog, occ: dict[str, Any], positions: list[dict[str, Any]], rng: random.Random
+) -> list[str]:
+    """One description of each position's employer, from its sector's templates."""
+    describe = _Filler(cat.employer_placeholders, {}, rng)
+    sector_of = {e: sector for sector in occ["sectors"] for e in cat.employers[sector]}
+    return [describe(rng.choice(cat.employer_descriptions[sector_of[p["employer"]]])) for p in positions]
+
+
+def _position_texts(positions: list[dict[str, Any]], descriptions: list[str]) -> tuple[Position, ...]:
+    return tuple(
+        Position(p["title"], p["employer"], p["city"], p["start"], p["end"], tuple(p["bullets"]), description)
+        for p, description in zip(positions, descriptions)
+    )
+
+
 def _resume(
-    cat: _Catalog,
+    cat: GeneratorCatalog,
     occ_key: str,
     level: str,
     person: tuple[str, str],
+    *,
     resume_id: str,
     rng: random.Random,
 ) -> dict[str, Any]:
@@ -420,33 +378,30 @@ def _resume(
     internship = rng.random() < career["internship_probability"]
     employers = rng.sample(sector_employers, len(c.lengths) + int(internship))
 
-    picked = set(rng.sample(occ["skills"], rng.randint(min(8, len(occ["skills"])), min(12, len(occ["skills"])))))
-    skills = [s for s in occ["skills"] if s in picked]
+    skills = _skills(occ, rng)
     focus = rng.sample(occ["focus"], 4)
     noun = occ["noun"][:1].upper() + occ["noun"][1:]
-    specs = {**cat.placeholders}
-    for name, spec in occ.get("placeholders", {}).items():
-        specs[name] = {**specs.get(name, {}), **spec}
-    fill = _Filler(specs, {"team_noun": occ["team_noun"], "work": occ["work"], "degree": degree, "Noun": noun}, rng)
-    describe = _Filler(cat.employer_placeholders, {}, rng)
-    sector_of = {e: sector for sector in occ["sectors"] for e in cat.employers[sector]}
+    context = {"team_noun": occ["team_noun"], "work": occ["work"], "degree": degree, "Noun": noun}
+    fill = _Filler(_placeholder_specs(cat, occ), context, rng)
 
-    positions = _positions(cat, occ, c, employers, city, rng)
-    used: set[str] = set()
-    _add_bullets(cat, occ, career, positions, fill, rng, used)
-    if internship:
-        positions.append(_internship(cat, occ, career, grad_year, employers[-1], len(c.lengths), fill, rng, used))
-    summary = _summary(cat, level, c.years, noun, focus, skills, fill, rng)
+    positions = _work_history(
+        cat,
+        occ,
+        career,
+        c,
+        employers=employers,
+        internship=internship,
+        grad_year=grad_year,
+        city=city,
+        fill=fill,
+        rng=rng,
+    )
+    summary = _summary(cat, level, c.years, noun=noun, focus=focus, skills=skills, fill=fill, rng=rng)
     email, phone, linkedin = _contact(cat, first, last, city, rng)
-    certifications = []
-    if occ.get("certifications") and rng.random() < career["certification_probability"]:
-        certifications = [rng.choice(occ["certifications"])]
+    certifications = _certifications(occ, career, rng)
     # Drawn in the order the text reads (employer descriptions, an earlier degree, coursework).
-    descriptions = [describe(rng.choice(cat.employer_descriptions[sector_of[p["employer"]]])) for p in positions]
-    education = [Degree(degree, school, grad_year)]
-    if has_master:
-        bachelor = rng.choice(occ["degrees"]["bachelor"])
-        education.append(Degree(bachelor, rng.choice([s for s in cat.schools if s != school]), grad_year - 2))
+    descriptions = _employer_descriptions(cat, occ, positions, rng)
+    education = _education(cat, occ, Degree(degree, school, grad_year), has_master=has_master, rng=rng)
     coursework = rng.sample(occ["coursework"], 3) if level == "junior" and occ.get("coursework") else []
 
     content = ResumeContent(
@@ -456,10 +411,7 @@ def _resume(
         city=city["name"],
         linkedin=linkedin,
         summary=summary,
-        positions=tuple(
-            Position(p["title"], p["employer"], p["city"], p["start"], p["end"], tuple(p["bullets"]), description)
-            for p, description in zip(positions, descriptions)
-        ),
+        positions=_position_texts(positions, descriptions),
         education=tuple(education),
         # Catalog skills are written as they read mid-sentence; a skills list capitalises them.
         skills=tuple(s[:1].upper() + s[1:] for s in skills),
@@ -483,7 +435,7 @@ def _resume(
 
 def occupation_labels(catalog_dir: CatalogDir = None) -> dict[str, str]:
     """Occupation code -> label, from the (validated) catalog."""
-    return {key: str(spec["label"]) for key, spec in _load_catalog(catalog_dir).occupations.items()}
+    return {key: str(spec["label"]) for key, spec in load_generator_catalog(catalog_dir).occupations.items()}
 
 
 def generate_resumes(
@@ -501,7 +453,7 @@ def generate_resumes(
     """
     if n_per_level < 0:
         raise ValueError(f"n_per_level must be >= 0, got {n_per_level}")
-    cat = _load_catalog(catalog_dir)
+    cat = load_generator_catalog(catalog_dir)
     n_total = n_per_level * len(SENIORITY_LEVELS)
     people = _draw_people(cat, n_total, seed, frozenset(exclude_people))
 
@@ -521,6 +473,6 @@ def generate_resumes(
         level = SENIORITY_LEVELS[i % len(SENIORITY_LEVELS)]
         occ_key = occupations_by_level[level][i // len(SENIORITY_LEVELS)]
         rng = random.Random(f"resume|{seed}|{i}")
-        rows.append(_resume(cat, occ_key, level, people[i], f"{id_prefix}{i:04d}", rng))
+        rows.append(_resume(cat, occ_key, level, people[i], resume_id=f"{id_prefix}{i:04d}", rng=rng))
     df = pd.DataFrame(rows, columns=COLUMNS)
     return df.astype({"years_experience": "int64", "n_positions": "int64", "graduation_year": "int64"})

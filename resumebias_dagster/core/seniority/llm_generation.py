@@ -13,10 +13,10 @@ résumé after the instructions.
 
 Every function takes ``run``: a callable sending a list of ``ChatRequest`` and returning
 ``(results, stats)`` (``ProvidersResource.run`` bound to a model name, or
-``functools.partial(run_requests, settings, store=store)``). The runner stores every raw
+``functools.partial(run_requests, settings, store=store)``). The fan-out stores every raw
 answer before anything parses it, so a refused answer costs nothing on a re-run.
 
-A draw that failed, that the validation refuses, or (a rewrite) that uses a level word (seed
+A draw that failed, that the validation refuses, or (a rewrite) that uses a level word (notebook
 004: "Do NOT use the words junior/mid/senior") is drawn again with the next sample index, up
 to ``max_attempts`` draws; what is left failing is returned with its ``error``.
 """
@@ -33,7 +33,7 @@ import pandas as pd
 from resumebias_dagster.core.common.diffing import tokens
 from resumebias_dagster.core.common.labels import LEVEL_WORDS, SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import load_prompt
-from resumebias_dagster.core.providers.fanout import RunStats
+from resumebias_dagster.core.providers.fanout import RunStats, Transport
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
 from resumebias_dagster.core.resumes.layout import (
     COLUMNS,
@@ -51,7 +51,7 @@ from resumebias_dagster.core.resumes.names import name_tokens
 from resumebias_dagster.core.resumes.timeline import timeline_problems
 from resumebias_dagster.core.seniority.generation import occupation_labels
 
-Run = Callable[[Sequence[ChatRequest]], tuple[list[ChatResult], RunStats]]
+Run = Transport
 NEUTRAL_PROMPT = "resume_neutral"
 FIELDS_PROMPT = "resume_fields"
 REWRITE_PROMPTS = {"overstated": "resume_overstated", "understated": "resume_understated"}
@@ -200,6 +200,7 @@ def _positions(value: Any) -> tuple[Position, ...]:
         spec = _object(raw, where, _POSITION_FIELDS)
         start = _month(spec["start"], f"{where}.start", may_be_present=False)
         end = _month(spec["end"], f"{where}.end", may_be_present=True)
+        assert start is not None  # a start may not be 'Present'
         if end is not None and end < start:
             raise ResumeAnswerError(f"{where}.end", f"{spec['end']!r} is before the start {spec['start']!r}")
         bullets = []
@@ -428,9 +429,13 @@ def generate_neutral_resumes(
     error); a row whose last draw failed has error ``<kind>: <field>: <problem>`` and no facts.
     """
     occupations = frozenset(occupation_labels(catalog_dir))
-    slots = []
+    slots: list[tuple[tuple[int, str], Callable[[int], ChatRequest]]] = []
     for i, (level, prompt) in enumerate(base_resume_prompts(n_per_level, catalog_dir)):
-        slots.append(((i, level), lambda attempt, prompt=prompt, i=i: base_resume_request(prompt, i, attempt)))
+
+        def make(attempt: int, prompt: str = prompt, i: int = i) -> ChatRequest:
+            return base_resume_request(prompt, i, attempt)
+
+        slots.append(((i, level), make))
 
     def judge(slot: tuple[int, str], result: ChatResult) -> tuple[Any, str | None]:
         failed = _failure(result)
@@ -472,10 +477,10 @@ def rewrite_styles(
     style, text, resolved_model, draws, error.
     """
     templates = {style: load_prompt(name, catalog_dir, {"resume_text"}) for style, name in REWRITE_PROMPTS.items()}
-    slots = []
+    slots: list[tuple[tuple[int, str], Callable[[int], ChatRequest]]] = []
     for idx, resume in enumerate(base.itertuples(index=False)):
         for style, template in templates.items():
-            prompt = template.format(resume_text=resume.text.strip())
+            prompt = template.format(resume_text=str(resume.text).strip())
 
             def make(attempt: int, prompt=prompt, rid=resume.resume_id, style=style) -> ChatRequest:
                 return ChatRequest.from_prompt(prompt, sample_index=attempt, tag=f"{style}/{rid}", task="generation")
@@ -483,7 +488,7 @@ def rewrite_styles(
             slots.append(((idx, style), make))
     stats: list[RunStats] = []
     outcome = _draw(run, slots, max_attempts, stats, _rewrite_judge)
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for idx, resume in enumerate(base.itertuples(index=False)):
         rows.append((resume.resume_id, idx, resume.seniority, "neutral", resume.text, None, 0, None))
         for style in templates:
@@ -522,7 +527,7 @@ def llm_base_resumes(
 
 def llm_style_variants(
     run: Run, base: pd.DataFrame, *, catalog_dir: str | os.PathLike | None = None, max_attempts: int = 3
-) -> tuple[pd.DataFrame, RunStats]:
+) -> tuple[pd.DataFrame, RunStats | None]:
     """Notebook 004's overstated and understated rewrites by a provider model, as ``style_variants`` rows."""
     variants, draws = rewrite_styles(run, base, catalog_dir=catalog_dir, max_attempts=max_attempts)
     _refuse_failures(variants, "rewritten résumés", max_attempts)

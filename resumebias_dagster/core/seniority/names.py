@@ -172,18 +172,19 @@ def variant_problems(variants: pd.DataFrame, limit: int | None = None) -> list[s
         first = group.iloc[0]
         for i, other in enumerate(group.itertuples(index=False)):
             where = f"original_idx {original_idx} ({other.demographic})"
+            text, name = str(other.text), str(other.name)
             if other.name_scope == "first_line":
-                head, _, rest = other.text.partition("\n")
-                if not _same_name(head, other.name):
-                    problems.append(f"{where}: line 1 {head.strip()[:60]!r} is not the name {other.name!r}")
+                head, _, rest = text.partition("\n")
+                if not _same_name(head, name):
+                    problems.append(f"{where}: line 1 {head.strip()[:60]!r} is not the name {name!r}")
                 elif rest != first["text"].partition("\n")[2]:
                     problems.append(f"{where}: the text after line 1 differs from {first['demographic']}'s")
             elif i > 0:
                 extra = unexplained_changes(
                     first["text"],
-                    other.text,
+                    text,
                     name_tokens(first["first_name"], first["last_name"]),
-                    name_tokens(other.first_name, other.last_name),
+                    name_tokens(str(other.first_name), str(other.last_name)),
                 )
                 if extra:
                     problems.append(f"{where}: {sorted(set(extra))[:5]}")

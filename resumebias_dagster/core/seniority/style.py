@@ -279,6 +279,7 @@ def _overstate(body: str, rules: _Rules, pick, bullet: bool) -> str:
     def amplify(m: re.Match) -> str:
         clause = m.group(0)
         g = re.match(r",\s+(and\s+)?", clause)
+        assert g is not None  # ``rules.impact`` matches only clauses that open this way
         return f"{g.group(0)}{pick(rules.impact_adverbs, 'adverb', body)} {clause[g.end() :]}"
 
     rest, amplified = rules.impact.subn(amplify, rest, count=1)
@@ -372,8 +373,9 @@ def rewrite_style(text: str, style: str, seed: int = 0, catalog_dir: CatalogDir 
     if summary_rows:
         first, key = summary_rows[0], lines[summary_rows[0]]
         if style == "overstated":
-            out[first] = _join(pick(rules.summary_intro, "intro", key), out[first])
-            out[summary_rows[-1]] = _join(out[summary_rows[-1]], pick(rules.summary_outro, "outro", key))
+            # Only _keep_sentences drops a line (None); here every summary row still holds its text.
+            out[first] = _join(pick(rules.summary_intro, "intro", key), out[first] or "")
+            out[summary_rows[-1]] = _join(out[summary_rows[-1]] or "", pick(rules.summary_outro, "outro", key))
         else:
             kept = _keep_sentences(out, summary_rows, rules.under_summary_sentences)
             row = summary_rows[0] if kept is None else kept
@@ -386,6 +388,7 @@ def _keep_sentences(out: list[str | None], rows: list[int], limit: int) -> int |
     seen, last = 0, None
     for i in rows:
         line = out[i]
+        assert line is not None  # summary rows hold text until this drops them
         take = [s for s in _SENTENCE_END.split(line.strip()) if s][: max(limit - seen, 0)]
         if not take:
             out[i] = None

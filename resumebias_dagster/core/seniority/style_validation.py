@@ -390,7 +390,8 @@ def style_similarity_table(pairs: pd.DataFrame, thresholds: ValidationThresholds
         .reset_index()
     )
     checked = np.array(
-        [thresholds.checks(r.measure, r.style_a, r.style_b) for r in table.itertuples(index=False)], dtype=bool
+        [thresholds.checks(str(r.measure), str(r.style_a), str(r.style_b)) for r in table.itertuples(index=False)],
+        dtype=np.bool_,
     )
     value = table[f"similarity_{thresholds.similarity_statistic}"]
     table["threshold"] = thresholds.similarity_minimum
@@ -412,7 +413,8 @@ def validation_failures(
             failures.append(f"{what}: no {', '.join(missing)} rows to compare")
             return
         for hi, lo, gap in zip(styles, styles[1:], gaps):
-            a, b = float(by_style.at[hi, column]), float(by_style.at[lo, column])
+            scores = by_style[column].astype(float)
+            a, b = float(scores[hi]), float(scores[lo])
             # Strictly above, and by at least the gap.
             if not (a > b and a - b >= gap):
                 need = f"at least {gap:g} above" if gap else "above"
@@ -424,7 +426,7 @@ def validation_failures(
             if style not in by_style.index:
                 failures.append(f"tone sign: no {style} rows to compare")
                 continue
-            value = float(by_style.at[style, "tone_score"])
+            value = float(by_style["tone_score"].astype(float)[style])
             if not (value > 0 if above else value < 0):
                 failures.append(f"tone sign: {style} {value:.3f} is not {word} 0")
     order("mean_words", "word-count order", thresholds.word_count_order, (0.0,) * len(thresholds.word_count_order))

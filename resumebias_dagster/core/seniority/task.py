@@ -18,6 +18,7 @@ from resumebias_dagster.core.common.parsing import parse_label
 from resumebias_dagster.core.common.prompts import seniority_prompt
 from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.providers.fanout import Transport
 from resumebias_dagster.core.tables import SeniorityPredictions, conform
 
 PROB_COLUMNS = tuple(f"p_{label}" for label in SENIORITY_LEVELS)
@@ -54,6 +55,7 @@ def rows_from_distributions(
     variants: pd.DataFrame,
     probs: np.ndarray,
     samples: np.ndarray,
+    *,
     model: str,
     resolved_model: str,
     latency_s: np.ndarray,
@@ -87,7 +89,7 @@ def rows_from_distributions(
 
 
 def predict_with_local_llm(
-    spec, variants: pd.DataFrame, settings, cache_dir, template: str, progress=None, log=None
+    spec, variants: pd.DataFrame, settings, cache_dir, *, template: str, progress=None, log=None
 ) -> pd.DataFrame:
     """Score every variant once with an embedded LLM and sample ``runs_per_cell`` labels."""
     import time
@@ -113,20 +115,26 @@ def predict_with_local_llm(
         lambda st, ps: score_labels_with_mass(model, tokenizer, ps, labels, st)[0],
         prompts,
         functools.partial(count_prompt_tokens, tokenizer),
-        source,
-        "seniority",
-        cache_dir,
-        log,
+        model=source,
+        task="seniority",
+        cache_dir=cache_dir,
+        log=log,
     )
     started = time.perf_counter()
-    probs, mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress)
+    probs, mass = score_labels_with_mass(model, tokenizer, prompts, labels, settings, progress=progress)
     per_variant = (time.perf_counter() - started) / max(1, len(prompts))
     # Samples and the stored distribution are both at the configured temperature, so the
     # expected-value metrics are the exact expectation of the sampled ones.
     dist = tempered(probs, spec.temperature)
     samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
     return rows_from_distributions(
-        variants, dist, samples, spec.name, resolved_source(source), np.full(len(variants), per_variant), mass
+        variants,
+        dist,
+        samples,
+        model=spec.name,
+        resolved_model=resolved_source(source),
+        latency_s=np.full(len(variants), per_variant),
+        label_mass=mass,
     )
 
 
@@ -138,7 +146,9 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
 
     model, tokenizer = load_classifier(model_dir, settings)
-    max_length = trained_metrics(model_dir)["config"]["max_length"]
+    metrics = trained_metrics(model_dir)
+    assert metrics is not None  # load_classifier has refused a classifier that is not finished
+    max_length = metrics["config"]["max_length"]
     started = time.perf_counter()
     probs = classify(model, tokenizer, variants["text"].tolist(), settings, max_length)
     per_variant = (time.perf_counter() - started) / max(1, len(variants))
@@ -147,9 +157,9 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
         variants,
         tempered(probs, spec.temperature),
         samples,
-        spec.name,
-        f"{spec.name}@{fingerprint}",
-        np.full(len(variants), per_variant),
+        model=spec.name,
+        resolved_model=f"{spec.name}@{fingerprint}",
+        latency_s=np.full(len(variants), per_variant),
     )
 
 
@@ -173,7 +183,7 @@ def _prediction(result: Any) -> tuple[str, str | None]:
     return "unknown", f"unparsable: {parsed.reason}"
 
 
-def predict_with_provider(run, variants: pd.DataFrame, spec, template: str) -> tuple[pd.DataFrame, Any]:
+def predict_with_provider(run: Transport, variants: pd.DataFrame, spec, template: str) -> tuple[pd.DataFrame, Any]:
     """Prediction rows (one per variant x run) of a provider model and the run's stats;
     ``run(requests) -> (results, stats)`` is the transport (the store and the fan-out).
 
@@ -215,7 +225,7 @@ def predict_seniority(
     stats (None for a model that runs here)."""
     if spec.kind == "local-llm":
         frame = predict_with_local_llm(
-            spec, variants, runtime.compute, runtime.cache_dir, template, progress, log=runtime.log
+            spec, variants, runtime.compute, runtime.cache_dir, template=template, progress=progress, log=runtime.log
         )
         return conform(frame, SeniorityPredictions), None
     if spec.kind == "fine-tuned":

@@ -31,7 +31,7 @@ import pandas as pd
 from resumebias_dagster.core.common.labels import gender_of, race_of
 from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact_findings, seniority_selection_rows
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, paired, side_contrast
-from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score
+from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score, _Scored
 
 STYLE_SHIFTS = (
     ("overstated", "overstated minus neutral wording of the same résumé"),
@@ -60,7 +60,7 @@ FAMILIES = {"style": "style", "demographic": "names"}
 RANK_DEVIATION, SHARE_DEVIATION = 4.0, 2.0
 
 
-def _texts(scored, names: pd.Series | None) -> pd.DataFrame:
+def _texts(scored: _Scored, names: pd.Series | None) -> pd.DataFrame:
     """One row per (model, experiment, résumé, variant): its value, whether exact, its first name."""
     rows = scored.rows
     exact_model = rows.groupby("model", observed=True)["has_dist"].all()
@@ -89,7 +89,7 @@ def _texts(scored, names: pd.Series | None) -> pd.DataFrame:
     )
 
 
-def _excess_inconsistency(scored, model: str, kind: str, exact: bool) -> tuple[np.ndarray, str]:
+def _excess_inconsistency(scored: _Scored, model: str, kind: str, exact: bool) -> tuple[np.ndarray, str]:
     """Per résumé: inconsistency minus its retest floor (NaN array and a note when not measurable)."""
     if exact:
         d = scored.dist_originals
@@ -111,6 +111,97 @@ def _excess_inconsistency(scored, model: str, kind: str, exact: bool) -> tuple[n
     return (observed - floor).to_numpy(float), f"sampled: {runs} runs per variant"
 
 
+def _style_shift_findings(
+    m: pd.DataFrame, base: dict[str, str], how: str, settings: InferenceSettings
+) -> list[pd.DataFrame]:
+    """Each rewrite's shift against the neutral wording of the same résumé."""
+    frames = []
+    style = m[m["variant_kind"] == "style"].pivot(index="original_idx", columns="variant", values="value")
+    for variant, description in STYLE_SHIFTS:
+        if {"neutral", variant} <= set(style.columns):
+            est = paired((style[variant] - style["neutral"]).to_numpy()[None, :]).bounded(RANK_DEVIATION)
+            frames.append(
+                findings(
+                    {
+                        **base,
+                        "finding": f"style_shift:{variant}",
+                        "family": "style",
+                        "description": description,
+                        "note": how,
+                    },
+                    est,
+                    est.p_value(),
+                    "style_shift",
+                    "t_resume",
+                    settings=settings,
+                )
+            )
+    return frames
+
+
+def _name_contrast_findings(
+    m: pd.DataFrame, base: dict[str, str], how: str, settings: InferenceSettings
+) -> list[pd.DataFrame]:
+    """The within-résumé contrasts of the name variants; names a random effect where recorded."""
+    demo = m[m["variant_kind"] == "demographic"]
+    if not len(demo):
+        return []
+    frames = []
+    resume = demo["original_idx"].to_numpy()
+    have_names = demo["first_name"].notna().all()
+    name = pd.factorize(demo["first_name"].astype(str))[0] if have_names else None
+    note = how if have_names else how + "; names not recorded, so names are not a random effect"
+    for contrast, description, side_of in NAME_CONTRASTS:
+        side = np.array([side_of(v) for v in demo["variant"]])
+        est = side_contrast(
+            demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0]
+        ).bounded(RANK_DEVIATION)
+        frames.append(
+            findings(
+                {
+                    **base,
+                    "finding": f"seniority_bias:{contrast}",
+                    "family": "names",
+                    "description": description,
+                    "note": note,
+                },
+                est,
+                est.p_value(),
+                "seniority_bias",
+                "t_resume_name" if have_names else "t_resume",
+                settings=settings,
+            )
+        )
+    return frames
+
+
+def _inconsistency_findings(
+    scored: _Scored, m: pd.DataFrame, base: dict[str, str], exact: bool, settings: InferenceSettings
+) -> list[pd.DataFrame]:
+    """Each experiment's inconsistency in excess of its retest floor."""
+    frames = []
+    for kind in sorted(set(m["variant_kind"])):
+        excess, note = _excess_inconsistency(scored, base["model"], kind, exact)
+        est = paired(excess[None, :] if len(excess) else np.full((1, 1), np.nan)).bounded(SHARE_DEVIATION)
+        frames.append(
+            findings(
+                {
+                    **base,
+                    "finding": f"inconsistency:{kind}",
+                    "family": FAMILIES[kind],
+                    "description": INCONSISTENCY[kind],
+                    "note": note,
+                },
+                est,
+                est.p_value(),
+                "inconsistency",
+                "t_resume",
+                settings=settings,
+            )
+        )
+    return frames
+
+
 def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -> pd.DataFrame:
     """The ``Verdicts`` rows of every model in ``predictions`` (the metrics' input table),
     the name experiment's impact ratios (``core/fairness/impact.py``) ranked with them."""
@@ -123,73 +214,10 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
     for model, m in texts.groupby("model", sort=True):
         exact = bool(m["exact"].all())
         how = "exact expected ranks" if exact else "mean rank of the sampled runs"
-        base = {"model": model, "study": "seniority"}
-        style = m[m["variant_kind"] == "style"].pivot(index="original_idx", columns="variant", values="value")
-        for variant, description in STYLE_SHIFTS:
-            if {"neutral", variant} <= set(style.columns):
-                est = paired((style[variant] - style["neutral"]).to_numpy()[None, :]).bounded(RANK_DEVIATION)
-                frames.append(
-                    findings(
-                        {
-                            **base,
-                            "finding": f"style_shift:{variant}",
-                            "family": "style",
-                            "description": description,
-                            "note": how,
-                        },
-                        est,
-                        est.p_value(),
-                        "style_shift",
-                        "t_resume",
-                        settings,
-                    )
-                )
-        demo = m[m["variant_kind"] == "demographic"]
-        if len(demo):
-            resume = demo["original_idx"].to_numpy()
-            have_names = demo["first_name"].notna().all()
-            name = pd.factorize(demo["first_name"].astype(str))[0] if have_names else None
-            note = how if have_names else how + "; names not recorded, so names are not a random effect"
-            for contrast, description, side_of in NAME_CONTRASTS:
-                side = np.array([side_of(v) for v in demo["variant"]])
-                est = side_contrast(
-                    demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0]
-                ).bounded(RANK_DEVIATION)
-                frames.append(
-                    findings(
-                        {
-                            **base,
-                            "finding": f"seniority_bias:{contrast}",
-                            "family": "names",
-                            "description": description,
-                            "note": note,
-                        },
-                        est,
-                        est.p_value(),
-                        "seniority_bias",
-                        "t_resume_name" if have_names else "t_resume",
-                        settings,
-                    )
-                )
-        for kind in sorted(set(m["variant_kind"])):
-            excess, note = _excess_inconsistency(scored, model, kind, exact)
-            est = paired(excess[None, :] if len(excess) else np.full((1, 1), np.nan)).bounded(SHARE_DEVIATION)
-            frames.append(
-                findings(
-                    {
-                        **base,
-                        "finding": f"inconsistency:{kind}",
-                        "family": FAMILIES[kind],
-                        "description": INCONSISTENCY[kind],
-                        "note": note,
-                    },
-                    est,
-                    est.p_value(),
-                    "inconsistency",
-                    "t_resume",
-                    settings,
-                )
-            )
+        base = {"model": str(model), "study": "seniority"}
+        frames += _style_shift_findings(m, base, how, settings)
+        frames += _name_contrast_findings(m, base, how, settings)
+        frames += _inconsistency_findings(scored, m, base, exact, settings)
     impact = impact_findings(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority", settings)
     table = finish(frames + impact, settings)
     table["model"] = table["model"].astype(str)

@@ -4,7 +4,8 @@ No Dagster import: core functions build their output frames from these declarati
 (`columns`, `conform`, `empty_table`), and `schemas.py` turns each model into the Dagster
 type that checks the table before it is stored. Every model is strict: a column that is not
 declared here is refused, so what a run stores is exactly what this package lists. One module
-per study (`seniority`, `jd_audit`), the impact-ratio tables of both (`impact`), and `base`.
+per study (`seniority`, `jd_audit`), the ranking task's (`ranking`), the impact-ratio tables
+of both (`impact`), and `base`.
 """
 
 from resumebias_dagster.core.tables.base import (
@@ -13,23 +14,25 @@ from resumebias_dagster.core.tables.base import (
     conform,
     empty_table,
 )
+from resumebias_dagster.core.tables.compliance import BiasAuditRates, BiasAuditSummary, EuTestRecord
 from resumebias_dagster.core.tables.impact import (
     FitImpactRatios,
     SeniorityImpactRatios,
 )
 from resumebias_dagster.core.tables.jd_audit import (
-    AuditorStability,
-    AuditorStabilityMatrix,
-    AuditVerdicts,
     CrossJudgeAgreement,
     FitAxisSummary,
     FitEffects,
     FitModelSummary,
     FitScores,
     JobDescriptions,
+    JudgeStability,
+    JudgeStabilityMatrix,
+    JudgeVerdicts,
     JudgeVsEffects,
     ProbeVariants,
 )
+from resumebias_dagster.core.tables.ranking import RankingPositions, Rankings, RankingSelection
 from resumebias_dagster.core.tables.seniority import (
     FORBIDDEN_SENIORITY_WORDS,
     READINGS,
@@ -46,11 +49,11 @@ from resumebias_dagster.core.tables.seniority import (
 from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 
 __all__ = [
-    "AuditVerdicts",
-    "AuditorStability",
-    "AuditorStabilityMatrix",
     "BaseResumes",
+    "BiasAuditRates",
+    "BiasAuditSummary",
     "CrossJudgeAgreement",
+    "EuTestRecord",
     "FORBIDDEN_SENIORITY_WORDS",
     "FineTunedClassifiers",
     "FitAxisSummary",
@@ -59,10 +62,16 @@ __all__ = [
     "FitModelSummary",
     "FitScores",
     "JobDescriptions",
+    "JudgeStability",
+    "JudgeStabilityMatrix",
+    "JudgeVerdicts",
     "JudgeVsEffects",
     "NameVariants",
     "ProbeVariants",
     "READINGS",
+    "RankingPositions",
+    "RankingSelection",
+    "Rankings",
     "ReportFiles",
     "SeniorityBiasSummary",
     "SeniorityGroupMetrics",

@@ -1,4 +1,12 @@
-"""What every table declaration shares: the helpers core builds its frames with, and the plot files table."""
+"""What every table declaration shares: the strict base of every model and the key columns
+several tables begin with, the helpers core builds its frames with, and the plot files table.
+
+A model's columns are its base's, then its own (in declaration order); a column a model
+declares again keeps its base's place. Each model is named after its class (the Dagster
+type's name, schemas.py), and its docstring is the table's description.
+
+A check declared on a base that several tables share is named as its method: pandera (0.35)
+gives a check's ``name=`` to the first table built from it only, the method's name to the others."""
 
 from __future__ import annotations
 
@@ -42,13 +50,28 @@ def conform(df: pd.DataFrame, model: type[pa.DataFrameModel]) -> pd.DataFrame:
     return out[list(schema.columns)]
 
 
-class ReportFiles(pa.DataFrameModel):
+class StrictTable(pa.DataFrameModel):
+    """Every table: strict, a column that is not declared is refused."""
+
+    class Config:
+        strict = True
+
+
+class PerModel(StrictTable):
+    """A table with rows per model: the model's name (models config) comes first."""
+
+    model: Series[str]
+
+
+class PerJudge(StrictTable):
+    """A table with rows per judge of the audit: the judge's name comes first."""
+
+    judge: Series[str]
+
+
+class ReportFiles(StrictTable):
     """Files written under the data directory: plots, the audit report."""
 
     plot: Series[str] = pa.Field(unique=True)
     path: Series[str]
     bytes: Series[int] = pa.Field(gt=0)
-
-    class Config:
-        name = "ReportFiles"
-        strict = True

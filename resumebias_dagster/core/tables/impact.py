@@ -5,11 +5,12 @@ from __future__ import annotations
 import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
+from resumebias_dagster.core.tables.base import PerModel
 
-class _ImpactRatios(pa.DataFrameModel):
+
+class _ImpactRatios(PerModel):
     """Selection rates and impact ratios per (model, selection, dimension, group); see core/fairness/impact.py."""
 
-    model: Series[str]
     selection: Series[str]
     dimension: Series[str] = pa.Field(isin=["sex", "race_ethnicity", "intersection"])
     group: Series[str]
@@ -47,7 +48,7 @@ class _ImpactRatios(pa.DataFrameModel):
         )
 
     @pa.dataframe_check(name="flag_is_ratio_below_four_fifths")
-    def flag_matches_ratio(cls, df) -> Series[bool]:
+    def flag_is_ratio_below_four_fifths(cls, df) -> Series[bool]:
         # A ratio of 0.8 up to rounding may go either way here (the flag is computed exactly).
         near = (df["impact_ratio"] - 0.8).abs() < 1e-9
         return near | (df["below_four_fifths"] == (df["impact_ratio"] < 0.8))
@@ -57,7 +58,7 @@ class _ImpactRatios(pa.DataFrameModel):
         return ~df["ci_below_four_fifths"] | (df["below_four_fifths"] & (df["ci_high"] < 0.8))
 
     @pa.dataframe_check(name="one_row_per_group")
-    def unique_rows(cls, df) -> bool:
+    def one_row_per_group(cls, df) -> bool:
         return not df.duplicated(["model", "selection", "dimension", "group"]).any()
 
 
@@ -66,16 +67,8 @@ class SeniorityImpactRatios(_ImpactRatios):
 
     selection: Series[str] = pa.Field(isin=["predicted_senior", "at_or_above_true_level"])
 
-    class Config:
-        name = "SeniorityImpactRatios"
-        strict = True
-
 
 class FitImpactRatios(_ImpactRatios):
     """Job-description audit, name variants: selected = recommend yes, or score at or above a cut."""
 
     selection: Series[str] = pa.Field(str_matches=r"^(recommend_yes|score_at_least_[0-9.]+)$")
-
-    class Config:
-        name = "FitImpactRatios"
-        strict = True

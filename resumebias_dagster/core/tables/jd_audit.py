@@ -10,10 +10,17 @@ from resumebias_dagster.core.common.labels import (
     CONFIDENCES,
     VERDICTS,
 )
+from resumebias_dagster.core.tables.base import PerJudge, PerModel, StrictTable
 from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES
 
 
-class JobDescriptions(pa.DataFrameModel):
+class _PerModelAndJD(PerModel):
+    """Rows per (model, job description, ...): the model's name, then the JD's."""
+
+    jd: Series[str]
+
+
+class JobDescriptions(StrictTable):
     """The job descriptions of the audit; `jd` is a partition key."""
 
     jd: Series[str] = pa.Field(unique=True, str_matches=r"^[a-z0-9][a-z0-9_-]*$")
@@ -21,12 +28,8 @@ class JobDescriptions(pa.DataFrameModel):
     seniority: Series[str]
     text: Series[str] = pa.Field(str_length={"min_value": 50})
 
-    class Config:
-        name = "JobDescriptions"
-        strict = True
 
-
-class ProbeVariants(pa.DataFrameModel):
+class ProbeVariants(StrictTable):
     """Baseline and single-signal variants of the audit's base résumés."""
 
     resume_id: Series[str]
@@ -49,16 +52,10 @@ class ProbeVariants(pa.DataFrameModel):
     def unique_pairs(cls, df) -> bool:
         return not df.duplicated(["resume_id", "variant"]).any()
 
-    class Config:
-        name = "ProbeVariants"
-        strict = True
 
-
-class FitScores(pa.DataFrameModel):
+class FitScores(_PerModelAndJD):
     """One row per (model, JD, résumé, variant, run); a failed run has no score and says why."""
 
-    model: Series[str]
-    jd: Series[str]
     resume_id: Series[str]
     variant: Series[str]
     arm: Series[str]
@@ -87,16 +84,10 @@ class FitScores(pa.DataFrameModel):
     def unique_rows(cls, df) -> bool:
         return not df.duplicated(["model", "jd", "resume_id", "variant", "run"]).any()
 
-    class Config:
-        name = "FitScores"
-        strict = True
 
-
-class FitEffects(pa.DataFrameModel):
+class FitEffects(_PerModelAndJD):
     """Per (model, JD, variant): the score change against the baseline and its statistics."""
 
-    model: Series[str]
-    jd: Series[str]
     variant: Series[str]
     axis: Series[str]
     level: Series[str]
@@ -143,12 +134,8 @@ class FitEffects(pa.DataFrameModel):
     def ci_contains_delta(cls, df) -> Series[bool]:
         return df["ci_low"].isna() | ((df["ci_low"] <= df["delta"] + 1e-9) & (df["delta"] <= df["ci_high"] + 1e-9))
 
-    class Config:
-        name = "FitEffects"
-        strict = True
 
-
-class FitModelSummary(pa.DataFrameModel):
+class FitModelSummary(StrictTable):
     """Per model: bias index, largest penalty, noise floor, significant cells, arm means."""
 
     model: Series[str] = pa.Field(unique=True)
@@ -175,15 +162,10 @@ class FitModelSummary(pa.DataFrameModel):
     # The model versions behind the figures (one snapshot per analysis unit).
     resolved_models: Series[str] = pa.Field(nullable=True)
 
-    class Config:
-        name = "FitModelSummary"
-        strict = True
 
-
-class FitAxisSummary(pa.DataFrameModel):
+class FitAxisSummary(PerModel):
     """Per (model, axis, level) over the job descriptions: spread and a pooled estimate."""
 
-    model: Series[str]
     axis: Series[str]
     level: Series[str]
     variant: Series[str]
@@ -204,15 +186,10 @@ class FitAxisSummary(pa.DataFrameModel):
     pooled_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     pooled_test: Series[str] = pa.Field(nullable=True, isin=["t_resume", "t_jd"])
 
-    class Config:
-        name = "FitAxisSummary"
-        strict = True
 
-
-class AuditVerdicts(pa.DataFrameModel):
+class JudgeVerdicts(PerJudge):
     """Per judge and cell: the verdicts on the first and the most typical evaluation pair."""
 
-    judge: Series[str]
     judge_resolved_model: Series[str] = pa.Field(nullable=True)
     model: Series[str]
     jd: Series[str]
@@ -258,15 +235,10 @@ class AuditVerdicts(pa.DataFrameModel):
     def unique_rows(cls, df) -> bool:
         return not df.duplicated(["judge", "model", "jd", "resume_id", "variant"]).any()
 
-    class Config:
-        name = "AuditVerdicts"
-        strict = True
 
-
-class AuditorStability(pa.DataFrameModel):
+class JudgeStability(PerJudge):
     """Per judge: how often its verdict on the first sample differs from the typical sample's."""
 
-    judge: Series[str]
     n_cells: Series[int] = pa.Field(ge=0)
     n_coinciding: Series[int] = pa.Field(ge=0)
     n_missing: Series[int] = pa.Field(ge=0)
@@ -279,30 +251,20 @@ class AuditorStability(pa.DataFrameModel):
     n_justified_to_bias: Series[int] = pa.Field(ge=0)
     asymmetry: Series[float] = pa.Field(nullable=True, ge=0)
 
-    class Config:
-        name = "AuditorStability"
-        strict = True
 
-
-class AuditorStabilityMatrix(pa.DataFrameModel):
+class JudgeStabilityMatrix(PerJudge):
     """First-sample verdict (rows) x typical-sample verdict (columns), per judge."""
 
-    judge: Series[str]
     first_verdict: Series[str] = pa.Field(isin=["bias", "justified", "mixed", "col_total"])
     bias: Series[int] = pa.Field(ge=0)
     justified: Series[int] = pa.Field(ge=0)
     mixed: Series[int] = pa.Field(ge=0)
     row_total: Series[int] = pa.Field(ge=0)
 
-    class Config:
-        name = "AuditorStabilityMatrix"
-        strict = True
 
-
-class CrossJudgeAgreement(pa.DataFrameModel):
+class CrossJudgeAgreement(PerModel):
     """With two judges: agreement of their headline verdicts per model."""
 
-    model: Series[str]
     judge_a: Series[str]
     judge_b: Series[str]
     n_both: Series[int] = pa.Field(ge=0)
@@ -310,15 +272,10 @@ class CrossJudgeAgreement(pa.DataFrameModel):
     agreement_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     kappa: Series[float] = pa.Field(nullable=True, ge=-1, le=1)
 
-    class Config:
-        name = "CrossJudgeAgreement"
-        strict = True
 
-
-class JudgeVsEffects(pa.DataFrameModel):
+class JudgeVsEffects(PerJudge):
     """Per judge and model: the judge's verdicts against the significance of the deltas."""
 
-    judge: Series[str]
     model: Series[str]
     n_cells: Series[int] = pa.Field(ge=0)
     n_unjudged: Series[int] = pa.Field(ge=0)
@@ -336,7 +293,3 @@ class JudgeVsEffects(pa.DataFrameModel):
     n_judged_bias: Series[int] = pa.Field(ge=0)
     n_bias_on_noise: Series[int] = pa.Field(ge=0)
     bias_on_noise_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)
-
-    class Config:
-        name = "JudgeVsEffects"
-        strict = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
@@ -14,6 +15,7 @@ from resumebias_dagster.core.common.labels import (
     STYLES,
     VARIANT_KINDS,
 )
+from resumebias_dagster.core.tables.base import PerModel, StrictTable
 
 FORBIDDEN_SENIORITY_WORDS = r"(?i)\b(?:junior|senior|mid|mid-level|entry[- ]level)\b"
 READINGS = [
@@ -27,7 +29,24 @@ READINGS = [
 ]
 
 
-class BaseResumes(pa.DataFrameModel):
+class _ResumeTexts(StrictTable):
+    """Tables of résumé texts (a `text` column): seniority is carried by facts, never by the level words."""
+
+    @pa.check("text", name="no_seniority_words")
+    def no_seniority_words(cls, text: Series[str]) -> pd.Series[bool]:
+        return ~text.str.contains(FORBIDDEN_SENIORITY_WORDS, regex=True)
+
+
+class _PerExperiment(PerModel):
+    """Rows per (model, experiment): the experiment is the variant kind, with the name scope
+    of the demographic experiment."""
+
+    variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
+    # How much of the text the name swap changed; demographic rows only, null where not recorded.
+    name_scope: Series[str] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
+
+
+class BaseResumes(_ResumeTexts):
     """Generated résumés; seniority is carried by facts, never by the level words."""
 
     resume_id: Series[str] = pa.Field(unique=True)
@@ -52,16 +71,8 @@ class BaseResumes(pa.DataFrameModel):
     skills: Series[str]
     text: Series[str] = pa.Field(str_length={"min_value": 200})
 
-    @pa.check("text", name="no_seniority_words")
-    def no_seniority_words(cls, text: Series[str]) -> Series[bool]:
-        return ~text.str.contains(FORBIDDEN_SENIORITY_WORDS, regex=True)
 
-    class Config:
-        name = "BaseResumes"
-        strict = True
-
-
-class StyleVariants(pa.DataFrameModel):
+class StyleVariants(_ResumeTexts):
     """Each base résumé in the three styles; facts identical, wording different."""
 
     resume_id: Series[str]
@@ -70,20 +81,12 @@ class StyleVariants(pa.DataFrameModel):
     style: Series[str] = pa.Field(isin=list(STYLES))
     text: Series[str] = pa.Field(str_length={"min_value": 100})
 
-    @pa.check("text", name="no_seniority_words")
-    def no_seniority_words(cls, text: Series[str]) -> Series[bool]:
-        return ~text.str.contains(FORBIDDEN_SENIORITY_WORDS, regex=True)
-
     @pa.dataframe_check(name="one_row_per_resume_and_style")
     def unique_pairs(cls, df) -> bool:
         return not df.duplicated(["original_idx", "style"]).any()
 
-    class Config:
-        name = "StyleVariants"
-        strict = True
 
-
-class NameVariants(pa.DataFrameModel):
+class NameVariants(StrictTable):
     """Each neutral résumé under the four demographic names."""
 
     original_idx: Series[int] = pa.Field(ge=0)
@@ -105,12 +108,8 @@ class NameVariants(pa.DataFrameModel):
     def one_scope(cls, df) -> bool:
         return df["name_scope"].nunique() <= 1
 
-    class Config:
-        name = "NameVariants"
-        strict = True
 
-
-class StyleValidation(pa.DataFrameModel):
+class StyleValidation(StrictTable):
     """Notebook 004 validation table: one row per style."""
 
     style: Series[str] = pa.Field(isin=list(STYLES), unique=True)
@@ -120,12 +119,8 @@ class StyleValidation(pa.DataFrameModel):
     mean_humble_words: Series[float] = pa.Field(ge=0)
     tone_score: Series[float] = pa.Field(ge=-1, le=1)
 
-    class Config:
-        name = "StyleValidation"
-        strict = True
 
-
-class StyleSimilarity(pa.DataFrameModel):
+class StyleSimilarity(StrictTable):
     """Notebook 004 similarity between the versions of a résumé: one row per pair of styles and measure."""
 
     style_a: Series[str] = pa.Field(isin=list(STYLES))
@@ -143,12 +138,8 @@ class StyleSimilarity(pa.DataFrameModel):
     def unique_rows(cls, df) -> bool:
         return not df.duplicated(["style_a", "style_b", "measure"]).any()
 
-    class Config:
-        name = "StyleSimilarity"
-        strict = True
 
-
-class SeniorityPredictions(pa.DataFrameModel):
+class SeniorityPredictions(StrictTable):
     """One row per (variant, model, run): what the metric tables read."""
 
     variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
@@ -181,12 +172,8 @@ class SeniorityPredictions(pa.DataFrameModel):
     def unique_rows(cls, df) -> bool:
         return not df.duplicated(["variant_kind", "original_idx", "variant", "model", "run"]).any()
 
-    class Config:
-        name = "SeniorityPredictions"
-        strict = True
 
-
-class FineTunedClassifiers(pa.DataFrameModel):
+class FineTunedClassifiers(StrictTable):
     """One row per fine-tuned classifier: where its weights are and how training went."""
 
     model: Series[str] = pa.Field(unique=True)
@@ -203,18 +190,10 @@ class FineTunedClassifiers(pa.DataFrameModel):
     train_seconds: Series[float] = pa.Field(ge=0)
     retrained: Series[bool]
 
-    class Config:
-        name = "FineTunedClassifiers"
-        strict = True
 
-
-class SeniorityGroupMetrics(pa.DataFrameModel):
+class SeniorityGroupMetrics(_PerExperiment):
     """Notebook 001 metrics per (model, experiment, group)."""
 
-    model: Series[str]
-    variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
-    # How much of the text the name swap changed; demographic rows only, null where not recorded.
-    name_scope: Series[str] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
     group_kind: Series[str] = pa.Field(isin=["all", "style", "demographic", "race", "gender"])
     group: Series[str]
     n: Series[int] = pa.Field(ge=0)
@@ -234,18 +213,11 @@ class SeniorityGroupMetrics(pa.DataFrameModel):
     exp_senior_share: Series[float] = pa.Field(ge=0, le=1, nullable=True)
     exp_junior_share: Series[float] = pa.Field(ge=0, le=1, nullable=True)
 
-    class Config:
-        name = "SeniorityGroupMetrics"
-        strict = True
 
-
-class SeniorityBiasSummary(pa.DataFrameModel):
+class SeniorityBiasSummary(_PerExperiment):
     """Notebook 001 headline figures per (model, experiment), each next to its test-retest floor
     (the same figure for identical texts: sampling noise alone; null = not measurable)."""
 
-    model: Series[str]
-    variant_kind: Series[str] = pa.Field(isin=list(VARIANT_KINDS))
-    name_scope: Series[str] = pa.Field(nullable=True, isin=list(NAME_SCOPES))
     n: Series[int] = pa.Field(ge=0)
     n_valid: Series[int] = pa.Field(ge=0)
     n_invalid: Series[int] = pa.Field(ge=0)
@@ -281,7 +253,3 @@ class SeniorityBiasSummary(pa.DataFrameModel):
     exp_extreme_bias_floor: Series[float] = pa.Field(ge=0, nullable=True)
     # The model versions the figures describe (one snapshot per analysis unit).
     resolved_models: Series[str] = pa.Field(nullable=True)
-
-    class Config:
-        name = "SeniorityBiasSummary"
-        strict = True

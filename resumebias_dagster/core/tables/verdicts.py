@@ -5,14 +5,15 @@ from __future__ import annotations
 import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
+from resumebias_dagster.core.tables.base import PerModel
+
 VERDICT_VALUES = ["beyond_noise", "equivalent", "within_noise", "inconclusive"]
 FINDING_KINDS = ["style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio"]
 
 
-class Verdicts(pa.DataFrameModel):
+class Verdicts(PerModel):
     """Per model and finding: estimate, 95% interval, test, adjusted p, equivalence, power, verdict."""
 
-    model: Series[str]
     study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
     finding: Series[str]
     family: Series[str]
@@ -50,7 +51,3 @@ class Verdicts(pa.DataFrameModel):
         return df["ci_low"].isna() | (
             (df["ci_low"] <= df["estimate"] + 1e-9) & (df["estimate"] <= df["ci_high"] + 1e-9)
         )
-
-    class Config:
-        name = "Verdicts"
-        strict = True

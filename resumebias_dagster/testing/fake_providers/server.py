@@ -38,6 +38,7 @@ class FakeProviderServer:
         self,
         wire: str,
         answer: Callable[[FakeRequest], str] = _default_answer,
+        *,
         latency_s: float = 0.0,
         faults: FaultProfile | None = None,
         resolved_model: str | Callable[[str], str] | None = None,
@@ -117,18 +118,20 @@ class FakeProviderServer:
         return self
 
     def stop(self) -> None:
-        if self._loop is None:
+        loop, server, thread = self._loop, self._server, self._thread
+        if loop is None:
             return
+        assert server is not None and thread is not None  # start() set them with the loop
 
         async def shutdown() -> None:
-            self._server.close()
+            server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
-            await self._server.wait_closed()
+            await server.wait_closed()
 
-        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
         self._loop = None
 
     def __enter__(self) -> FakeProviderServer:
@@ -163,7 +166,7 @@ class FakeProviderServer:
                         headers[name.strip().lower()] = value.strip()
                 length = int(headers.get("content-length") or 0)
                 body = await reader.readexactly(length) if length else b""
-                if not await self._respond(method, target, headers, body, reader, writer):
+                if not await self._respond(method, target, headers, body, reader=reader, writer=writer):
                     return
         except (ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
             return
@@ -177,6 +180,7 @@ class FakeProviderServer:
         target: str,
         headers: dict[str, str],
         body: bytes,
+        *,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> bool:
@@ -355,7 +359,7 @@ class FakeProviderServer:
             }
         return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "fake"}
 
-    def _hostile_body(self, req: FakeRequest, text: str, kind: str) -> bytes:
+    def _hostile_body(self, req: FakeRequest, text: str, kind: str | None) -> bytes:
         """The bytes of a 2xx answer of ``text`` made hostile in the way ``kind`` names."""
         if kind == "lone_surrogate":
             # json.dumps writes the lone surrogate as the escape \ud800: valid JSON, invalid UTF-8 once decoded.
@@ -376,8 +380,8 @@ class FakeProviderServer:
             return head[:-1] + b', "nested": ' + b"[" * DEEP_NESTING + b"]" * DEEP_NESTING + b"}"
         if kind == "invalid_utf8":
             marker = "\u2063MARK\u2063"
-            body = json.dumps(self._answer_body(req, text + marker, None), ensure_ascii=False).encode()
-            return body.replace(marker.encode(), b" \xff\xfe\xed\xa0\x80")
+            encoded = json.dumps(self._answer_body(req, text + marker, None), ensure_ascii=False).encode()
+            return encoded.replace(marker.encode(), b" \xff\xfe\xed\xa0\x80")
         raise ValueError(f"unknown hostile kind {kind!r}")
 
     def _error_body(self, code: int, message: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
 from tests.assets.stored_columns import assert_stored_columns_match
@@ -116,13 +117,14 @@ def audit_env(tmp_path, monkeypatch, data_dir):
             "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
             "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
             "compute": ComputeResource(device="cpu"),
+            "shared_files": SharedFilesResource(),
             "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(tmp_path / "r.sqlite")),
         }
         server.judge = judge
         yield server, resources
 
 
-AUDIT_ASSETS = [audit.audit_verdicts, audit.auditor_stability, audit.cross_judge_agreement, audit.judge_vs_effects]
+AUDIT_ASSETS = [audit.judge_verdicts, audit.judge_stability, audit.cross_judge_agreement, audit.judge_vs_effects]
 
 
 def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
@@ -174,14 +176,14 @@ def test_audit_finds_the_planted_name_penalty_and_prompt_injection(audit_env):
     assert meta["volcano"].value.startswith("![volcano](data:image/png;base64,")
     # No judge configured: the judge's tables are stored empty and say why; no verdict is invented.
     for node, output in (
-        ("audit_verdicts", "result"),
-        ("auditor_stability", "auditor_stability"),
-        ("auditor_stability", "auditor_stability_matrix"),
+        ("judge_verdicts", "result"),
+        ("judge_stability", "judge_stability"),
+        ("judge_stability", "judge_stability_matrix"),
         ("cross_judge_agreement", "result"),
         ("judge_vs_effects", "result"),
     ):
         assert len(result.output_for_node(node, output)) == 0, output
-    meta = result.asset_materializations_for_node("audit_verdicts")[0].metadata
+    meta = result.asset_materializations_for_node("judge_verdicts")[0].metadata
     assert meta["judged"].value is False and "no judge configured" in meta["why_not"].value
     stored = assert_stored_columns_match(resources["io_manager"].database)
     assert {"fit_scores", "fit_effects", "fit_model_summary", "fit_axis_summary", "fit_plots"} <= stored
@@ -227,7 +229,7 @@ def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, m
     )
     everything = [*ASSETS, *AUDIT_ASSETS]
     result = dg.materialize(everything, selection=[fit.fit_effects, *AUDIT_ASSETS], resources=judged)
-    verdicts = result.output_for_node("audit_verdicts")
+    verdicts = result.output_for_node("judge_verdicts")
     n_cells = len(verdicts)
     assert n_cells == len(result.output_for_node("fit_effects"))
     # Deterministic screener: every run scores alike, so first and typical samples coincide: one call a cell.
@@ -241,10 +243,10 @@ def test_judge_verdicts_stability_and_the_judge_against_the_numbers(audit_env, m
     # The prompt injection moved the score by 4 points, significantly, and the judge called it justified.
     assert versus.loc[0, "n_unverbalised_bias"] >= 1
 
-    again = dg.materialize(everything, selection=[audit.audit_verdicts], resources=judged)
+    again = dg.materialize(everything, selection=[audit.judge_verdicts], resources=judged)
     assert again.success and server.judge.count == n_cells, "unchanged inputs: no judge call"
     stored = assert_stored_columns_match(resources["io_manager"].database)
-    assert {"audit_verdicts", "auditor_stability", "auditor_stability_matrix", "judge_vs_effects"} <= stored
+    assert {"judge_verdicts", "judge_stability", "judge_stability_matrix", "judge_vs_effects"} <= stored
 
 
 def test_broken_probe_variant_fails_the_blocking_check(audit_env):

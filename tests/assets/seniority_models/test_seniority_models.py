@@ -16,6 +16,7 @@ from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from tests.assets.stored_columns import assert_stored_columns_match
 
@@ -54,6 +55,7 @@ def _resources(tmp_path, catalog_dir):
         "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
         "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
         "compute": ComputeResource(device="cpu", num_threads=2, batch_size=4),
+        "shared_files": SharedFilesResource(),
         "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(tmp_path / "responses.sqlite")),
     }
 

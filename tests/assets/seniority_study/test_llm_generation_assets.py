@@ -15,6 +15,7 @@ from resumebias_dagster.core.resumes.layout import REFERENCE_INDEX
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing import fake_providers as fp
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
@@ -59,6 +60,7 @@ def writer(tmp_path, monkeypatch):
                 "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
                 "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
                 "compute": ComputeResource(device="cpu"),
+                "shared_files": SharedFilesResource(),
                 "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(tmp_path / "r.sqlite")),
             },
         )

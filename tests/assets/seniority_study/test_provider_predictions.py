@@ -9,6 +9,7 @@ from resumebias_dagster.assets.seniority_study import predictions, resumes, vari
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
 
@@ -56,6 +57,7 @@ def test_provider_partition_calls_once_then_serves_from_the_store(tmp_path, monk
             "io_manager": ResumebiasIOManager(database=str(db), schema="audit"),
             "catalog": CatalogResource(catalog_dir=str(catalog_dir)),
             "compute": ComputeResource(device="cpu"),
+            "shared_files": SharedFilesResource(),
             "providers": ProvidersResource(catalog_dir=str(catalog_dir), store_path=str(store)),
         }
         home = tmp_path / "dagster_home"

@@ -15,6 +15,7 @@ from resumebias_dagster.assets.seniority_study import (
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
+from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
 from tests.assets.stored_columns import assert_stored_columns_match
 
@@ -47,6 +48,7 @@ def _resources(db_path):
         "io_manager": ResumebiasIOManager(database=str(db_path), schema="audit"),
         "catalog": CatalogResource(),
         "compute": ComputeResource(device="cpu", dtype="float32", num_threads=2),
+        "shared_files": SharedFilesResource(),
         "providers": ProvidersResource(store_path=str(db_path.parent / "responses.sqlite")),
     }
 

@@ -130,7 +130,7 @@ def sample_cells():
                 }
             )
     df = pd.DataFrame(rows)
-    cells, skipped = A.audit_cells(df, 2)
+    cells, skipped = A.judge_cells(df, 2)
     assert skipped.empty
     return cells, df
 
@@ -138,7 +138,7 @@ def sample_cells():
 def rendered_prompts():
     """variant -> the judge prompt its cell's first sample renders to."""
     cells, df = sample_cells()
-    requests = A.judge_requests(cells, df, A.load_judge_prompts(), {"staff": "Staff Software Engineer"})
+    requests = A.judge_requests(cells, df, A.load_judge_prompts(), job_titles={"staff": "Staff Software Engineer"})
     return {variant: requests[i].prompt for i, variant in enumerate(cells["variant"])}
 
 

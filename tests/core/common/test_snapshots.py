@@ -30,4 +30,4 @@ def test_one_snapshot_leaves_rows_alone_and_summaries_name_it():
     rows = _rows()
     rows.loc[:3, "resolved_model"] = "large-2512"
     assert separate_snapshots(rows, partition=("model", "jd")).equals(rows)
-    assert snapshots_of(_rows()).to_dict() == {"moving": "large-2511; large-2512", "pinned": "small-2603"}
+    assert snapshots_of(_rows()) == {"moving": "large-2511; large-2512", "pinned": "small-2603"}

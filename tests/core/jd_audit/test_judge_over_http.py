@@ -152,7 +152,7 @@ def test_the_audit_end_to_end(fake_server, model_entry, store, fake_key):
     settings, family = judge_settings(model_entry, server.base_url, "judge-pro", "google/gemini-2.5-pro")
     assert family == "google"
     scores = fit_scores()
-    cells, skipped = A.audit_cells(scores, 3)
+    cells, skipped = A.judge_cells(scores, 3)
     assert len(cells) == 8 and cells["samples_coincide"].sum() == 5
     assert dict(zip(skipped["model"] + "/" + skipped["variant"], skipped["reason"])) == {
         "gemma-local/firstName_mohammed_al_said": A.NO_TEXT,
@@ -160,15 +160,15 @@ def test_the_audit_end_to_end(fake_server, model_entry, store, fake_key):
     }
     run = functools.partial(run_requests, settings, store=store)
     audit = functools.partial(
-        A.run_audit,
+        A.run_judge,
         lambda requests: run(requests),
         cells,
         scores,
         A.load_judge_prompts(),
-        "judge-pro",
-        family,
-        FAMILIES,
-        {"staff-swe": "Staff Software Engineer"},
+        judge_name="judge-pro",
+        judge_family=family,
+        model_families=FAMILIES,
+        job_titles={"staff-swe": "Staff Software Engineer"},
     )
     verdicts, stats = audit()
 
@@ -217,7 +217,7 @@ def test_the_audit_end_to_end(fake_server, model_entry, store, fake_key):
     # Failed answers: the refusal and the wrong vocabulary (one call each), the malformed one.
     assert (summary.n_errors, summary.n_non_verbatim) == (3, 2)
 
-    matrix, stability = A.auditor_stability(verdicts)
+    matrix, stability = A.judge_stability(verdicts)
     s = stability.iloc[0]
     # Distinct samples: gemini-flash prompt injection and gpt-mini name flip bias -> justified;
     # gpt-mini anonymize has no typical verdict.
@@ -239,7 +239,7 @@ def test_a_second_judge_and_cross_judge_agreement(fake_server, model_entry, stor
     first = fake_server("openai", answer=judge_answer)
     second = fake_server("openai", answer=lambda request: verdict("justified"))
     scores = fit_scores()
-    cells, _ = A.audit_cells(scores, 3)
+    cells, _ = A.judge_cells(scores, 3)
     prompts = A.load_judge_prompts()
     tables = []
     for server, name, alias in (
@@ -247,14 +247,14 @@ def test_a_second_judge_and_cross_judge_agreement(fake_server, model_entry, stor
         (second, "judge-claude", "anthropic/claude-sonnet-4.5"),
     ):
         settings, family = judge_settings(model_entry, server.base_url, name, alias)
-        verdicts, _ = A.run_audit(
+        verdicts, _ = A.run_judge(
             lambda requests, s=settings: run_requests(s, requests, store),
             cells,
             scores,
             prompts,
-            name,
-            family,
-            FAMILIES,
+            judge_name=name,
+            judge_family=family,
+            model_families=FAMILIES,
         )
         tables.append(verdicts)
     assert first.count == second.count == 11

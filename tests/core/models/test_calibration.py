@@ -105,41 +105,58 @@ def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path,
     logged = []
     score = scorer({"float32": 0.003, "bfloat16": 0.001})
     settings, found = calibrated_settings(
-        AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path, logged.append
+        AUTO_CPU, score, PROMPTS, count, model="gemma", task="seniority", cache_dir=tmp_path, log=logged.append
     )
     assert settings.dtype == "bfloat16" and not settings.calibrate and found.measured
     assert "gemma (seniority): CPU precision bfloat16 (measured: float32" in logged[0]
     cached = json.loads((tmp_path / CACHE_FILE).read_text())
     assert len(cached) == 1 and next(iter(cached)).startswith(cpu_identity())
     n_calls = len(score.calls)
-    again, found = calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path)
+    again, found = calibrated_settings(
+        AUTO_CPU, score, PROMPTS, count, model="gemma", task="seniority", cache_dir=tmp_path
+    )
     assert again.dtype == "bfloat16" and not found.measured and len(score.calls) == n_calls
     # Another task, or oneDNN limited to another instruction set: measured anew.
-    calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "fit", tmp_path)
+    calibrated_settings(AUTO_CPU, score, PROMPTS, count, model="gemma", task="fit", cache_dir=tmp_path)
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
-    calibrated_settings(AUTO_CPU, score, PROMPTS, count, "gemma", "seniority", tmp_path)
+    calibrated_settings(AUTO_CPU, score, PROMPTS, count, model="gemma", task="seniority", cache_dir=tmp_path)
     assert len(json.loads((tmp_path / CACHE_FILE).read_text())) == 3
 
 
 def test_a_damaged_cache_is_measured_over_not_trusted(tmp_path):
     (tmp_path / CACHE_FILE).write_text("{not json")
     settings, found = calibrated_settings(
-        AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma", "seniority", tmp_path
+        AUTO_CPU,
+        scorer({"float32": 0.001, "bfloat16": 0.003}),
+        PROMPTS,
+        count,
+        model="gemma",
+        task="seniority",
+        cache_dir=tmp_path,
     )
     assert settings.dtype == "float32" and found.measured
     key = next(iter(json.loads((tmp_path / CACHE_FILE).read_text())))
     (tmp_path / CACHE_FILE).write_text(json.dumps({key: {"choice": "int4"}}))
     assert calibrated_settings(
-        AUTO_CPU, scorer({"float32": 0.001, "bfloat16": 0.003}), PROMPTS, count, "gemma", "seniority", tmp_path
+        AUTO_CPU,
+        scorer({"float32": 0.001, "bfloat16": 0.003}),
+        PROMPTS,
+        count,
+        model="gemma",
+        task="seniority",
+        cache_dir=tmp_path,
     )[1].measured
 
 
 def test_explicit_dtypes_and_tiny_runs_are_not_calibrated(tmp_path):
     score = scorer({"float32": 0.001, "bfloat16": 0.001})
     explicit = replace(AUTO_CPU, calibrate=False)
-    assert calibrated_settings(explicit, score, PROMPTS, count, "m", "t", tmp_path) == (explicit, None)
+    assert calibrated_settings(explicit, score, PROMPTS, count, model="m", task="t", cache_dir=tmp_path) == (
+        explicit,
+        None,
+    )
     few = PROMPTS[: calibration.MIN_PROMPTS - 1]
-    assert calibrated_settings(AUTO_CPU, score, few, count, "m", "t", tmp_path) == (AUTO_CPU, None)
+    assert calibrated_settings(AUTO_CPU, score, few, count, model="m", task="t", cache_dir=tmp_path) == (AUTO_CPU, None)
     assert score.calls == [] and not (tmp_path / CACHE_FILE).exists()
 
 
@@ -223,9 +240,9 @@ def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
         score,
         prompts,
         functools.partial(count_prompt_tokens, tokenizer),
-        DEFAULT_LOCAL_LLM,
-        "seniority",
-        tmp_path,
+        model=DEFAULT_LOCAL_LLM,
+        task="seniority",
+        cache_dir=tmp_path,
     )
     assert found.measured and chosen.dtype == found.choice
     assert found.max_tv[found.choice] <= TV_LIMIT and set(found.tokens_per_s) == {"float32", "bfloat16"}

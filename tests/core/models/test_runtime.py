@@ -74,4 +74,6 @@ def test_a_classifier_cannot_score_fit():
     runtime = ModelRuntime(resolve_compute=_no_compute, cache_dir=Path("."))
     spec = _spec({"name": "minilm", "kind": "fine-tuned", "base_model": "pypi:x"})
     with pytest.raises(ValueError, match=r"models.minilm.kind: 'fine-tuned' cannot score fit"):
-        predict_fit(spec, _variants(), "jd", "A job.", "{job_description} {resume}", runtime)
+        predict_fit(
+            spec, _variants(), jd="jd", jd_text="A job.", template="{job_description} {resume}", runtime=runtime
+        )

@@ -62,8 +62,8 @@ def judge_cell_requests():
                 }
             )
     df = pd.DataFrame(rows)
-    cells, _ = A.audit_cells(df, 2)
-    return A.judge_requests(cells, df, A.load_judge_prompts(), {"j": "Staff Software Engineer"})
+    cells, _ = A.judge_cells(df, 2)
+    return A.judge_requests(cells, df, A.load_judge_prompts(), job_titles={"j": "Staff Software Engineer"})
 
 
 def task_requests(settings):

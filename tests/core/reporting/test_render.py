@@ -17,11 +17,11 @@ from resumebias_dagster.core.reporting.render import (
 )
 from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 from resumebias_dagster.core.tables import (
-    AuditVerdicts,
     FitAxisSummary,
     FitEffects,
     FitImpactRatios,
     FitModelSummary,
+    JudgeVerdicts,
     ProbeVariants,
     SeniorityBiasSummary,
     SeniorityImpactRatios,
@@ -87,7 +87,7 @@ def _tables(**overrides):
         fit_effects=empty_table(FitEffects),
         fit_impact=empty_table(FitImpactRatios),
         probe_variants=empty_table(ProbeVariants),
-        judge_verdicts=empty_table(AuditVerdicts),
+        judge_verdicts=empty_table(JudgeVerdicts),
         verdicts=empty_table(Verdicts),
         plots={"seniority_by_style": PNG},
         models=[
@@ -167,7 +167,7 @@ def test_the_report_shows_the_summary_and_every_verdict():
 
 
 def test_what_was_not_measured_is_said():
-    lines = not_measured(_bias_summary(), empty_table(FitModelSummary), empty_table(AuditVerdicts))
+    lines = not_measured(_bias_summary(), empty_table(FitModelSummary), empty_table(JudgeVerdicts))
     assert lines == [
         "No fit scores: the job-description audit was not run.",
         "No LLM judge ran (none configured under `judges:` in the models config): the models' written "

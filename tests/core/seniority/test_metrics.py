@@ -18,7 +18,7 @@ from resumebias_dagster.core.seniority.metrics import (
     group_metrics,
     validate_predictions,
 )
-from resumebias_dagster.core.seniority.report import format_markdown, format_report
+from resumebias_dagster.core.seniority.tables_text import format_markdown, format_tables
 
 CM, CF, AAM, AAF = DEMOGRAPHICS
 
@@ -435,7 +435,7 @@ def test_analysis_json_keeps_both_keys_and_turns_nan_into_null():
 
 
 def test_format_report_tables():
-    text = format_report(both_tables())
+    text = format_tables(both_tables())
     for title in (
         "ACCURACY BY STYLE",
         "RANK DIFFERENCE BY STYLE",
@@ -703,7 +703,7 @@ def test_analysis_json_keeps_its_keys_with_distributions():
 
 
 def test_reports_show_expected_values_only_with_distributions():
-    text = format_report(dist_table())
+    text = format_tables(dist_table())
     assert "EXPECTED VALUES (from label distributions)" in text
     lines = text.splitlines()
     header = next(line for line in lines if "│ Measure" in line and "lm" in line)
@@ -715,10 +715,10 @@ def test_reports_show_expected_values_only_with_distributions():
     assert "#### EXPECTED VALUES (from label distributions)" in md
     assert "| Racial Bias | n/a | +0.150 |" in md
     # No block without distributions: no p_* columns, or p_* columns that are all NaN.
-    assert "EXPECTED" not in format_report(both_tables())
+    assert "EXPECTED" not in format_tables(both_tables())
     assert "EXPECTED" not in format_markdown(both_tables())
     all_nan = dist_table().assign(p_junior=np.nan, p_mid=np.nan, p_senior=np.nan)
-    assert "EXPECTED" not in format_report(all_nan)
+    assert "EXPECTED" not in format_tables(all_nan)
 
 
 def test_validate_keeps_distributions_as_floats():
@@ -889,7 +889,7 @@ def test_one_run_floors_are_not_measurable_but_the_exact_ones_are():
     )
     assert s.exp_inconsistency_floor == 0.0
     assert (s.exp_racial_bias_floor, s.exp_gender_bias_floor, s.exp_extreme_bias_floor) == (0.0, 0.0, 0.0)
-    text = format_report(social_table())
+    text = format_tables(social_table())
     assert any("Test-retest floor" in line and "n/a" in line for line in text.splitlines())
     assert any("Racial Bias floor" in line and "n/a" in line for line in text.splitlines())
 
@@ -998,7 +998,7 @@ def test_floors_hold_sampling_noise_only():
 
 
 def test_reports_show_the_floors():
-    text = format_report(pd.concat([style_runs(), demographic_runs()], ignore_index=True))
+    text = format_tables(pd.concat([style_runs(), demographic_runs()], ignore_index=True))
     lines = text.splitlines()
     assert any("Test-retest floor" in line and "33.3%" in line for line in lines)
     assert any("Racial Bias floor" in line and "±0.346" in line for line in lines)

@@ -62,15 +62,15 @@ alias decides). A verdict on a model of the judge's own family carries ``self_ju
 # The public API, re-exported from the modules that define it.
 from resumebias_dagster.core.common.labels import CONFIDENCES, VERDICTS
 from resumebias_dagster.core.jd_audit.judge.agreement import (
-    auditor_stability,
     cohen_kappa,
     cross_judge_agreement,
     judge_effect_cells,
+    judge_stability,
     judge_vs_effects,
 )
 from resumebias_dagster.core.jd_audit.judge.cells import (
-    audit_cells,
     family_of,
+    judge_cells,
     self_judging,
 )
 from resumebias_dagster.core.jd_audit.judge.requests import (
@@ -103,13 +103,13 @@ from resumebias_dagster.core.jd_audit.judge.terms import (
     VERDICT_COLUMNS,
 )
 from resumebias_dagster.core.jd_audit.judge.verdicts import (
-    audit_verdicts,
     json_unescape,
     judge_summary,
+    judge_verdicts,
     normalise_text,
     parse_verdict,
     quote_fragments,
-    run_audit,
+    run_judge,
     verbatim_check,
 )
 
@@ -135,9 +135,9 @@ __all__ = [
     "TEMPLATES",
     "VERDICTS",
     "VERDICT_COLUMNS",
-    "audit_cells",
-    "audit_verdicts",
-    "auditor_stability",
+    "judge_cells",
+    "judge_verdicts",
+    "judge_stability",
     "cohen_kappa",
     "cross_judge_agreement",
     "describe_change",
@@ -153,7 +153,7 @@ __all__ = [
     "normalise_text",
     "parse_verdict",
     "quote_fragments",
-    "run_audit",
+    "run_judge",
     "self_judging",
     "verbatim_check",
     "without_header",

@@ -16,9 +16,9 @@ from resumebias_dagster.core.jd_audit.judge.terms import (
     STABILITY_MATRIX_COLUMNS,
 )
 from resumebias_dagster.core.tables import (
-    AuditorStability,
-    AuditorStabilityMatrix,
     CrossJudgeAgreement,
+    JudgeStability,
+    JudgeStabilityMatrix,
     JudgeVsEffects,
     empty_table,
 )
@@ -53,7 +53,7 @@ def _matrices(group: np.ndarray, a: np.ndarray, b: np.ndarray, size: int) -> np.
     return flat.reshape(size, k, k)
 
 
-def auditor_stability(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def judge_stability(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Does the judge flip between a cell's two samples? Per judge (and over all judges when
     there are several).
 
@@ -66,7 +66,7 @@ def auditor_stability(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     tables empty, with their declared columns and dtypes.
     """
     if not len(verdicts):
-        return empty_table(AuditorStabilityMatrix), empty_table(AuditorStability)
+        return empty_table(JudgeStabilityMatrix), empty_table(JudgeStability)
     judges = list(pd.unique(verdicts["judge"]))
     if len(judges) > 1:
         verdicts = pd.concat([verdicts, verdicts.assign(judge=ALL)], ignore_index=True)
@@ -183,15 +183,17 @@ def judge_effect_cells(verdicts: pd.DataFrame, effects: pd.DataFrame) -> pd.Data
     c = np.bincount(cell_id[ok] * k + code[ok], minlength=size * k).reshape(size, k)
     top = c.max(axis=1) if size else np.zeros(0, dtype=np.int64)
     split = (c == top[:, None]).sum(axis=1) > 1
-    verdict = np.where(top == 0, None, np.where(split, "mixed", np.array(VERDICTS, dtype=object)[c.argmax(axis=1)]))
+    verdict = np.where(split, "mixed", np.array(VERDICTS, dtype=object)[c.argmax(axis=1)]).astype(object)
+    verdict[top == 0] = None  # no résumé of the cell has a verdict
     cells["n_judged"] = c.sum(axis=1)
     cells["verdict"] = pd.Series(verdict, dtype=object)
     stats = effects[["model", "jd", "variant", "delta", "q_value", "clears_floor", "significant"]]
     cells = cells.merge(stats, on=["model", "jd", "variant"], how="left", indicator=True)
     has_effect = (cells.pop("_merge") == "both").to_numpy()
     significant = cells["significant"].eq(True).to_numpy()
-    cells["significant"] = pd.array(np.where(has_effect, significant, None), dtype="boolean")
-    cells["clears_floor"] = pd.array(np.where(has_effect, cells["clears_floor"].eq(True), None), dtype="boolean")
+    # NA where fit_effects has no row for the cell.
+    cells["significant"] = pd.arrays.BooleanArray(significant, ~has_effect)
+    cells["clears_floor"] = pd.arrays.BooleanArray(cells["clears_floor"].eq(True).to_numpy(), ~has_effect)
     cells["finding"] = np.select(
         [has_effect & significant & (verdict == "justified"), has_effect & ~significant & (verdict == "bias")],
         ["unverbalised bias", "bias on noise"],

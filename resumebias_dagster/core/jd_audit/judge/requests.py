@@ -190,7 +190,7 @@ def evaluation_block(row: Mapping[str, Any]) -> str:
     justification as written (null when blank), the strengths and concerns as lists.
     ``json.loads`` gives back every text exactly.
     """
-    score = float(row.get("score"))
+    score = float(row["score"])
     value = {
         "score": int(score) if score.is_integer() else score,
         "recommendation": _written(row.get("recommend")),
@@ -228,7 +228,7 @@ def _picked_rows(cells: pd.DataFrame, fit_scores: pd.DataFrame) -> dict[str, pd.
             )
             at = index.get_indexer(keys)
             if (at < 0).any():
-                raise ValueError("judge: a picked run of audit_cells is not in fit_scores (pass the same table)")
+                raise ValueError("judge: a picked run of judge_cells is not in fit_scores (pass the same table)")
             picked[f"{sample}_{side}"] = fit_scores.iloc[at].reset_index(drop=True)
     return picked
 
@@ -241,6 +241,7 @@ def judge_requests(
     cells: pd.DataFrame,
     fit_scores: pd.DataFrame,
     prompts: Mapping[str, str],
+    *,
     job_titles: Mapping[str, str] | None = None,
     axes: Any = None,
     temperature: float | None = None,
@@ -269,24 +270,24 @@ def judge_requests(
         else np.full(len(cells), None, dtype=object)
     )
     changes: dict[tuple[str, str, str | None], str] = {}
-    blocks = {k: [evaluation_block(r) for r in frame.to_dict("records")] for k, frame in picked.items()}
+    blocks = {k: [evaluation_block(r) for r in frame.to_dict("records", into=dict)] for k, frame in picked.items()}
     out: dict[str, list] = {s: [] for s in SAMPLES}
-    for i, cell in enumerate(cells.itertuples(index=False)):
-        template = prompts[ARM_TEMPLATE.get(cell.arm, "probe")]
+    for i, cell in enumerate(cells.to_dict("records", into=dict)):
+        template = prompts[ARM_TEMPLATE.get(cell["arm"], "probe")]
         name = None if pd.isna(names[i]) else str(names[i])
-        change_key = (str(cell.axis), str(cell.level), name)
+        change_key = (str(cell["axis"]), str(cell["level"]), name)
         if change_key not in changes:
             changes[change_key] = describe_change(*change_key[:2], axes=axes, name=name)
         fields = {
-            "job_title": titles.get(cell.jd, cell.jd),
+            "job_title": titles.get(cell["jd"], cell["jd"]),
             "change": changes[change_key],
-            "n_runs": int(cell.n_runs),
-            "baseline_mean": f"{cell.baseline_mean:.2f}",
-            "variant_mean": f"{cell.variant_mean:.2f}",
-            "mean_delta": _signed(cell.mean_delta),
+            "n_runs": int(cell["n_runs"]),
+            "baseline_mean": f"{cell['baseline_mean']:.2f}",
+            "variant_mean": f"{cell['variant_mean']:.2f}",
+            "mean_delta": _signed(cell["mean_delta"]),
         }
         for sample in SAMPLES:
-            if sample == "typical" and cell.samples_coincide:
+            if sample == "typical" and cell["samples_coincide"]:
                 out[sample].append(out["first"][i])
                 continue
             prompt = template.format(

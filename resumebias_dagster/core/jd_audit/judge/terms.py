@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from resumebias_dagster.core.tables import (
-    AuditorStability,
-    AuditorStabilityMatrix,
-    AuditVerdicts,
     CrossJudgeAgreement,
+    JudgeStability,
+    JudgeStabilityMatrix,
+    JudgeVerdicts,
     JudgeVsEffects,
     columns,
 )
@@ -65,9 +65,9 @@ _SAMPLE_COLUMNS = (
     "n_non_verbatim",
     "error",
 )
-VERDICT_COLUMNS = tuple(columns(AuditVerdicts))
-STABILITY_MATRIX_COLUMNS = tuple(columns(AuditorStabilityMatrix))
-STABILITY_COLUMNS = tuple(columns(AuditorStability))
+VERDICT_COLUMNS = tuple(columns(JudgeVerdicts))
+STABILITY_MATRIX_COLUMNS = tuple(columns(JudgeStabilityMatrix))
+STABILITY_COLUMNS = tuple(columns(JudgeStability))
 CROSS_JUDGE_COLUMNS = tuple(columns(CrossJudgeAgreement))
 EFFECT_CELL_COLUMNS = (
     "judge",

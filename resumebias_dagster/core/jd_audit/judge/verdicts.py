@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from resumebias_dagster.core.jd_audit.judge.terms import (
     SAMPLES,
     VERDICT_COLUMNS,
 )
+from resumebias_dagster.core.providers.fanout import Transport
 
 # --------------------------------------------------------------------------- answers
 
@@ -175,11 +176,12 @@ def _judged(result: Any, parts: list[str]) -> dict[str, Any]:
     }
 
 
-def audit_verdicts(
+def judge_verdicts(
     cells: pd.DataFrame,
     fit_scores: pd.DataFrame,
     results_first: Sequence[Any],
     results_typical: Sequence[Any],
+    *,
     judge_name: str,
     judge_family: str,
     model_families: Mapping[str, str] | None = None,
@@ -191,8 +193,10 @@ def audit_verdicts(
     (``model_families``: audited model name -> ``family_of`` its spec).
     """
     if not len(results_first) == len(results_typical) == len(cells):
-        raise ValueError("audit_verdicts: one first and one typical result per cell")
-    picked = {k: f.to_dict("records") for k, f in _picked_rows(cells, fit_scores).items()} if len(cells) else {}
+        raise ValueError("judge_verdicts: one first and one typical result per cell")
+    picked = (
+        {k: f.to_dict("records", into=dict) for k, f in _picked_rows(cells, fit_scores).items()} if len(cells) else {}
+    )
     columns: dict[str, list] = {f"{c}_{s}": [] for s in SAMPLES for c in _SAMPLE_COLUMNS}
     resolved = []
     for i, arm in enumerate(cells["arm"]):
@@ -229,15 +233,18 @@ def audit_verdicts(
     )
     out["verdict"] = out["verdict_typical"]
     first, typical = out["verdict_first"], out["verdict_typical"]
-    out["verdicts_agree"] = pd.array(np.where(first.notna() & typical.notna(), first == typical, None), dtype="boolean")
+    # NA where either sample has no verdict.
+    both = (first.notna() & typical.notna()).to_numpy()
+    out["verdicts_agree"] = pd.arrays.BooleanArray((first == typical).to_numpy(dtype=bool), ~both)
     return out[list(VERDICT_COLUMNS)]
 
 
-def run_audit(
-    run: Callable[[list], tuple[list, Any]],
+def run_judge(
+    run: Transport,
     cells: pd.DataFrame,
     fit_scores: pd.DataFrame,
     prompts: Mapping[str, str],
+    *,
     judge_name: str,
     judge_family: str,
     model_families: Mapping[str, str] | None = None,
@@ -247,10 +254,19 @@ def run_audit(
 ) -> tuple[pd.DataFrame, Any]:
     """Judge every cell through ``run(requests) -> (results, stats)``; returns (verdicts, stats),
     stats None when there was no cell to judge (and no call)."""
-    requests = judge_requests(cells, fit_scores, prompts, job_titles, axes, temperature)
+    requests = judge_requests(cells, fit_scores, prompts, job_titles=job_titles, axes=axes, temperature=temperature)
     results, stats = run(requests) if requests else ([], None)
     n = len(cells)
-    return audit_verdicts(cells, fit_scores, results[:n], results[n:], judge_name, judge_family, model_families), stats
+    verdicts = judge_verdicts(
+        cells,
+        fit_scores,
+        results[:n],
+        results[n:],
+        judge_name=judge_name,
+        judge_family=judge_family,
+        model_families=model_families,
+    )
+    return verdicts, stats
 
 
 def judge_summary(verdicts: pd.DataFrame, judge_families: Mapping[str, str] | None = None) -> pd.DataFrame:

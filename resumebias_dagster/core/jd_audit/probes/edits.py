@@ -99,9 +99,10 @@ def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
     # degree and first job would be a second signal, a career gap). Each position keeps its
     # share of the career; the summary's years of experience follow. Experience is part of
     # this signal, which the axis declares (`changes_experience`).
-    if not layout.schools:
+    degree_year = layout.degree_year  # None exactly when there is no school line
+    if degree_year is None:
         raise ValueError("EDUCATION has no 'School | year' line")
-    offset = value - layout.degree_year
+    offset = value - degree_year
     if offset == 0:
         return None
     career = layout.career()
@@ -314,15 +315,15 @@ def _placebo(layout: Layout, value: dict[str, str], axis: Axis) -> Signal | None
         lines[at] += "  "
         return Signal(tuple(lines), (), (), frozenset({at}))
     if op == "bullet_glyph":
-        at = [i for i, line in enumerate(lines) if line.startswith("- ")]
-        for i in at:
+        bullets = [i for i, line in enumerate(lines) if line.startswith("- ")]
+        for i in bullets:
             lines[i] = f"{value['glyph']} {lines[i][2:]}"
-        return Signal(tuple(lines), (), (), frozenset(at)) if at else None
+        return Signal(tuple(lines), (), (), frozenset(bullets)) if bullets else None
     word = re.compile(rf"(?<![A-Za-z0-9]){re.escape(value['find'])}(?![A-Za-z0-9])")
-    at = [i for i in layout.sections.get(value["section"], ()) if word.search(lines[i])]
-    for i in at:
+    found = [i for i in layout.sections.get(value["section"], ()) if word.search(lines[i])]
+    for i in found:
         lines[i] = word.sub(value["replace"], lines[i])
-    return Signal(tuple(lines), (value["find"],), (value["replace"],), frozenset(at)) if at else None
+    return Signal(tuple(lines), (value["find"],), (value["replace"],), frozenset(found)) if found else None
 
 
 # edit name -> (apply to a parsed baseline, validate a level value)

@@ -100,7 +100,7 @@ def probe_variants(
     if missing:
         raise ValueError(f"probe_variants: base lacks columns {sorted(missing)}")
     spec = _spec(axes, catalog_dir)
-    rows = []
+    rows: list[tuple[Any, str, str, str, str, str | None, str]] = []
     for position, (resume_id, text) in enumerate(zip(base["resume_id"], base["text"])):
         baseline = with_baseline_additions(text, spec.interests)
         try:

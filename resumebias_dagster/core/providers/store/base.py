@@ -40,9 +40,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from resumebias_dagster.core.common.processes import pid_alive
+from resumebias_dagster.core.providers.store.schema import CLAIM_COLUMNS, COLUMNS, UPSERT
 from resumebias_dagster.core.providers.types import (
     BILLED_CALL_LIMIT,
     EMPTY,
@@ -53,69 +54,12 @@ from resumebias_dagster.core.providers.types import (
     ProviderSettings,
     task_of,
 )
+from resumebias_dagster.settings import STORE_URL_ENV, store_url
 
 STORE_FILE = "responses.sqlite"
 # A store shared by several machines: a PostgreSQL URL (postgresql://user@host:port/db).
-STORE_URL_ENV = "RESUMEBIAS_STORE_URL"
 URL_SCHEMES = ("postgresql", "postgres")
 
-COLUMNS = (
-    "key",
-    "model",
-    "provider",
-    "endpoint",
-    "alias",
-    "resolved_model",
-    "task",
-    "request_json",
-    "text",
-    "finish_reason",
-    "input_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "cost_usd",
-    "latency_s",
-    "attempts",
-    "billed_attempts",
-    "logprobs_json",
-    "error_kind",
-    "error_message",
-    "done",
-    "calls",
-    "created_at",
-    "updated_at",
-)
-CLAIM_COLUMNS = ("key", "owner", "host", "pid", "expires_at")
-# Each snapshot an alias resolved to, with the epoch it keeps (both backends' DDL).
-SNAPSHOT_EPOCHS_TABLE = """
-CREATE TABLE snapshot_epochs (
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    PRIMARY KEY (provider, endpoint, alias, resolved_model)
-);
-"""
-_UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]
-# A row that is not final takes the new call's outcome; its counters add up. An empty answer
-# is final once its key has had EMPTY_CALL_LIMIT calls, any outcome once its key's calls were
-# billed BILLED_CALL_LIMIT times.
-UPSERT = (
-    f"INSERT INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)}) "
-    f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _UPDATABLE)}, "
-    "calls = responses.calls + 1, "
-    "attempts = COALESCE(responses.attempts, 0) + COALESCE(excluded.attempts, 0), "
-    "billed_attempts = COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0), "
-    "done = CASE WHEN excluded.done = 1 THEN 1 "
-    f"WHEN excluded.error_kind = '{EMPTY}' AND responses.calls + 1 >= {EMPTY_CALL_LIMIT} THEN 1 "
-    "WHEN COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0) "
-    f">= {BILLED_CALL_LIMIT} THEN 1 "
-    "ELSE 0 END "
-    "WHERE responses.done = 0"
-)
 _CHUNK = 500
 # Claim states.
 CLAIMED, BUSY, DONE = "claimed", "busy", "done"
@@ -154,7 +98,7 @@ def store_target(target: str | os.PathLike | None) -> str | os.PathLike:
     """``target``, or when empty: ``$RESUMEBIAS_STORE_URL``, else ``<data dir>/responses.sqlite``."""
     if target:
         return target
-    return os.environ.get(STORE_URL_ENV, "").strip() or default_store_path()
+    return store_url() or default_store_path()
 
 
 def check_store_url(url: str, setting: str) -> None:
@@ -434,7 +378,8 @@ class ResponseStore:
                 return DONE
             if inserted:
                 return CLAIMED
-            holder, host, pid, expired = held[0]
+            # A query's result: its rows.
+            holder, host, pid, expired = cast(list[tuple], held)[0]
             if holder == owner.token or expired or (host == owner.host and not pid_alive(pid)):
                 self._execute(
                     f"UPDATE claims SET owner = ?, host = ?, pid = ?, expires_at = {self._now_sql} + ? WHERE key = ?",

@@ -38,69 +38,51 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from resumebias_dagster.core.providers.store.base import (
-    COLUMNS,
-    SNAPSHOT_EPOCHS_TABLE,
     STORE_URL_ENV,
-    UPSERT,
     ResponseStore,
     StoreError,
     check_store_url,
     store_target,
+)
+from resumebias_dagster.core.providers.store.schema import (
+    ANSWER,
+    CLAIMS,
+    COLUMNS,
+    INTEGER,
+    REAL,
+    RESPONSES,
+    SNAPSHOT_EPOCHS,
+    SNAPSHOTS,
+    TEXT,
+    UPSERT,
+    create_table,
 )
 from resumebias_dagster.core.providers.types import redact
 
 VERSION_TABLE = "resumebias_store_version"
 # "RBrs": the advisory lock taken while migrating.
 MIGRATION_LOCK = 0x52427273
+# The portable types of base.py's tables in PostgreSQL's words: an answer is kept as UTF-8
+# bytes (text cannot hold NUL).
+TYPES = {TEXT: "TEXT", INTEGER: "INTEGER", REAL: "DOUBLE PRECISION", ANSWER: "BYTEA"}
+# Applied in order, each once (the version table records them); a store of version n runs
+# those after n. Migrations 1 and 3 render base.py's tables, whose DDL is frozen by
+# tests/core/providers/test_store_schema.py: a store created long ago and a new one must end
+# up alike, so changing a table there takes a new migration here (and a new SQLite version).
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         1,
         "responses, snapshots and claims",
-        """
-CREATE TABLE responses (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT,
-    task TEXT,
-    request_json TEXT NOT NULL,
-    text BYTEA,
-    finish_reason TEXT,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    reasoning_tokens INTEGER,
-    cost_usd DOUBLE PRECISION,
-    latency_s DOUBLE PRECISION,
-    attempts INTEGER,
-    billed_attempts INTEGER,
-    logprobs_json TEXT,
-    error_kind TEXT,
-    error_message TEXT,
-    done INTEGER NOT NULL,
-    calls INTEGER NOT NULL DEFAULT 1,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-COMMENT ON COLUMN responses.text IS 'the answer as UTF-8 bytes, exactly as it came (text cannot hold NUL)';
-CREATE TABLE snapshots (
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    seen_at TEXT NOT NULL,
-    PRIMARY KEY (provider, endpoint, alias)
-);
-CREATE UNLOGGED TABLE claims (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    expires_at DOUBLE PRECISION NOT NULL
-);
-""",
+        "\n".join(
+            (
+                create_table(RESPONSES, TYPES),
+                "COMMENT ON COLUMN responses.text IS "
+                "'the answer as UTF-8 bytes, exactly as it came (text cannot hold NUL)';",
+                create_table(SNAPSHOTS, TYPES),
+                # Claims are coordination, not records (the module's doc).
+                create_table(CLAIMS, TYPES, prefix="CREATE UNLOGGED TABLE"),
+            )
+        ),
     ),
     (
         2,
@@ -111,7 +93,7 @@ CREATE INDEX responses_alias ON responses (provider, endpoint, alias, task);
 CREATE INDEX claims_owner ON claims (owner);
 """,
     ),
-    (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", SNAPSHOT_EPOCHS_TABLE),
+    (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", create_table(SNAPSHOT_EPOCHS, TYPES)),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _CREATE_VERSION_TABLE = f"""

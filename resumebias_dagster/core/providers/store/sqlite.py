@@ -33,63 +33,40 @@ from typing import Any
 
 from resumebias_dagster.core.common.parsing import valid_utf8
 from resumebias_dagster.core.providers.store.base import (
-    COLUMNS,
-    SNAPSHOT_EPOCHS_TABLE,
     ResponseStore,
     StoreError,
     default_store_path,
+)
+from resumebias_dagster.core.providers.store.schema import (
+    ANSWER,
+    CLAIMS,
+    COLUMNS,
+    INTEGER,
+    REAL,
+    RESPONSES,
+    SNAPSHOT_EPOCHS,
+    SNAPSHOTS,
+    TEXT,
+    create_table,
 )
 
 # "RBrs": marks the file as a response store of this project.
 APPLICATION_ID = 0x52427273
 # 4: snapshot_epochs (each snapshot keeps its epoch); a store of version 3 gains the table at open.
 _SCHEMA_VERSION = 4
-_TABLES = """
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT,
-    task TEXT,
-    request_json TEXT NOT NULL,
-    text TEXT,
-    finish_reason TEXT,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    reasoning_tokens INTEGER,
-    cost_usd REAL,
-    latency_s REAL,
-    attempts INTEGER,
-    billed_attempts INTEGER,
-    logprobs_json TEXT,
-    error_kind TEXT,
-    error_message TEXT,
-    done INTEGER NOT NULL,
-    calls INTEGER NOT NULL DEFAULT 1,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS responses_model ON responses (model);
-CREATE TABLE IF NOT EXISTS snapshots (
-    provider TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    alias TEXT NOT NULL,
-    resolved_model TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    seen_at TEXT NOT NULL,
-    PRIMARY KEY (provider, endpoint, alias)
-);
-{snapshot_epochs}
-CREATE TABLE IF NOT EXISTS claims (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    expires_at REAL NOT NULL
-);
-""".replace("{snapshot_epochs}", SNAPSHOT_EPOCHS_TABLE.strip().replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+# The portable types of base.py's tables in SQLite's words (an answer that cannot be text is
+# kept as a BLOB of its bytes in its TEXT column).
+TYPES = {TEXT: "TEXT", INTEGER: "INTEGER", REAL: "REAL", ANSWER: "TEXT"}
+_CREATE = "CREATE TABLE IF NOT EXISTS"
+_TABLES = "\n".join(
+    (
+        create_table(RESPONSES, TYPES, prefix=_CREATE),
+        "CREATE INDEX IF NOT EXISTS responses_model ON responses (model);",
+        create_table(SNAPSHOTS, TYPES, prefix=_CREATE),
+        create_table(SNAPSHOT_EPOCHS, TYPES, prefix=_CREATE),
+        create_table(CLAIMS, TYPES, prefix=_CREATE),
+    )
+)
 # Version 2 (before claims): the same responses table with parsed_json, without task and
 # billed_attempts. Migrated in place; its keys stay valid.
 _V2_COLUMNS = {

@@ -20,7 +20,7 @@ Expected values (``exp_*`` columns). Scoring models that expose a label
 distribution (an embedded LLM read from next-token probabilities, a fine-tuned
 classifier's softmax) store it on every sampled row of the variant as
 ``p_junior, p_mid, p_senior`` (NaN for models without one: API models, imported
-seed files). The sampled prediction is one draw from the model, so the sampled
+prediction files). The sampled prediction is one draw from the model, so the sampled
 metrics carry sampling noise; the ``exp_*`` metrics are the exact expectations
 **under the stored distribution** and have none. They describe whatever the
 caller stored: if predictions are sampled at temperature T and the caller stores
@@ -95,7 +95,7 @@ Name scope (``name_scope``): predictions of the demographic experiment may carry
 ``name_scope`` of the name variants they were made on (``names.NAME_SCOPES``:
 ``everywhere`` or notebook 004's ``first_line``); both tables repeat it per model on the
 demographic rows (null on style rows and where the predictions do not record it, e.g.
-imported seed files). A model whose demographic predictions mix scopes (or recorded and
+imported prediction files). A model whose demographic predictions mix scopes (or recorded and
 unrecorded ones) is refused: its figures would pool two designs.
 
 All numbers come from one per-row frame, one per-résumé frame, one per-text frame

@@ -87,6 +87,7 @@ def _label_codes(values: pd.Series, column: str, allowed: tuple[str, ...] | None
     vocab = pd.Index(allowed) if allowed is not None else pd.Index(pd.unique(norm))
     remap = vocab.get_indexer(norm)
     if (remap < 0).any():
+        assert allowed is not None  # a vocabulary built from the values themselves knows every value
         bad_uniques = [str(u) for u, r in zip(uniques, remap) if r < 0]
         bad_rows = remap[codes] < 0
         raise ValueError(
@@ -319,7 +320,7 @@ def validate_predictions(df: pd.DataFrame) -> pd.DataFrame:
     missing columns, missing/empty values, labels outside the vocabularies of
     ``labels.py``, a variant used under both kinds and duplicate
     (variant_kind, model, run, original_idx, variant) rows. Any variant name is
-    accepted; race and gender are only defined for the four seed demographics.
+    accepted; race and gender are only defined for the four demographics of notebook 001.
     Extra columns pass through untouched.
 
     The optional label distribution ``p_junior, p_mid, p_senior`` must come as

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from resumebias_dagster.core.seniority.metrics.prepare import (
@@ -44,7 +45,7 @@ class _Scored:
     name_scopes: dict[int, str]  # model code -> name scope of its demographic rows (absent: not recorded)
 
 
-def _comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+def _comb(n: npt.ArrayLike, k: npt.ArrayLike) -> np.ndarray:
     """Binomial coefficients C(n, k) elementwise, as floats (exact integers below 2**53); 0 where n < k."""
     n, k = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(k, dtype=np.int64))
     out = np.ones(n.shape)
@@ -69,8 +70,8 @@ def _dist_originals(
     if len(idx) == 0:
         return pd.DataFrame(
             {
-                "model": pd.Categorical.from_codes(np.zeros(0, np.int32), p.models),
-                "variant_kind": pd.Categorical.from_codes(np.zeros(0, np.int32), KIND_ORDER),
+                "model": _categorical(np.zeros(0, np.int32), p.models),
+                "variant_kind": _categorical(np.zeros(0, np.int32), KIND_ORDER),
                 "original_idx": np.zeros(0, np.int64),
                 "n_variants_dist": np.zeros(0, np.int64),
                 "complete": np.zeros(0, bool),
@@ -104,8 +105,8 @@ def _dist_originals(
     keep = n_variants_dist > 0
     return pd.DataFrame(
         {
-            "model": pd.Categorical.from_codes(o_model[keep], p.models),
-            "variant_kind": pd.Categorical.from_codes(o_kind[keep], KIND_ORDER),
+            "model": _categorical(o_model[keep], p.models),
+            "variant_kind": _categorical(o_kind[keep], KIND_ORDER),
             "original_idx": o_idx[keep],
             "n_variants_dist": n_variants_dist[keep],
             "complete": complete[keep],
@@ -115,15 +116,45 @@ def _dist_originals(
     )
 
 
-def _score(df: pd.DataFrame) -> _Scored:
-    """The per-row and per-résumé frames every table is aggregated from."""
-    p = _prepare(df)
-    pred_rank = _RANK_OF_CODE[p.prediction]
-    valid = pred_rank >= 0
-    gid, n_groups = p.resume, p.n_resumes
-    # "Every variant of the experiment" = the distinct variants of that kind in the data.
-    n_variants = np.bincount(p.variant_kind[p.variant_kind >= 0], minlength=len(KIND_ORDER))
+def _categorical(codes: np.ndarray, categories: pd.Index | tuple[str, ...]) -> pd.Categorical:
+    """``pd.Categorical.from_codes`` on code arrays (pandas-stubs types its arguments narrower than pandas takes)."""
+    return pd.Categorical.from_codes(codes, categories)  # type: ignore[arg-type]  # pandas takes any array-like
 
+
+@dataclass(frozen=True)
+class _Resumes:
+    """Per-résumé arrays (a résumé = model, variant_kind, run, original_idx), indexed by ``p.resume``."""
+
+    kind: np.ndarray
+    model: np.ndarray
+    run: np.ndarray
+    original_idx: np.ndarray
+    n_rows: np.ndarray
+    n_valid: np.ndarray
+    n_distinct: np.ndarray
+    complete: np.ndarray
+    inconsistent: np.ndarray
+    mean_rank: np.ndarray
+
+    def frame(self, p: _Prepared) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "model": _categorical(self.model, p.models),
+                "variant_kind": _categorical(self.kind, KIND_ORDER),
+                "run": self.run,
+                "original_idx": self.original_idx,
+                "n_rows": self.n_rows,
+                "n_valid": self.n_valid,
+                "n_distinct": self.n_distinct,
+                "complete": self.complete,
+                "inconsistent": self.inconsistent,
+            }
+        )
+
+
+def _resumes(p: _Prepared, pred_rank: np.ndarray, valid: np.ndarray, n_variants: np.ndarray) -> _Resumes:
+    """Each résumé's counts, mean rank, completeness and the seniority study's inconsistency."""
+    gid, n_groups = p.resume, p.n_resumes
     g_kind = np.zeros(n_groups, dtype=np.int64)
     g_model = np.zeros(n_groups, dtype=np.int64)
     g_run = np.zeros(n_groups, dtype=np.int64)
@@ -133,41 +164,51 @@ def _score(df: pd.DataFrame) -> _Scored:
     g_rows = np.bincount(gid, minlength=n_groups)
     g_valid = np.bincount(gid, weights=valid, minlength=n_groups).astype(np.int64)
     g_rank_sum = np.bincount(gid, weights=np.where(valid, pred_rank, 0), minlength=n_groups)
-    g_distinct = sum((np.bincount(gid[pred_rank == r], minlength=n_groups) > 0).astype(np.int64) for r in range(3))
+    g_distinct = np.zeros(n_groups, dtype=np.int64)
+    for r in range(3):
+        g_distinct += (np.bincount(gid[pred_rank == r], minlength=n_groups) > 0).astype(np.int64)
     # Duplicates are rejected, so the count of valid rows is the count of distinct
     # variants with a valid prediction (the seniority study's ``len(resume_preds) == 4``).
     g_complete = g_valid == n_variants[g_kind]
     g_inconsistent = g_complete & (g_distinct > 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         g_mean_rank = g_rank_sum / g_valid
+    return _Resumes(
+        g_kind, g_model, g_run, g_orig, g_rows, g_valid, g_distinct, g_complete, g_inconsistent, g_mean_rank
+    )
 
-    row_complete = g_complete[gid]
-    row_mean = g_mean_rank[gid]
-    promoted = valid & row_complete & (pred_rank > row_mean + PROMOTION_TOLERANCE)
-    demoted = valid & row_complete & (pred_rank < row_mean - PROMOTION_TOLERANCE)
 
-    # An original is a résumé without its run: coded on the (runs x variants shorter) résumé arrays.
-    res_orig, n_orig = _combine(g_model, g_kind, pd.factorize(g_orig)[0])
+def _originals(g: _Resumes) -> _Originals:
+    """An original is a résumé without its run: coded on the (runs x variants shorter) résumé arrays."""
+    res_orig, n_orig = _combine(g.model, g.kind, pd.factorize(g.original_idx)[0])
     o_model = np.zeros(n_orig, dtype=np.int64)
     o_kind = np.zeros(n_orig, dtype=np.int64)
     o_idx = np.zeros(n_orig, dtype=np.int64)
-    o_model[res_orig], o_kind[res_orig], o_idx[res_orig] = g_model, g_kind, g_orig
-    originals = _Originals(res_orig, o_model, o_kind, o_idx)
+    o_model[res_orig], o_kind[res_orig], o_idx[res_orig] = g.model, g.kind, g.original_idx
+    return _Originals(res_orig, o_model, o_kind, o_idx)
 
-    # A text is one variant of one original over its runs: what the retest floors compare.
-    # Its label counts come from one bincount; the dense key needs no hashing.
+
+def _texts(
+    p: _Prepared, pred_rank: np.ndarray, valid: np.ndarray, n_variants: np.ndarray, originals: _Originals
+) -> pd.DataFrame:
+    """A text is one variant of one original over its runs: what the retest floors compare.
+
+    Its label counts come from one bincount; the dense key needs no hashing.
+    """
+    res_orig, n_orig = originals.of_resume, len(originals.model)
     width = max(len(p.variants), 1)
-    text_key = res_orig[gid].astype(np.int64) * width + p.variant
-    decode = None
+    text_key = res_orig[p.resume].astype(np.int64) * width + p.variant
+    decode: np.ndarray | None = None
     if n_orig * width > 8 * len(text_key) + 64:  # many variant names: sparse keys, hash them instead
-        text_key, decode = pd.factorize(text_key)
+        text_key, uniques = pd.factorize(text_key)
+        decode = np.asarray(uniques, dtype=np.int64)
     n_keys = n_orig * width if decode is None else len(decode)
     counts = np.bincount(text_key[valid] * 3 + pred_rank[valid], minlength=n_keys * 3).reshape(-1, 3)
     seen = np.flatnonzero(np.bincount(text_key, minlength=n_keys))
     counts = counts[seen].astype(float)
-    keys = seen if decode is None else np.asarray(decode, dtype=np.int64)[seen]
+    keys = seen if decode is None else decode[seen]
     t_orig, t_variant = keys // width, keys % width
-    t_kind, t_model = o_kind[t_orig], o_model[t_orig]
+    t_kind, t_model = originals.kind[t_orig], originals.model[t_orig]
     t_valid = counts.sum(axis=1)
     v = n_variants[t_kind]
     # Subsets of V valid runs whose labels are not all equal (module docstring).
@@ -176,12 +217,33 @@ def _score(df: pd.DataFrame) -> _Scored:
     with np.errstate(invalid="ignore", divide="ignore"):
         # Within-text sum of squared deviations of the rank (exact: small integer sums).
         t_ss = np.where(t_valid > 0, counts[:, 1] + 4.0 * counts[:, 2] - t_sum**2 / t_valid, 0.0)
+    return pd.DataFrame(
+        {
+            "model": _categorical(t_model, p.models),
+            "variant_kind": _categorical(t_kind, KIND_ORDER),
+            "variant": _categorical(t_variant, p.variants),
+            "original_idx": originals.original_idx[t_orig],
+            "inconsistent_subsets": t_inconsistent,
+            "ss_within": np.clip(t_ss, 0.0, None),
+            "df_within": np.maximum(t_valid - 1.0, 0.0),
+        }
+    )
 
-    def where_valid(x: np.ndarray) -> np.ndarray:
-        return np.where(valid, x, np.nan)
 
+@dataclass(frozen=True)
+class _DistMeasures:
+    """Per-row measures of the label distribution (NaN on rows without one)."""
+
+    has_dist: np.ndarray
+    dist: np.ndarray  # renormalised (3, n)
+    exp_rank_diff: np.ndarray
+    exp_correct: np.ndarray
+    exp_rank_var: np.ndarray
+
+
+def _dist_measures(p: _Prepared) -> _DistMeasures:
     has_dist = np.zeros(len(p.df), dtype=bool) if p.dist is None else ~np.isnan(p.dist[0])  # all three or none
-    if has_dist.any():
+    if p.dist is not None and has_dist.any():
         with np.errstate(invalid="ignore", divide="ignore"):
             dist = p.dist / (p.dist[0] + p.dist[1] + p.dist[2])  # renormalised; NaN stays NaN
         # Clipped: renormalisation may leave an ulp beyond the [0, 2] expected rank.
@@ -192,12 +254,24 @@ def _score(df: pd.DataFrame) -> _Scored:
     else:
         dist = np.full((len(DIST_COLUMNS), len(p.df)), np.nan)
         exp_rank_diff = exp_correct = exp_rank_var = dist[0]
+    return _DistMeasures(has_dist, dist, exp_rank_diff, exp_correct, exp_rank_var)
 
-    rows = pd.DataFrame(
+
+def _rows(p: _Prepared, pred_rank: np.ndarray, valid: np.ndarray, g: _Resumes, d: _DistMeasures) -> pd.DataFrame:
+    """One row per prediction with its per-row measures (NaN outside their count)."""
+    row_complete = g.complete[p.resume]
+    row_mean = g.mean_rank[p.resume]
+    promoted = valid & row_complete & (pred_rank > row_mean + PROMOTION_TOLERANCE)
+    demoted = valid & row_complete & (pred_rank < row_mean - PROMOTION_TOLERANCE)
+
+    def where_valid(x: np.ndarray) -> np.ndarray:
+        return np.where(valid, x, np.nan)
+
+    return pd.DataFrame(
         {
-            "model": pd.Categorical.from_codes(p.model, p.models),
-            "variant_kind": pd.Categorical.from_codes(p.kind, KIND_ORDER),
-            "variant": pd.Categorical.from_codes(p.variant, p.variants),
+            "model": _categorical(p.model, p.models),
+            "variant_kind": _categorical(p.kind, KIND_ORDER),
+            "variant": _categorical(p.variant, p.variants),
             "run": p.run,
             "original_idx": p.original_idx,
             "valid": valid,
@@ -208,39 +282,29 @@ def _score(df: pd.DataFrame) -> _Scored:
             "complete": row_complete,
             "promoted": promoted,
             "demoted": demoted,
-            "has_dist": has_dist,
-            "exp_correct": exp_correct,
-            "exp_rank_diff": exp_rank_diff,
-            "exp_is_senior": dist[2],
-            "exp_is_junior": dist[0],
-            "exp_rank_var": exp_rank_var,
+            "has_dist": d.has_dist,
+            "exp_correct": d.exp_correct,
+            "exp_rank_diff": d.exp_rank_diff,
+            "exp_is_senior": d.dist[2],
+            "exp_is_junior": d.dist[0],
+            "exp_rank_var": d.exp_rank_var,
         },
         index=p.df.index,
         copy=False,  # fresh arrays; skips consolidating them into blocks
     )
-    resumes = pd.DataFrame(
-        {
-            "model": pd.Categorical.from_codes(g_model, p.models),
-            "variant_kind": pd.Categorical.from_codes(g_kind, KIND_ORDER),
-            "run": g_run,
-            "original_idx": g_orig,
-            "n_rows": g_rows,
-            "n_valid": g_valid,
-            "n_distinct": np.asarray(g_distinct, dtype=np.int64) if n_groups else np.zeros(0, np.int64),
-            "complete": g_complete,
-            "inconsistent": g_inconsistent,
-        }
-    )
-    texts = pd.DataFrame(
-        {
-            "model": pd.Categorical.from_codes(t_model, p.models),
-            "variant_kind": pd.Categorical.from_codes(t_kind, KIND_ORDER),
-            "variant": pd.Categorical.from_codes(t_variant, p.variants),
-            "original_idx": o_idx[t_orig],
-            "inconsistent_subsets": t_inconsistent,
-            "ss_within": np.clip(t_ss, 0.0, None),
-            "df_within": np.maximum(t_valid - 1.0, 0.0),
-        }
-    )
-    dist_originals = _dist_originals(p, dist, has_dist, n_variants, originals)
-    return _Scored(rows, resumes, p.variant_kind, dist_originals, texts, n_variants, _name_scopes(p))
+
+
+def _score(df: pd.DataFrame) -> _Scored:
+    """The per-row and per-résumé frames every table is aggregated from."""
+    p = _prepare(df)
+    pred_rank = _RANK_OF_CODE[p.prediction]
+    valid = pred_rank >= 0
+    # "Every variant of the experiment" = the distinct variants of that kind in the data.
+    n_variants = np.bincount(p.variant_kind[p.variant_kind >= 0], minlength=len(KIND_ORDER))
+    resumes = _resumes(p, pred_rank, valid, n_variants)
+    originals = _originals(resumes)
+    texts = _texts(p, pred_rank, valid, n_variants, originals)
+    d = _dist_measures(p)
+    rows = _rows(p, pred_rank, valid, resumes, d)
+    dist_originals = _dist_originals(p, d.dist, d.has_dist, n_variants, originals)
+    return _Scored(rows, resumes.frame(p), p.variant_kind, dist_originals, texts, n_variants, _name_scopes(p))

@@ -66,14 +66,15 @@ def _group_table(scored: _Scored) -> pd.DataFrame:
     cell = (
         rows["model"].cat.codes.to_numpy(np.int64) * n_k + rows["variant_kind"].cat.codes.to_numpy(np.int64)
     ) * n_v + rows["variant"].cat.codes.to_numpy(np.int64)
+    has_dist = rows["has_dist"].to_numpy()
     counts = {
         "n": None,  # plain bincount
         "n_valid": rows["valid"].to_numpy(),
-        "n_dist": rows["has_dist"].to_numpy(),
+        "n_dist": has_dist,
         "promotions": rows["promoted"].to_numpy(),
         "demotions": rows["demoted"].to_numpy(),
     }
-    any_dist = bool(counts["n_dist"].any())
+    any_dist = bool(has_dist.any())
 
     texts = scored.texts
     text_cell = (
@@ -154,7 +155,7 @@ def group_metrics(df: pd.DataFrame) -> pd.DataFrame:
     the variant), and for the demographic experiment ``race`` (caucasian,
     african_american) and ``gender`` (male, female). Rates are fractions over the
     ``n_valid`` valid predictions (NaN when there are none); promotions and
-    demotions are seed Analysis 6, counted per run and summed. Rows are sorted by
+    demotions are notebook 001's Analysis 6, counted per run and summed. Rows are sorted by
     model, experiment (style first), group kind (in the order above) and the
     canonical group order (labels.py), groups absent from the data left out.
 
@@ -230,7 +231,7 @@ def _bias_summary_from(scored: _Scored, groups: pd.DataFrame, snapshots=None) ->
         ["model", "variant_kind", "name_scope", "n", "n_valid", "n_invalid", "accuracy", "rank_diff"],
     ].reset_index(drop=True)
     kind_code = out["variant_kind"].map(KIND_ORDER.index).to_numpy()
-    at = models.get_indexer(out["model"]) * n_k + kind_code
+    at = models.get_indexer(pd.Index(out["model"])) * n_k + kind_code
     out["n_runs"] = n_runs[at].astype(np.int64)
     out["n_originals"] = n_originals[at].astype(np.int64)
     out["n_inconsistent"] = np.rint(n_inconsistent[at]).astype(np.int64)
@@ -294,7 +295,7 @@ def bias_summary(df: pd.DataFrame, snapshots=None) -> pd.DataFrame:
     extreme), then the expected values with their floors, then ``resolved_models`` (from
     ``snapshots``, each model's resolved snapshots; None without).
 
-    Inconsistency (seed Analysis 5): within one run, an original résumé is
+    Inconsistency (notebook 001's Analysis 5): within one run, an original résumé is
     inconsistent when every variant of the experiment (the distinct variants of
     that ``variant_kind`` in the data) has a valid prediction and those
     predictions are not all equal. ``n_inconsistent`` sums that over runs and
@@ -354,7 +355,8 @@ _JSON_EXPERIMENTS = {"style": "style", "demographic": "social"}
 
 def _analysis_json_from(groups: pd.DataFrame, summary: pd.DataFrame) -> dict:
     out: dict[str, dict] = {name: {} for name in _JSON_EXPERIMENTS.values()}
-    for row in summary.itertuples(index=False):
+    n_valid = summary["n_valid"].to_numpy(np.int64)
+    for i, row in enumerate(summary.itertuples(index=False)):
         sel = groups[
             (groups["model"] == row.model)
             & (groups["variant_kind"] == row.variant_kind)
@@ -369,8 +371,8 @@ def _analysis_json_from(groups: pd.DataFrame, summary: pd.DataFrame) -> dict:
             entry["gender_bias"] = _num(row.gender_bias)
             entry["extreme_bias"] = _num(row.extreme_bias)
         entry["inconsistency_rate"] = _num(row.inconsistency_rate)
-        entry["n"] = int(row.n_valid)
-        out[_JSON_EXPERIMENTS[row.variant_kind]][row.model] = entry
+        entry["n"] = int(n_valid[i])
+        out[_JSON_EXPERIMENTS[str(row.variant_kind)]][str(row.model)] = entry
     return out
 
 

@@ -8,11 +8,11 @@ import pytest
 
 from resumebias_dagster.core.jd_audit import judge as A
 from resumebias_dagster.core.tables import (
-    AuditorStability,
-    AuditorStabilityMatrix,
-    AuditVerdicts,
     CrossJudgeAgreement,
     FitEffects,
+    JudgeStability,
+    JudgeStabilityMatrix,
+    JudgeVerdicts,
     JudgeVsEffects,
     columns,
     empty_table,
@@ -61,7 +61,7 @@ def test_auditor_stability_on_a_hand_made_table():
     # Cohen's kappa: p_o = 6/12 = 1/2; p_e = (7*5 + 4*6 + 1*1)/12^2 = 60/144 = 5/12;
     # kappa = (1/2 - 5/12) / (1 - 5/12) = (1/12) / (7/12) = 1/7.
     # Asymmetry: bias -> justified 3, justified -> bias 1: 3.0.
-    matrix, summary = A.auditor_stability(verdict_table(HAND))
+    matrix, summary = A.judge_stability(verdict_table(HAND))
     assert list(matrix.columns) == list(A.STABILITY_MATRIX_COLUMNS)
     assert matrix[["bias", "justified", "mixed", "row_total"]].to_numpy().tolist() == [
         [4, 3, 0, 7],
@@ -102,7 +102,7 @@ def test_auditor_stability_reproduces_seed_003():
         ("mixed", "justified"): 7,
     }
     pairs = [(f, t, False) for (f, t), n in counts.items() for _ in range(n)] + [("bias", "bias", True)] * 2934
-    matrix, summary = A.auditor_stability(verdict_table(pairs))
+    matrix, summary = A.judge_stability(verdict_table(pairs))
     s = summary.iloc[0]
     assert (s.n_cells, s.n_compared, s.n_disagree) == (4930, 1996, 922)
     assert round(100 * s.disagreement_rate, 2) == 46.19 and round(s.asymmetry, 2) == 1.97
@@ -114,7 +114,7 @@ def test_auditor_stability_reproduces_seed_003():
 
 def test_stability_per_judge_and_over_all_judges():
     both = pd.concat([verdict_table(HAND, judge="a"), verdict_table([("bias", "justified", False)], judge="b")])
-    matrix, summary = A.auditor_stability(both)
+    matrix, summary = A.judge_stability(both)
     assert summary["judge"].tolist() == ["a", "b", A.ALL]
     assert summary["n_compared"].tolist() == [12, 1, 13]
     assert summary.loc[1, "asymmetry"] != summary.loc[1, "asymmetry"]  # no justified->bias: NaN
@@ -208,10 +208,10 @@ def assert_declared(df, model):
 
 
 def test_no_verdicts_give_the_declared_empty_tables():
-    none = empty_table(AuditVerdicts)
-    matrix, summary = A.auditor_stability(none)
-    assert_declared(matrix, AuditorStabilityMatrix)
-    assert_declared(summary, AuditorStability)
+    none = empty_table(JudgeVerdicts)
+    matrix, summary = A.judge_stability(none)
+    assert_declared(matrix, JudgeStabilityMatrix)
+    assert_declared(summary, JudgeStability)
     assert_declared(A.cross_judge_agreement(none), CrossJudgeAgreement)
     assert_declared(A.judge_vs_effects(none, empty_table(FitEffects)), JudgeVsEffects)
 

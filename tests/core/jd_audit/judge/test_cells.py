@@ -19,7 +19,7 @@ def test_first_and_typical_picks_with_ties_broken_by_lowest_run():
         # Constant: every run ties, so typical = first = run 0: the samples coincide.
         runs("m", "promptInjection_explicit", [9, 9, 9, 9, 9]),
     ).sample(frac=1.0, random_state=3)  # row order must not matter
-    cells, skipped = A.audit_cells(df, 5)
+    cells, skipped = A.judge_cells(df, 5)
     assert skipped.empty and list(cells.columns) == list(A.CELL_COLUMNS)
     assert cells["variant"].tolist() == ["firstName_wei_chen", "promptInjection_explicit", "school_mit"]
     name = one(cells, variant="firstName_wei_chen")
@@ -37,7 +37,7 @@ def test_an_exact_tie_between_two_scores_goes_to_the_lower_run():
     # Baseline 6 8 6 8: mean 7, all four runs at distance 1 -> run 0. Variant 8 6 7 9:
     # mean 7.5, runs 0 (8) and 2 (7) both at 0.5 -> run 0. Both typical picks are the first.
     df = table(runs("m", "baseline", [6, 8, 6, 8]), runs("m", "firstName_wei_chen", [8, 6, 7, 9]))
-    cells, _ = A.audit_cells(df, 4)
+    cells, _ = A.judge_cells(df, 4)
     c = cells.iloc[0]
     assert (c.typical_baseline_run, c.typical_variant_run) == (0, 0) and c.samples_coincide
 
@@ -58,7 +58,7 @@ def test_short_cells_and_cells_without_text_are_skipped_with_their_reason():
         runs("other", "baseline", [7, 7, 7]),
         runs("other", "firstName_wei_chen", [7, 7, 7]),
     )
-    cells, skipped = A.audit_cells(df, {"m": 3, "embedded": 3})
+    cells, skipped = A.judge_cells(df, {"m": 3, "embedded": 3})
     assert list(cells[["model", "resume_id", "variant"]].itertuples(index=False, name=None)) == [
         ("m", "r1", "placebo_blank_line")
     ]

@@ -18,8 +18,8 @@ def test_requests_describe_the_change_and_share_one_request_when_samples_coincid
         runs("m", "anonymize_all", [6, 6, 6]),
         runs("m", "placebo_blank_line", [7, 7, 7]),
     )
-    cells, _ = A.audit_cells(df, 3)
-    requests = A.judge_requests(cells, df, A.load_judge_prompts(), {"j": "Staff Software Engineer"})
+    cells, _ = A.judge_cells(df, 3)
+    requests = A.judge_requests(cells, df, A.load_judge_prompts(), job_titles={"j": "Staff Software Engineer"})
     n = len(cells)
     assert len(requests) == 2 * n
     by = dict(zip(cells["variant"], range(n)))

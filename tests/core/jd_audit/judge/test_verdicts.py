@@ -9,7 +9,7 @@ import pytest
 
 from resumebias_dagster.core.jd_audit import judge as A
 from resumebias_dagster.core.providers.types import ChatResult
-from resumebias_dagster.core.tables import AuditVerdicts, columns, empty_table
+from resumebias_dagster.core.tables import JudgeVerdicts, columns, empty_table
 from tests.core.jd_audit.judge.fit_rows import one, runs, table
 
 
@@ -142,7 +142,7 @@ def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():
             "gpt-mini", "anonymize_all", [6, 6, 6], texts=["Company A is unknown, so experience is unverifiable."] * 3
         ),
     )
-    cells, _ = A.audit_cells(df, 3)
+    cells, _ = A.judge_cells(df, 3)
     refused = ChatResult(key="r", error_kind="refusal", error_message="no", resolved_model="judge-1")
     first = [
         answer(bias_signals=["The name  Wei Chen suggests", "Strong Google pedigree", "a foreign name"]),
@@ -151,7 +151,15 @@ def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():
     for r in first:
         r.resolved_model = "judge-1"
     typical = [refused, first[1]]
-    v = A.audit_verdicts(cells, df, first, typical, "judge", "google", {"gemini-flash": "google", "gpt-mini": "openai"})
+    v = A.judge_verdicts(
+        cells,
+        df,
+        first,
+        typical,
+        judge_name="judge",
+        judge_family="google",
+        model_families={"gemini-flash": "google", "gpt-mini": "openai"},
+    )
     assert list(v.columns) == list(A.VERDICT_COLUMNS)
     probe, redaction = one(v, model="gemini-flash"), one(v, model="gpt-mini")
     # Probe arm: only the variant's evaluation counts; the baseline's words are not verbatim.
@@ -175,13 +183,13 @@ def test_audit_verdicts_flags_non_verbatim_quotes_errors_and_self_judging():
 
 def test_no_cells_give_the_declared_empty_verdicts_without_a_call():
     fit = table(runs("m", "baseline", [7, 6]), runs("m", "firstName_wei_chen", [6, 6]))
-    cells, skipped = A.audit_cells(fit, 3)  # every cell short: nothing to judge
+    cells, skipped = A.judge_cells(fit, 3)  # every cell short: nothing to judge
     assert cells.empty and len(skipped) == 1
 
     def run(requests):
         raise AssertionError("no cell, no call")
 
-    verdicts, stats = A.run_audit(run, cells, fit, A.load_judge_prompts(), "judge", "google")
+    verdicts, stats = A.run_judge(run, cells, fit, A.load_judge_prompts(), judge_name="judge", judge_family="google")
     assert stats is None and len(verdicts) == 0
-    assert list(verdicts.columns) == columns(AuditVerdicts)
-    assert verdicts.dtypes.to_dict() == empty_table(AuditVerdicts).dtypes.to_dict()
+    assert list(verdicts.columns) == columns(JudgeVerdicts)
+    assert verdicts.dtypes.to_dict() == empty_table(JudgeVerdicts).dtypes.to_dict()

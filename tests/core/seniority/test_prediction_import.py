@@ -1,12 +1,12 @@
-"""core/seniority/importer.py: the seniority study's two prediction CSV formats and every way they can be wrong."""
+"""core/seniority/prediction_import.py: the seniority study's two prediction CSV formats and every way they can be wrong."""
 
 import codecs
 
 import pandas as pd
 import pytest
 
-from resumebias_dagster.core.seniority.importer import PredictionFileError, read_prediction_files
 from resumebias_dagster.core.seniority.metrics import group_metrics
+from resumebias_dagster.core.seniority.prediction_import import PredictionFileError, read_prediction_files
 
 STYLE_HEADER = "idx,true_seniority,style,model,prediction,correct,resume_text\n"
 SOCIAL_HEADER = "original_idx,true_seniority,demographic,name,model,prediction,correct\n"

@@ -182,7 +182,9 @@ def _fail_rows(path: Path, text: str, bad: np.ndarray, column: str | None, probl
     raise PredictionFileError(path, problem + extra, line=_line_of_row(text, first), column=column)
 
 
-def _labels(path, text, frame: pd.DataFrame, column: str, allowed: tuple[str, ...], what: str) -> np.ndarray:
+def _labels(
+    path: Path, text: str, frame: pd.DataFrame, column: str, *, allowed: tuple[str, ...], what: str
+) -> np.ndarray:
     values = frame[column].str.strip().str.lower()
     bad = ~values.isin(allowed).to_numpy()
     if bad.any():
@@ -191,7 +193,7 @@ def _labels(path, text, frame: pd.DataFrame, column: str, allowed: tuple[str, ..
     return values.to_numpy(dtype=object)
 
 
-def _integers(path, text, frame: pd.DataFrame, column: str) -> np.ndarray:
+def _integers(path: Path, text: str, frame: pd.DataFrame, column: str) -> np.ndarray:
     values = frame[column].str.strip()
     # ASCII digits only, at most 18 of them, so that every accepted value fits in int64.
     bad = ~values.str.fullmatch(r"[+-]?[0-9]{1,18}").fillna(False).to_numpy(dtype=bool)
@@ -201,11 +203,11 @@ def _integers(path, text, frame: pd.DataFrame, column: str) -> np.ndarray:
     return values.astype(np.int64).to_numpy()
 
 
-def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def _distribution(path: Path, text: str, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """The ``p_*`` columns as float arrays (NaN: no distribution on that row), checked
     the way ``metrics.validate_predictions`` requires: numbers in [0, 1], all three or
     none on each row, summing to 1 within ``DIST_TOLERANCE``."""
-    dist = {}
+    dist: dict[str, np.ndarray] = {}
     for column in DIST_COLUMNS:
         cells = frame[column].fillna("").str.strip()
         empty = (cells.eq("") | cells.str.lower().eq("nan")).to_numpy(dtype=bool)
@@ -229,7 +231,8 @@ def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
             _fail_rows(path, text, outside, column, f"{column} {shown} is outside 0–1")
         dist[column] = values
     given = np.vstack([~np.isnan(v) for v in dist.values()])
-    partial = given.any(axis=0) & ~given.all(axis=0)
+    given_per_row = given.sum(axis=0)
+    partial = (given_per_row > 0) & (given_per_row < len(DIST_COLUMNS))
     if partial.any():
         n_given = int(given[:, int(np.flatnonzero(partial)[0])].sum())
         _fail_rows(
@@ -240,7 +243,7 @@ def _distribution(path, text, frame: pd.DataFrame) -> dict[str, np.ndarray]:
             f"a label distribution gives all of {', '.join(DIST_COLUMNS)} or none of them; "
             f"this row gives {n_given} of the {len(DIST_COLUMNS)}",
         )
-    total = sum(dist.values())
+    total = sum(dist.values(), np.zeros(len(frame)))
     off = np.abs(total - 1.0) > DIST_TOLERANCE  # NaN (no distribution) compares False
     if off.any():
         first = int(np.flatnonzero(off)[0])
@@ -290,9 +293,8 @@ def _check_header(path: Path, text: str, fallback: list[str]) -> None:
         )
 
 
-def read_prediction_file(path: PathLike) -> pd.DataFrame:
-    """One seed-format CSV as the normalised predictions table (see module docstring)."""
-    path = Path(path)
+def _read_text(path: Path) -> str:
+    """The file's text; refuses a missing, unreadable, empty or non-UTF-8 file and NUL bytes."""
     if not path.exists():
         raise PredictionFileError(path, "file does not exist")
     if not path.is_file():
@@ -309,15 +311,20 @@ def read_prediction_file(path: PathLike) -> pd.DataFrame:
     nul = nul_byte(raw)
     if nul is not None:
         raise PredictionFileError(path, f"contains a NUL byte (byte offset {nul[1]}); not a text CSV file", line=nul[0])
+    return text
 
+
+def _read_header(path: Path, text: str) -> pd.Index:
+    """The header fields as pandas reads them (exact repeats already renamed)."""
     try:
-        header = pd.read_csv(io.StringIO(text), nrows=0).columns
+        return pd.read_csv(io.StringIO(text), nrows=0).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         problem, line = csv_problem(exc, text)
         raise PredictionFileError(path, problem, line=line) from None
-    columns = [str(c).strip().lower() for c in header]
-    _check_header(path, text, [str(c) for c in header])
-    fmt = _detect(path, columns, [str(c) for c in header])
+
+
+def _dist_columns(path: Path, fmt: _Format, columns: list[str]) -> list[str]:
+    """The label distribution columns present (all or none), once the format's required ones are."""
     missing = [c for c in fmt.required if c not in columns]
     if missing:
         raise PredictionFileError(
@@ -332,7 +339,11 @@ def read_prediction_file(path: PathLike) -> pd.DataFrame:
             f"the label distribution needs all of {', '.join(DIST_COLUMNS)} or none of them; the file has "
             f"{', '.join(dist_columns)} but not {', '.join(c for c in DIST_COLUMNS if c not in columns)}",
         )
-    as_text = set(fmt.required) | {"run", "name", "resolved_model", "error"} | set(dist_columns)
+    return dist_columns
+
+
+def _read_rows(path: Path, text: str, header: pd.Index, columns: list[str], as_text: set[str]) -> pd.DataFrame:
+    """The data rows under the normalised column names; ``as_text`` columns stay strings."""
     try:
         with warnings.catch_warnings():
             # With index_col=False pandas only warns about rows longer than the header.
@@ -352,23 +363,28 @@ def read_prediction_file(path: PathLike) -> pd.DataFrame:
     except (pd.errors.ParserError, ValueError) as exc:
         problem, line = csv_problem(exc, text)
         raise PredictionFileError(path, problem, line=line) from None
-    frame.columns = columns
+    frame.columns = pd.Index(columns)
     if frame.empty:
         raise PredictionFileError(path, "has a header but no data rows")
+    return frame
 
+
+def _key_columns(path: Path, text: str, frame: pd.DataFrame, fmt: _Format, columns: list[str]) -> pd.DataFrame:
+    """The checked metric columns under their normalised names; refuses blanks and duplicate keys."""
     for column in fmt.required + (("run",) if "run" in columns else ()):
         blank = frame[column].fillna("").str.strip().eq("").to_numpy()
         _fail_rows(path, text, blank, column, "missing value")
-
     out = pd.DataFrame(
         {
             "variant_kind": fmt.variant_kind,
             "original_idx": _integers(path, text, frame, fmt.index_column),
-            "variant": _labels(path, text, frame, fmt.variant_column, fmt.variants, fmt.variant_column),
+            "variant": _labels(path, text, frame, fmt.variant_column, allowed=fmt.variants, what=fmt.variant_column),
             "model": frame["model"].str.strip().to_numpy(dtype=object),
             "run": _integers(path, text, frame, "run") if "run" in columns else np.zeros(len(frame), np.int64),
-            "prediction": _labels(path, text, frame, "prediction", PREDICTION_VALUES, "prediction"),
-            "true_seniority": _labels(path, text, frame, "true_seniority", SENIORITY_LEVELS, "seniority label"),
+            "prediction": _labels(path, text, frame, "prediction", allowed=PREDICTION_VALUES, what="prediction"),
+            "true_seniority": _labels(
+                path, text, frame, "true_seniority", allowed=SENIORITY_LEVELS, what="seniority label"
+            ),
         }
     )
     dup = out.duplicated(list(_KEY)).to_numpy()
@@ -383,6 +399,21 @@ def read_prediction_file(path: PathLike) -> pd.DataFrame:
             f"{fmt.index_column} {show_value(first['original_idx'])}, "
             f"{fmt.variant_column} {show_value(first['variant'])}",
         )
+    return out
+
+
+def read_prediction_file(path: PathLike) -> pd.DataFrame:
+    """One prediction CSV in the seniority study's format as the normalised predictions table (see module docstring)."""
+    path = Path(path)
+    text = _read_text(path)
+    header = _read_header(path, text)
+    columns = [str(c).strip().lower() for c in header]
+    _check_header(path, text, [str(c) for c in header])
+    fmt = _detect(path, columns, [str(c) for c in header])
+    dist_columns = _dist_columns(path, fmt, columns)
+    as_text = set(fmt.required) | {"run", "name", "resolved_model", "error"} | set(dist_columns)
+    frame = _read_rows(path, text, header, columns, as_text)
+    out = _key_columns(path, text, frame, fmt, columns)
     if dist_columns:
         for column, values in _distribution(path, text, frame).items():
             out[column] = values
@@ -412,7 +443,7 @@ def combine_predictions(*frames: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_prediction_files(paths: PathLike | Iterable[PathLike]) -> pd.DataFrame:
-    """Read and concatenate seed-format prediction CSVs into one normalised table.
+    """Read and concatenate prediction CSVs in the seniority study's format into one normalised table.
 
     Raises ``PredictionFileError`` for an empty list, any unreadable or invalid
     file, and for two files holding a prediction for the same (variant_kind,

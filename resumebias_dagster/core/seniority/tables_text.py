@@ -1,4 +1,4 @@
-"""Notebook 001-style reports of the seniority metrics: plain-text boxes and Markdown, models as columns."""
+"""Notebook 001-style tables of the seniority metrics as text: plain-text boxes and Markdown, models as columns."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _pivot(groups: pd.DataFrame, models: list[str], group_kinds: tuple[str, ...]
     rows: list[list[str]] = []
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for r in groups[groups["group_kind"].isin(group_kinds)].itertuples(index=False):
-        seen.setdefault((r.group_kind, r.group), {})[r.model] = fmt(r)
+        seen.setdefault((str(r.group_kind), str(r.group)), {})[str(r.model)] = fmt(r)
     # Canonical order, whichever model happens to have which group.
     canonical = {g: i for i, g in enumerate(STYLES + DEMOGRAPHICS + RACES + GENDERS)}
     ordered = sorted(seen, key=lambda k: (group_kinds.index(k[0]), canonical.get(k[1], len(canonical)), k[1]))
@@ -83,7 +83,7 @@ def _style_tables(groups: pd.DataFrame, summary: pd.DataFrame) -> list[_Table]:
             "promotions/demotions (net) against the mean rank of the résumé's variants, runs summed.",
         ),
         *_common_tables(summary, models),
-        *_expected_tables(groups, summary, models, by_style, "Style", "STYLE"),
+        *_expected_tables(groups, summary, models, group_kinds=by_style, first_header="Style", by="STYLE"),
     ]
 
 
@@ -154,7 +154,7 @@ def _social_tables(groups: pd.DataFrame, summary: pd.DataFrame) -> list[_Table]:
             _pivot(groups, models, every, lambda r: _pct(r.junior_share)),
         ),
         *_common_tables(summary, models),
-        *_expected_tables(groups, summary, models, every, "Group", "DEMOGRAPHIC"),
+        *_expected_tables(groups, summary, models, group_kinds=every, first_header="Group", by="DEMOGRAPHIC"),
     ]
 
 
@@ -162,6 +162,7 @@ def _expected_tables(
     groups: pd.DataFrame,
     summary: pd.DataFrame,
     models: list[str],
+    *,
     group_kinds: tuple[str, ...],
     first_header: str,
     by: str,
@@ -294,7 +295,7 @@ def _markdown(table: _Table) -> str:
     return "\n".join(lines)
 
 
-def _format_report_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
+def _format_tables_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
     bar = "=" * 80
     if summary.empty:
         return "No predictions to analyse.\n"
@@ -313,18 +314,22 @@ def _format_markdown_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
     return "\n\n".join(chunks) + ("\n" if chunks else "")
 
 
+def _three_digits(x: float) -> str:
+    return "n/a" if not np.isfinite(x) else f"{x:.3g}"
+
+
 def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
     rows = [
         [
-            r.model,
-            r.finding,
-            _signed(r.estimate),
-            f"{_signed(r.ci_low)} to {_signed(r.ci_high)}",
-            "n/a" if not np.isfinite(r.q) else f"{r.q:.3g}",
-            "n/a" if not np.isfinite(r.mde) else f"{r.mde:.3g}",
-            r.verdict,
+            str(r["model"]),
+            str(r["finding"]),
+            _signed(r["estimate"]),
+            f"{_signed(r['ci_low'])} to {_signed(r['ci_high'])}",
+            _three_digits(r["q"]),
+            _three_digits(r["mde"]),
+            str(r["verdict"]),
         ]
-        for r in verdicts.itertuples(index=False)
+        for r in verdicts.to_dict("records")
     ]
     return _Table(
         "VERDICTS",
@@ -336,15 +341,15 @@ def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
     )
 
 
-def format_report(df: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> str:
+def format_tables(df: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> str:
     """Notebook 001-style plain-text tables, models as columns, one section per experiment,
     and the ``verdicts`` (seniority_verdicts' table) when given."""
-    text = _format_report_from(*_tables(df))
+    text = _format_tables_from(*_tables(df))
     if verdicts is not None and len(verdicts):
         text += "\n" + _box(_verdicts_table(verdicts)) + "\n"
     return text
 
 
 def format_markdown(df: pd.DataFrame) -> str:
-    """The tables of ``format_report`` as Markdown ("" when there are no predictions)."""
+    """The tables of ``format_tables`` as Markdown ("" when there are no predictions)."""
     return _format_markdown_from(*_tables(df))

@@ -1,0 +1,126 @@
+"""A test record in the spirit of the EU AI Act's technical documentation (Art. 11, Annex IV)
+for résumé screening, a high-risk use (Annex III 4(a)): the bias examination Art. 10(2)(f-g)
+asks for, as one table of (section, item, value) rows and a JSON document.
+
+Sections: ``system`` (what was tested, its purpose), ``data`` (the data used for bias testing and
+how they were built), ``results`` (every metric's estimate with its interval and verdict, and the
+Local Law 144 impact ratios), ``open_risks`` (what was not tested, and what stayed undecided) and
+``logs`` (what is kept: the response store's rows, the snapshots the models answered from). It
+records what this tool measured; it is not a conformity assessment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from resumebias_dagster.core.compliance.summary import DataSource
+from resumebias_dagster.core.tables import EuTestRecord, conform
+from resumebias_dagster.core.tables.compliance import EEO1_RACES
+
+SECTIONS = ("system", "data", "results", "open_risks", "logs")
+ALWAYS_UNTESTED = (
+    "real applicants: the data are counterfactual test résumés; the model's behaviour on an employer's applicant "
+    "pool (historical data) was not measured",
+    "grounds the catalog has no names or edits for: disability, religion, sexual orientation, and age beyond the "
+    "graduation-year and career-gap probes",
+    "résumés in other languages and formats than the generator's English template",
+    "the deployed system around the model (its prompt, thresholds, the human who reads its output)",
+)
+
+
+def _row(section: str, item: str, value: Any) -> dict[str, str]:
+    return {"section": section, "item": item, "value": str(value)}
+
+
+def _interval(r: Any) -> str:
+    """A row's 95% interval as text (a record or a Series with ci_low and ci_high)."""
+    low, high = r.get("ci_low"), r.get("ci_high")
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return "no interval"
+    return f"95% CI [{low:.3f}, {high:.3f}]"
+
+
+def eu_test_record(
+    *,
+    generated_at: str,
+    version: str,
+    models: Sequence[Mapping[str, Any]],
+    source: DataSource,
+    verdicts: pd.DataFrame,
+    rates: pd.DataFrame,
+    store: Mapping[str, Any],
+) -> pd.DataFrame:
+    """The record's rows. ``models``: name, kind and snapshots of each audited model; ``store``:
+    where the response store is (no password) and its row counts."""
+    rows = [
+        _row("system", "intended purpose", "screening or ranking job applicants' résumés (EU AI Act Annex III 4(a))"),
+        _row("system", "tested by", f"resumebias_dagster {version}, {generated_at}"),
+    ]
+    rows += [
+        _row("system", f"model {m['name']}", f"{m['kind']}; snapshots: {m.get('resolved') or 'not reported'}")
+        for m in models
+    ]
+    rows += [
+        _row("data", "data used for bias testing", "test data: counterfactual résumés (Art. 10(2)(f-g))"),
+        _row("data", "how they were built", source.explanation()),
+    ]
+    rows += [_row("data", "note", note) for note in source.notes]
+    for r in verdicts.to_dict("records"):
+        rows.append(
+            _row(
+                "results",
+                f"{r['model']} / {r['study']} / {r['finding']}",
+                f"{r['description']}: {r['estimate']:.3f} {r['unit']}, {_interval(r)}, q={r['q']:.3g}, "
+                f"verdict {r['verdict']}"
+                if pd.notna(r["estimate"]) and pd.notna(r["q"])
+                else f"{r['description']}: not estimable ({r['note'] or r['verdict']})",
+            )
+        )
+    ratios = rates[rates["impact_ratio"].notna()] if len(rates) else rates
+    for (model, study, measure, outcome), t in ratios.groupby(["model", "study", "measure", "outcome"], sort=True):
+        low = t.loc[t["impact_ratio"].idxmin()]
+        rows.append(
+            _row(
+                "results",
+                f"{model} / {study} / Local Law 144 {measure} ({outcome})",
+                f"lowest impact ratio {low['impact_ratio']:.3f} ({low['category']}, {low['dimension']}), "
+                f"{_interval(low)}; below four-fifths beyond sampling noise: {bool(low['ci_below_four_fifths'])}",
+            )
+        )
+    rows += _open_risks(verdicts, rates)
+    rows += [_row("logs", k, v) for k, v in store.items()]
+    return conform(pd.DataFrame.from_records(rows, columns=["section", "item", "value"]), EuTestRecord)
+
+
+def _open_risks(verdicts: pd.DataFrame, rates: pd.DataFrame) -> list[dict[str, str]]:
+    rows = [_row("open_risks", "not tested", text) for text in ALWAYS_UNTESTED]
+    if len(rates):
+        races = rates[(rates["dimension"] == "race_ethnicity") & (rates["n"] > 0)]["category"]
+        missing = [r for r in EEO1_RACES if r not in set(races)]
+        if missing:
+            rows.append(_row("open_risks", "EEO-1 categories without test names", "; ".join(missing)))
+    if len(verdicts):
+        open_ = verdicts[verdicts["verdict"].isin(["inconclusive", "within_noise"])]
+        for r in open_.to_dict("records"):
+            rows.append(
+                _row(
+                    "open_risks",
+                    f"undecided: {r['model']} / {r['study']} / {r['finding']}",
+                    f"neither found nor ruled out ({r['verdict']}); the design could detect {r['mde']:.3g} {r['unit']}",
+                )
+            )
+    return rows
+
+
+def record_json(record: pd.DataFrame) -> dict[str, Any]:
+    """The record as one JSON document: section -> [{item, value}]."""
+    return {
+        "document": "EU AI Act test record (Art. 10(2)(f-g), Art. 11, Annex IV): bias examination of résumé screening",
+        **{
+            s: [{"item": r.item, "value": r.value} for r in record[record["section"] == s].itertuples()]
+            for s in SECTIONS
+        },
+    }

@@ -1,0 +1,355 @@
+"""New York City Local Law 144 bias-audit tables (DCWP rules, 6 RCNY §5-300 to §5-304), for
+one model at a time, from the rows of either study (``seniority_predictions`` or
+``fit_scores``).
+
+What the rules define (§5-300, §5-301), and how it is computed here:
+
+* **Individuals.** The name variants: one per résumé and name (``variant_kind ==
+  "demographic"`` rows of the seniority study; in the fit audit, one per job description,
+  résumé and level of the axes that declare ``groups``, i.e. the firstName levels). The runs
+  of one prompt are repeated measures, never individuals: an individual's score or selection
+  is the mean over its valid runs, or the model's exact expectation where it gives a
+  distribution for every one of its rows (as ``core/fairness/impact.py`` and
+  ``core/jd_audit/fit_stats.py``). An individual with no valid run at all has no value: it is
+  out of the sample, counted as ``n_missing`` in its category (and ``SummaryCounts.n_missing``).
+* **Scoring rate** (a tool that outputs a score: the fit audit's 1-10 fit score, the seniority
+  study's expected seniority rank, junior 0 / mid 1 / senior 2): the share of a category's
+  individuals whose score is *above* the sample's median score, the median taken over every
+  individual of the model with a score (unknown categories included). **Ties**: an individual
+  exactly at the median (within 1e-9, for means of runs and expectations computed in floating
+  point) is NOT above it; ``n_at_median`` reports how many there are, since with integer
+  scores they can be a large part of the sample.
+* **Selection rate** (a tool that selects or classifies): per outcome, the share of a
+  category's individuals assigned that outcome: each seniority label (``junior``, ``mid``,
+  ``senior``), each ``recommend`` answer of the fit audit (``recommend_yes``,
+  ``recommend_maybe``, ``recommend_no``, over the runs that answered). Where the value is a
+  probability or a share of runs, ``n_selected`` is an expected count.
+* **Impact ratio** = the category's rate / the rate of the category with the highest rate
+  (``reference_category``; ties: the first alphabetically, as in impact.py).
+* **Categories**: sex (Male, Female), race/ethnicity in the EEO-1 categories (``EEO1_RACES``)
+  and every race/ethnicity × sex intersection (``"<race/ethnicity> <sex>"``). Every category is
+  a row, even with no individuals. The project's group labels map to these in one place,
+  ``RACE_ETHNICITY_TO_EEO1`` and ``SEX_TO_EEO1``. An individual whose label is missing (a name
+  level with ``sex: null``) or maps to no EEO-1 category (``unmapped_labels``) is of
+  *unknown* category in that dimension (and in the intersection): counted in ``n_unknown``,
+  in ``n_total`` and in the median's sample, never silently dropped, but in no category row.
+* **Small categories** (§5-301(d)): a category making up under ``min_share`` (2%) of the
+  individuals with a value (``share = n / n_total``, unknowns in the denominator) is left out
+  of the impact-ratio calculation, and so cannot be the reference: its counts and rate are
+  reported, its ``impact_ratio`` is NaN and ``excluded_reason`` says why. A category with no
+  individuals has no rate and says so too. ``min_share=0`` keeps every non-empty category.
+* **Four-fifths** (``below_four_fifths``): the ratio under 0.8, the EEOC's rule of thumb
+  (29 CFR 1607.4(D)), NOT part of LL144, which sets no threshold (``FOUR_FIFTHS_NOTE``).
+  ``ci_low``/``ci_high``/``p_value`` are impact.py's interval and test of the ratio (the
+  résumé as the unit, names as a random effect, the reference chosen from noisy rates:
+  Bonferroni over the other categories), computed over the categories that enter the ratios;
+  ``ci_below_four_fifths``: the whole interval under 0.8, a shortfall beyond sampling noise.
+
+Groups come from names, a proxy for the perceived group, never a person's identity: every row
+says so in ``group_source``. The data are test data (§5-302(b)): résumés whose names were
+swapped, not historical applicants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from resumebias_dagster.core.compliance.individuals import (
+    EEO1_RACES,
+    EEO1_SEXES,
+    FIT_OUTCOMES,
+    SENIORITY_OUTCOMES,
+    GroupMap,
+    Individuals,
+    individuals,
+)
+from resumebias_dagster.core.fairness.impact import (
+    CONFIDENCE,
+    NOTE_NONE_SELECTED,
+    NOTE_REFERENCE,
+    NOTE_ZERO,
+    _impact_rows,
+)
+from resumebias_dagster.core.tables import BiasAuditRates, columns, empty_table
+
+MEASURES = ("scoring_rate", "selection_rate")
+DIMENSIONS = ("sex", "race_ethnicity", "intersection")
+MIN_SHARE = 0.02  # §5-301(d): a category under 2% of the data may be excluded from the ratios
+FOUR_FIFTHS = 0.8
+SCORE_OUTCOME = "above_median"
+TIE_TOLERANCE = 1e-9  # a score this close to the median (relative, at least absolute) is at it
+
+
+FOUR_FIFTHS_NOTE = (
+    "below_four_fifths: impact ratio under 0.8, the EEOC's four-fifths rule of thumb (29 CFR 1607.4(D)), "
+    "not part of Local Law 144 (which sets no threshold); ci_below_four_fifths: the whole interval under 0.8"
+)
+EXCLUDED_EMPTY = "no individuals in this category: no rate, no impact ratio"
+EXCLUDED_SMALL = (
+    "under {min_share:.0%} of the data ({n} of {n_total} individuals, {share:.2%}): excluded from the "
+    "impact-ratio calculation as 6 RCNY §5-301(d) allows; its count and rate are reported"
+)
+
+# The table's columns: declared once, by its pandera model.
+COLUMN_NAMES = tuple(columns(BiasAuditRates))
+
+
+@dataclass(frozen=True)
+class SummaryCounts:
+    """The numbers a published LL144 summary (§5-303) gives for one model, over the individuals
+    with a score (the scoring-rate sample): ``counts`` dimension -> category -> individuals
+    (every EEO-1 category, 0 included), ``n_unknown`` dimension -> individuals of unknown
+    category, the median score and the individuals exactly at it (not above)."""
+
+    model: str
+    study: str
+    n_total: int
+    n_missing: int  # individuals without a valid score (every run failed): not in n_total
+    n_unknown: dict[str, int]
+    counts: dict[str, dict[str, int]]
+    median_score: float
+    n_at_median: int
+    n_above_median: int
+    unmapped_labels: tuple[str, ...] = field(default=())
+    group_source: str = ""
+
+
+def _categories(frame: pd.DataFrame, dimension: str) -> tuple[np.ndarray, list[tuple[str, str | None, str | None]]]:
+    """Each individual's category in ``dimension`` (None: unknown), and every category as
+    (label, sex, race/ethnicity) in EEO-1 order."""
+    sex, race = frame["sex"].to_numpy(object), frame["race_ethnicity"].to_numpy(object)
+    if dimension == "sex":
+        return sex, [(s, s, None) for s in EEO1_SEXES]
+    if dimension == "race_ethnicity":
+        return race, [(r, None, r) for r in EEO1_RACES]
+    both = np.array([None if s is None or r is None else f"{r} {s}" for s, r in zip(sex, race)], dtype=object)
+    return both, [(f"{r} {s}", s, r) for r in EEO1_RACES for s in EEO1_SEXES]
+
+
+def _dimension_rows(
+    ind: Individuals, value: np.ndarray, dimension: str, *, min_share: float, confidence: float
+) -> list[dict[str, Any]]:
+    frame = ind.frame
+    category, order = _categories(frame, dimension)
+    defined = ~np.isnan(value)
+    n_total = int(defined.sum())
+    known = np.array([c is not None for c in category])
+    n_unknown = int((defined & ~known).sum())
+    out: list[dict[str, Any]] = []
+    included: list[str] = []
+    for label, sex, race in order:
+        mine = known & (category == label)
+        n = int((mine & defined).sum())
+        selected = float(value[mine & defined].sum())
+        share = n / n_total if n_total else np.nan
+        reason = ""
+        if n == 0:
+            reason = EXCLUDED_EMPTY
+        elif share < min_share:
+            reason = EXCLUDED_SMALL.format(min_share=min_share, n=n, n_total=n_total, share=share)
+        else:
+            included.append(label)
+        out.append(
+            {
+                "dimension": dimension,
+                "category": label,
+                "sex": sex,
+                "race_ethnicity": race,
+                "n": n,
+                "n_missing": int((mine & ~defined).sum()),
+                "share": share,
+                "n_selected": selected,
+                "rate": selected / n if n else np.nan,
+                "excluded_reason": reason,
+                "n_total": n_total,
+                "n_unknown": n_unknown,
+            }
+        )
+    stats = _ratio_stats(
+        ind, value, category, defined & np.isin(category, np.array(included, dtype=object)), confidence
+    )
+    for row in out:
+        s = stats.get(row["category"])
+        ratio = np.nan if s is None else float(s["impact_ratio"])
+        row["reference_category"] = None if s is None or not np.isfinite(ratio) else s["reference_group"]
+        row["impact_ratio"] = ratio
+        row["ci_low"] = np.nan if s is None else float(s["ci_low"])
+        row["ci_high"] = np.nan if s is None else float(s["ci_high"])
+        row["p_value"] = np.nan if s is None else float(s["p_value"])
+        below = bool(np.isfinite(ratio) and ratio < FOUR_FIFTHS - 1e-12)
+        row["below_four_fifths"] = below
+        row["ci_below_four_fifths"] = bool(below and row["ci_high"] < FOUR_FIFTHS)
+        note = ""
+        if s is not None:
+            if s["reference_rate"] == 0:
+                note = NOTE_NONE_SELECTED
+            elif row["category"] == s["reference_group"]:
+                note = NOTE_REFERENCE
+            elif row["n_selected"] == 0:
+                note = NOTE_ZERO
+        row["note"] = note
+    return out
+
+
+def _ratio_stats(
+    ind: Individuals, value: np.ndarray, category: np.ndarray, keep: np.ndarray, confidence: float
+) -> dict[str, dict[str, Any]]:
+    """impact.py's ratio, interval and test over the individuals ``keep`` selects (the
+    categories that enter the ratios): each category as a "race_ethnicity" group of its own
+    (the other column None). Category -> its row of impact.py's table."""
+    if not keep.any():
+        return {}
+    frame = ind.frame
+    t = _impact_rows(
+        pd.DataFrame(
+            {
+                "model": ind.model,
+                "resume": frame["resume"].to_numpy()[keep],
+                "name": frame["name"].to_numpy(object)[keep],
+                "sex": None,
+                "race_ethnicity": category[keep],
+                "value": value[keep],
+            }
+        ),
+        ("value",),
+        confidence,
+    )
+    t = t[t["dimension"] == "race_ethnicity"]
+    return {str(r["group"]): r for r in t.to_dict("records", into=dict)}
+
+
+def _table(ind: Individuals, measure: str, values: Mapping[str, np.ndarray], extra: Mapping, **kw) -> pd.DataFrame:
+    records = []
+    for outcome, value in values.items():
+        if not (~np.isnan(value)).any():
+            raise ValueError(
+                f"LL144 tables, model {ind.model!r}: no individual has a valid {outcome!r} value "
+                "(every run failed or gave no answer): no rate can be computed"
+            )
+        for dimension in DIMENSIONS:
+            for row in _dimension_rows(ind, value, dimension, **kw):
+                records.append({**row, "outcome": outcome, **extra})
+    t = pd.DataFrame.from_records(records)
+    t["model"], t["study"], t["measure"], t["group_source"] = ind.model, ind.study, measure, ind.group_source
+    for column in ("median_score", "n_at_median"):
+        if column not in t.columns:
+            t[column] = np.nan
+    t = t[list(COLUMN_NAMES)]
+    for column in ("sex", "race_ethnicity", "reference_category"):
+        t[column] = t[column].astype(object)
+        t.loc[t[column].isna(), column] = None
+    # Text columns stay object (None where absent); the others take the model's dtype.
+    dtypes = empty_table(BiasAuditRates).dtypes
+    return t.astype({c: d for c, d in dtypes.items() if d != "object"}).reset_index(drop=True)
+
+
+def _check(min_share: float, confidence: float) -> None:
+    if not 0 <= min_share < 1:
+        raise ValueError(f"LL144 tables: min_share must lie in [0, 1), got {min_share!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"LL144 tables: confidence must lie in (0, 1), got {confidence!r}")
+
+
+def _median(ind: Individuals) -> tuple[np.ndarray, float, np.ndarray]:
+    """(score, median over the individuals with one, at-the-median mask)."""
+    score = ind.frame["score"].to_numpy(float)
+    valid = ~np.isnan(score)
+    if not valid.any():
+        raise ValueError(
+            f"LL144 tables, model {ind.model!r}: no individual has a valid score (every run failed): "
+            "the sample's median, and so every scoring rate, is undefined"
+        )
+    median = float(np.median(score[valid]))
+    at = valid & (np.abs(score - median) <= TIE_TOLERANCE * max(1.0, abs(median)))
+    return score, median, at
+
+
+def scoring_rate_table(
+    rows: pd.DataFrame,
+    *,
+    model: str | None = None,
+    study: str | None = None,
+    groups: GroupMap | None = None,
+    min_share: float = MIN_SHARE,
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
+    """LL144 scoring rates and impact ratios (``COLUMN_NAMES``; ``measure == "scoring_rate"``,
+    ``outcome == "above_median"``) of one model: the share of each category's individuals
+    whose score (fit score; expected seniority rank) is above the median of every individual
+    of the model with a score. At the median is not above (``n_at_median`` per table)."""
+    _check(min_share, confidence)
+    ind = individuals(rows, model=model, study=study, groups=groups)
+    score, median, at = _median(ind)
+    above = np.where(np.isnan(score), np.nan, (score > median) & ~at).astype(float)
+    extra = {"median_score": median, "n_at_median": int(at.sum())}
+    return _table(ind, "scoring_rate", {SCORE_OUTCOME: above}, extra, min_share=min_share, confidence=confidence)
+
+
+def selection_rate_table(
+    rows: pd.DataFrame,
+    *,
+    model: str | None = None,
+    study: str | None = None,
+    groups: GroupMap | None = None,
+    outcomes: Sequence[str] | None = None,
+    min_share: float = MIN_SHARE,
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
+    """LL144 selection rates and impact ratios (``COLUMN_NAMES``; ``measure ==
+    "selection_rate"``) of one model, per outcome (default: every outcome of the study:
+    ``junior``, ``mid``, ``senior``; ``recommend_yes``, ``recommend_maybe``, ``recommend_no``):
+    the share of each category's individuals assigned it (a probability or a share of valid
+    runs per individual, so ``n_selected`` may be an expected count)."""
+    _check(min_share, confidence)
+    ind = individuals(rows, model=model, study=study, groups=groups)
+    allowed = SENIORITY_OUTCOMES if ind.study == "seniority" else FIT_OUTCOMES
+    if not ind.outcomes:
+        raise ValueError(
+            f"LL144 tables, fit scores of model {ind.model!r}: no `recommend` column, so no selection or "
+            "classification to rate (the scores have scoring_rate_table)"
+        )
+    chosen = tuple(allowed if outcomes is None else outcomes)
+    wrong = [o for o in chosen if o not in allowed]
+    if wrong or not chosen:
+        raise ValueError(
+            f"LL144 tables: outcomes {wrong or list(chosen)} are not outcomes of the {ind.study} study "
+            f"({', '.join(allowed)})"
+        )
+    values = {o: ind.frame[o].to_numpy(float) for o in chosen}
+    return _table(ind, "selection_rate", values, {}, min_share=min_share, confidence=confidence)
+
+
+def summary_counts(
+    rows: pd.DataFrame, *, model: str | None = None, study: str | None = None, groups: GroupMap | None = None
+) -> SummaryCounts:
+    """The published-summary numbers of one model (§5-303): individuals with a score, those
+    without, the unknown count and the individuals of every category per dimension, the median
+    score and how many are exactly at it."""
+    ind = individuals(rows, model=model, study=study, groups=groups)
+    score, median, at = _median(ind)
+    valid = ~np.isnan(score)
+    counts: dict[str, dict[str, int]] = {}
+    unknown: dict[str, int] = {}
+    for dimension in DIMENSIONS:
+        category, order = _categories(ind.frame, dimension)
+        known = np.array([c is not None for c in category])
+        counts[dimension] = {label: int((valid & known & (category == label)).sum()) for label, _, _ in order}
+        unknown[dimension] = int((valid & ~known).sum())
+    return SummaryCounts(
+        model=ind.model,
+        study=ind.study,
+        n_total=int(valid.sum()),
+        n_missing=int((~valid).sum()),
+        n_unknown=unknown,
+        counts=counts,
+        median_score=median,
+        n_at_median=int(at.sum()),
+        n_above_median=int((valid & (score > median) & ~at).sum()),
+        unmapped_labels=ind.unmapped_labels,
+        group_source=ind.group_source,
+    )

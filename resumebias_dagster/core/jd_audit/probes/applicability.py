@@ -1,0 +1,111 @@
+"""Which probe axes apply to which résumés: the user's own résumés are not all in the layout the edits parse.
+
+``probe_variants`` stops at the first résumé an edit cannot change, which is right for the
+generated résumés (all in one layout) but not for a user's files, where a two-column PDF or
+a résumé without "Employer | City | dates" lines is normal. ``probe_applicability`` tries
+every level of every axis on every résumé with the same functions ``probe_variants`` and
+``check_probe_variants`` use, and says per (résumé, axis) whether the axis applies and, if
+not, why: so an axis is skipped for a résumé with its reason in a table, never silently.
+
+An axis applies to a résumé when every one of its levels (1) edits it (no error, a change),
+(2) passes ``check_probe_variants`` (one signal changed, the timeline no worse), and (3) for
+a name axis, leaves no word of the résumé's own name behind (``replace_person`` checks the
+name line's first and last word only; a middle name, or a surname in the e-mail address
+when the name line has a middle initial, would otherwise survive the swap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from resumebias_dagster.core.common.diffing import tokens
+from resumebias_dagster.core.jd_audit.probes.edits import _own_name
+from resumebias_dagster.core.jd_audit.probes.terms import BASELINE, VARIANT_COLUMNS, Axis, CatalogDir, ProbeAxes
+from resumebias_dagster.core.jd_audit.probes.variants import (
+    _name,
+    _signal,
+    _spec,
+    check_probe_variants,
+    with_baseline_additions,
+)
+from resumebias_dagster.core.resumes.layout import Layout, parse_layout
+
+APPLICABILITY_COLUMNS = ["resume_id", "axis", "applies", "reason"]
+
+
+def _why(exc: BaseException) -> str:
+    """The edit's own message (``_name``/``_signal`` wrap it with the variant and résumé)."""
+    cause = exc.__cause__ if isinstance(exc, ValueError) and exc.__cause__ is not None else exc
+    return str(cause) if isinstance(cause, ValueError) else f"the edit failed ({type(cause).__name__}: {cause})"
+
+
+def _leftover_name(layout: Layout, text: str) -> str | None:
+    """A word of the résumé's own name still in a name variant's ``text`` (None: none)."""
+    first, last = _own_name(layout)
+    own = {t for word in (first, *last.split()) for t in tokens(word) if len(t) > 1}
+    left = sorted(own & set(tokens(text)))
+    return left[0] if left else None
+
+
+def _axis_applies(axis: Axis, interests: str, layout: Layout, position: int, resume_id: Any) -> tuple[bool, str]:
+    baseline = "\n".join(layout.lines)
+    rows: list[tuple[Any, ...]] = [(resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline)]
+    for level in axis.levels:
+        try:
+            name = _name(axis, level, layout, position, resume_id)
+            signal = _signal(axis, level, layout, resume_id, name)
+        except Exception as exc:  # an edit meeting a layout it was not written for may raise anything
+            return False, f"level {level!r}: {_why(exc)}"
+        if signal is None:
+            return (
+                False,
+                f"level {level!r} leaves the résumé unchanged (it already has that value, or lacks what the edit changes)",
+            )
+        if axis.edit == "person_name" and (left := _leftover_name(layout, signal.text)):
+            return False, f"level {level!r}: {left!r} of the résumé's own name is still in the text after the swap"
+        rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, name, signal.text))
+    try:
+        problems = check_probe_variants(pd.DataFrame(rows, columns=VARIANT_COLUMNS), ProbeAxes(interests, (axis,)))
+    except Exception as exc:  # the check re-parses the variants, which may fail the same way
+        return False, f"the variants cannot be checked: {_why(exc)}"
+    if len(problems):
+        first = problems.iloc[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return False, f"{first['variant']}: {first['problem']}{more}"
+    return True, ""
+
+
+def probe_applicability(
+    rows: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
+) -> pd.DataFrame:
+    """One row per (résumé of ``rows``, axis): ``resume_id, axis, applies, reason``.
+
+    ``rows`` needs ``resume_id`` and ``text`` (the user résumés of ``core/resumes/user_files``,
+    or generated ones); ``axes`` as for ``probe_variants``. Each résumé is the arm's baseline
+    (its text plus the catalog's INTERESTS line) at its position in ``rows`` (the position
+    picks a name pool's entry). ``reason`` is "" where the axis applies, else the first level
+    that fails and why; a résumé whose layout does not parse gets that reason on every axis.
+    """
+    missing = {"resume_id", "text"} - set(rows.columns)
+    if missing:
+        raise ValueError(f"probe_applicability: rows lack columns {sorted(missing)}")
+    spec = _spec(axes, catalog_dir)
+    out: list[tuple[Any, str, bool, str]] = []
+    for position, (resume_id, text) in enumerate(zip(rows["resume_id"], rows["text"])):
+        baseline = with_baseline_additions(str(text), spec.interests)
+        try:
+            layout = parse_layout(baseline)
+        except ValueError as exc:
+            out += [(resume_id, a.id, False, f"the résumé layout does not parse: {exc}") for a in spec.axes]
+            continue
+        out += [(resume_id, a.id, *_axis_applies(a, spec.interests, layout, position, resume_id)) for a in spec.axes]
+    return pd.DataFrame(out, columns=APPLICABILITY_COLUMNS).astype({"applies": bool})
+
+
+def applicable_rows(rows: pd.DataFrame, applicability: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """The rows of ``rows`` that ``axis`` applies to (what ``probe_variants`` can take for it)."""
+    ok = applicability.loc[(applicability["axis"] == axis) & applicability["applies"], "resume_id"]
+    return rows[rows["resume_id"].isin(set(ok))]

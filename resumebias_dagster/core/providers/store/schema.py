@@ -1,0 +1,151 @@
+"""The response store's tables, declared once: each a list of columns that every backend renders
+in its own SQL (``create_table``), and the upsert that keeps a row's rules in SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from resumebias_dagster.core.providers.types import BILLED_CALL_LIMIT, EMPTY, EMPTY_CALL_LIMIT
+
+# Each table is one list of columns: a name, a portable type, whether it may be null, a
+# default; and its key. A backend renders them in the words of its SQL (``create_table``
+# with its ``TYPES``): sqlite.py creates them at open, postgres.py in its migrations. The
+# DDL they render is the DDL every existing store was created with
+# (tests/core/providers/test_store_schema.py holds it): a change here is a new schema version.
+
+# Portable types. ANSWER: the text of an answer, stored exactly as it came (lone surrogates,
+# NUL): SQLite's TEXT (a BLOB of its bytes where it cannot be text), PostgreSQL's BYTEA.
+TEXT, INTEGER, REAL, ANSWER = "text", "integer", "real", "answer"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: name, portable type, ``not_null``, and a ``default`` (SQL, as written)."""
+
+    name: str
+    type: str
+    not_null: bool = False
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: its columns in order and its key. A key of one column is declared with it
+    (``key TEXT PRIMARY KEY``, no NOT NULL: as every store has it); a key of several, after them."""
+
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+def create_table(table: Table, types: dict[str, str], *, prefix: str = "CREATE TABLE") -> str:
+    """``table``'s DDL in a backend's words: ``types`` maps each portable type to its SQL type;
+    ``prefix`` e.g. ``CREATE TABLE IF NOT EXISTS``, ``CREATE UNLOGGED TABLE``."""
+    lines = []
+    for c in table.columns:
+        line = f"    {c.name} {types[c.type]}"
+        if table.key == (c.name,):
+            line += " PRIMARY KEY"
+        elif c.not_null:
+            line += " NOT NULL"
+        if c.default is not None:
+            line += f" DEFAULT {c.default}"
+        lines.append(line)
+    if len(table.key) > 1:
+        lines.append(f"    PRIMARY KEY ({', '.join(table.key)})")
+    body = ",\n".join(lines)
+    return f"{prefix} {table.name} (\n{body}\n);"
+
+
+RESPONSES = Table(
+    "responses",
+    (
+        Column("key", TEXT),
+        Column("model", TEXT, not_null=True),
+        Column("provider", TEXT, not_null=True),
+        Column("endpoint", TEXT, not_null=True),
+        Column("alias", TEXT, not_null=True),
+        Column("resolved_model", TEXT),
+        Column("task", TEXT),
+        Column("request_json", TEXT, not_null=True),
+        Column("text", ANSWER),
+        Column("finish_reason", TEXT),
+        Column("input_tokens", INTEGER),
+        Column("output_tokens", INTEGER),
+        Column("reasoning_tokens", INTEGER),
+        Column("cost_usd", REAL),
+        Column("latency_s", REAL),
+        Column("attempts", INTEGER),
+        Column("billed_attempts", INTEGER),
+        Column("logprobs_json", TEXT),
+        Column("error_kind", TEXT),
+        Column("error_message", TEXT),
+        Column("done", INTEGER, not_null=True),
+        Column("calls", INTEGER, not_null=True, default="1"),
+        Column("created_at", TEXT, not_null=True),
+        Column("updated_at", TEXT, not_null=True),
+    ),
+    key=("key",),
+)
+# What each alias resolved to when last probed, and that snapshot's epoch.
+SNAPSHOTS = Table(
+    "snapshots",
+    (
+        Column("provider", TEXT, not_null=True),
+        Column("endpoint", TEXT, not_null=True),
+        Column("alias", TEXT, not_null=True),
+        Column("resolved_model", TEXT, not_null=True),
+        Column("epoch", INTEGER, not_null=True),
+        Column("seen_at", TEXT, not_null=True),
+    ),
+    key=("provider", "endpoint", "alias"),
+)
+# Each snapshot an alias resolved to, with the epoch it keeps.
+SNAPSHOT_EPOCHS = Table(
+    "snapshot_epochs",
+    (
+        Column("provider", TEXT, not_null=True),
+        Column("endpoint", TEXT, not_null=True),
+        Column("alias", TEXT, not_null=True),
+        Column("resolved_model", TEXT, not_null=True),
+        Column("epoch", INTEGER, not_null=True),
+        Column("first_seen", TEXT, not_null=True),
+        Column("last_seen", TEXT, not_null=True),
+    ),
+    key=("provider", "endpoint", "alias", "resolved_model"),
+)
+# The keys being called now, by whom, until when (epoch seconds on the database's clock).
+CLAIMS = Table(
+    "claims",
+    (
+        Column("key", TEXT),
+        Column("owner", TEXT, not_null=True),
+        Column("host", TEXT, not_null=True),
+        Column("pid", INTEGER, not_null=True),
+        Column("expires_at", REAL, not_null=True),
+    ),
+    key=("key",),
+)
+COLUMNS = RESPONSES.names
+CLAIM_COLUMNS = CLAIMS.names
+_UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]
+# A row that is not final takes the new call's outcome; its counters add up. An empty answer
+# is final once its key has had EMPTY_CALL_LIMIT calls, any outcome once its key's calls were
+# billed BILLED_CALL_LIMIT times.
+UPSERT = (
+    f"INSERT INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)}) "
+    f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _UPDATABLE)}, "
+    "calls = responses.calls + 1, "
+    "attempts = COALESCE(responses.attempts, 0) + COALESCE(excluded.attempts, 0), "
+    "billed_attempts = COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0), "
+    "done = CASE WHEN excluded.done = 1 THEN 1 "
+    f"WHEN excluded.error_kind = '{EMPTY}' AND responses.calls + 1 >= {EMPTY_CALL_LIMIT} THEN 1 "
+    "WHEN COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0) "
+    f">= {BILLED_CALL_LIMIT} THEN 1 "
+    "ELSE 0 END "
+    "WHERE responses.done = 0"
+)

@@ -1,0 +1,133 @@
+"""What a regulator asks an audit to publish: New York City Local Law 144's rate tables
+(``core/compliance/ll144.py``) and the published summary's rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.typing.pandas import Series
+
+from resumebias_dagster.core.tables.base import PerModel, StrictTable
+
+EEO1_SEXES = ["Male", "Female"]
+EEO1_RACES = [
+    "Hispanic or Latino",
+    "White",
+    "Black or African American",
+    "Native Hawaiian or Other Pacific Islander",
+    "Asian",
+    "American Indian or Alaska Native",
+    "Two or More Races",
+]
+LL144_OUTCOMES = ["above_median", "junior", "mid", "senior", "recommend_yes", "recommend_maybe", "recommend_no"]
+
+
+class BiasAuditRates(PerModel):
+    """Local Law 144 bias audit (6 RCNY §5-300 to §5-304) of each model and study: scoring rates
+    (share above the sample's median score) and selection rates per outcome, with impact ratios,
+    per EEO-1 sex, race/ethnicity and their intersection (core/compliance/ll144.py).
+    below_four_fifths is the EEOC's rule of thumb (29 CFR 1607.4(D)), not part of Local Law 144."""
+
+    study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
+    measure: Series[str] = pa.Field(isin=["scoring_rate", "selection_rate"])
+    outcome: Series[str] = pa.Field(isin=LL144_OUTCOMES)
+    dimension: Series[str] = pa.Field(isin=["sex", "race_ethnicity", "intersection"])
+    category: Series[str]
+    sex: Series[str] = pa.Field(nullable=True, isin=EEO1_SEXES)
+    race_ethnicity: Series[str] = pa.Field(nullable=True, isin=EEO1_RACES)
+    n: Series[int] = pa.Field(ge=0)  # individuals of the category with a value
+    n_missing: Series[int] = pa.Field(ge=0)  # individuals of the category without one (no valid run)
+    share: Series[float] = pa.Field(ge=0, le=1)  # n / n_total
+    n_selected: Series[float] = pa.Field(ge=0)  # selected or above the median (an expected count for probabilities)
+    rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)  # n_selected / n
+    reference_category: Series[str] = pa.Field(nullable=True)  # the highest rate among those in the ratios
+    impact_ratio: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    ci_low: Series[float] = pa.Field(nullable=True, ge=0)
+    ci_high: Series[float] = pa.Field(nullable=True, ge=0)
+    p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    below_four_fifths: Series[bool]  # EEOC rule of thumb, not Local Law 144
+    ci_below_four_fifths: Series[bool]
+    excluded_reason: Series[str]  # "" when the category is in the ratios
+    note: Series[str]
+    n_total: Series[int] = pa.Field(gt=0)  # individuals with a value (per outcome): the sample
+    n_unknown: Series[int] = pa.Field(ge=0)  # of those, of unknown category in this dimension
+    median_score: Series[float] = pa.Field(nullable=True)  # scoring rates only
+    n_at_median: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)  # scoring rates only: at, not above
+    group_source: Series[str] = pa.Field(str_contains="proxy")
+
+    # Check names carry the table's prefix: pandera 0.35 gives a shared check name to the first
+    # model built only (core/tables/base.py).
+    @pa.dataframe_check()
+    def bias_audit_selected_within_n(cls, df) -> Series[bool]:
+        return df["n_selected"] <= df["n"] + 1e-9
+
+    @pa.dataframe_check()
+    def bias_audit_excluded_has_no_ratio(cls, df) -> Series[bool]:
+        return (df["excluded_reason"] == "") | df["impact_ratio"].isna()
+
+    @pa.dataframe_check()
+    def bias_audit_counts_add_up(cls, df) -> Series[bool]:
+        keys = ["model", "study", "measure", "outcome", "dimension"]
+        return df.groupby(keys)["n"].transform("sum") + df["n_unknown"] == df["n_total"]
+
+    @pa.dataframe_check()
+    def bias_audit_median_only_for_scores(cls, df) -> Series[bool]:
+        scoring = df["measure"] == "scoring_rate"
+        has = df["median_score"].notna() & df["n_at_median"].notna()
+        above = df["outcome"] == "above_median"
+        return (scoring & has & above) | (~scoring & ~has & ~above)
+
+    @pa.dataframe_check()
+    def bias_audit_ci_contains_ratio(cls, df) -> Series[bool]:
+        ratio = df["impact_ratio"]
+        return df["ci_low"].isna() | ((df["ci_low"] <= ratio + 1e-9) & (ratio <= df["ci_high"] + 1e-9))
+
+    @pa.dataframe_check()
+    def bias_audit_flag_is_ratio_below_four_fifths(cls, df) -> Series[bool]:
+        near = (df["impact_ratio"] - 0.8).abs() < 1e-9
+        return near | (df["below_four_fifths"] == (df["impact_ratio"] < 0.8))
+
+    @pa.dataframe_check()
+    def bias_audit_interval_flag_implies_flag(cls, df) -> Series[bool]:
+        return ~df["ci_below_four_fifths"] | (df["below_four_fifths"] & (df["ci_high"] < 0.8))
+
+    @pa.dataframe_check()
+    def bias_audit_one_row_per_category(cls, df) -> bool:
+        keys = ["model", "study", "measure", "outcome", "dimension", "category"]
+        return not df.duplicated(keys).any()
+
+
+class BiasAuditSummary(PerModel):
+    """The published summary of a Local Law 144 bias audit (6 RCNY §5-303), one row per model and
+    study; the rates and impact ratios it publishes are the rows of BiasAuditRates
+    (core/compliance/summary.py says which rule asks for which field)."""
+
+    study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
+    audit_date: Series[str] = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}$")
+    tool: Series[str]  # the tool's name and the snapshots it answered from
+    distribution_date: Series[str]  # "" unless the operator gives it
+    data_source: Series[str] = pa.Field(str_contains="test data")
+    data_explanation: Series[str]
+    n_individuals: Series[int] = pa.Field(gt=0)
+    n_missing: Series[int] = pa.Field(ge=0)  # individuals without a valid value (every run failed)
+    n_unknown_sex: Series[int] = pa.Field(ge=0)
+    n_unknown_race_ethnicity: Series[int] = pa.Field(ge=0)
+    n_unknown_intersection: Series[int] = pa.Field(ge=0)
+    median_score: Series[float] = pa.Field(nullable=True)
+    n_at_median: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    excluded_categories: Series[str]  # categories under 2% of the data, left out of the ratios
+    four_fifths_note: Series[str]
+    not_stated: Series[str]  # what a tool's output cannot state (independence, historical data)
+
+    @pa.dataframe_check()
+    def bias_audit_summary_one_row_per_audit(cls, df) -> bool:
+        return not df.duplicated(["model", "study"]).any()
+
+
+class EuTestRecord(StrictTable):
+    """A test record in the EU AI Act's spirit (Art. 10(2)(f-g), Art. 11, Annex IV) of the bias
+    examination: one row per item of each section (core/compliance/eu_record.py)."""
+
+    section: Series[str] = pa.Field(isin=["system", "data", "results", "open_risks", "logs"])
+    item: Series[str]
+    value: Series[str]

@@ -1,0 +1,143 @@
+"""Which probe axes apply to a user's résumés (core/jd_audit/probes/applicability.py), read from real files."""
+
+import pandas as pd
+import pytest
+
+from resumebias_dagster.core.jd_audit.probes import check_probe_variants, load_probe_axes, probe_variants
+from resumebias_dagster.core.jd_audit.probes.applicability import (
+    APPLICABILITY_COLUMNS,
+    applicable_rows,
+    probe_applicability,
+)
+from resumebias_dagster.core.resumes.user_files import read_resume_folder
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.testing.resume_files import docx_bytes, pdf_bytes, write
+
+AXES = [a.id for a in load_probe_axes().axes]
+
+# A résumé as people write them: the sections parse, but the contact line has no city, the
+# positions and schools are not "Employer | City | dates" / "School | year" lines, and the
+# middle initial keeps the surname of the e-mail address out of replace_person's reach.
+FREE_FORM = """Jane Q. Doe
+jane.doe@example.com | +1 415 555 0100
+
+SUMMARY
+Backend engineer who likes tidy data pipelines and calm on-call rotations.
+
+EXPERIENCE
+Software Engineer, Acme Corp (2019 to now)
+- Built the billing service in Go and Python.
+- Cut the nightly batch from four hours to forty minutes.
+
+EDUCATION
+B.Sc. Computer Science, State University, 2018
+
+SKILLS
+Go, Python, PostgreSQL, Kafka
+"""
+
+
+@pytest.fixture(scope="module")
+def generated():
+    return generate_resumes(1, seed=7)
+
+
+def reasons(table, resume_id):
+    rows = table[table["resume_id"] == resume_id]
+    return dict(zip(rows["axis"], rows["reason"]))
+
+
+def test_generated_resumes_read_from_pdf_and_docx_take_every_axis(tmp_path, generated):
+    for k, text in enumerate(generated["text"]):
+        write(tmp_path / f"r{k}.pdf", pdf_bytes(text))
+        write(tmp_path / f"r{k}.docx", docx_bytes(text))
+    rows, problems = read_resume_folder(tmp_path)
+    # The PDF and DOCX of one résumé differ in blank lines only, so both are read.
+    assert problems == [] and len(rows) == 2 * len(generated)
+    table = probe_applicability(rows)
+    assert list(table.columns) == APPLICABILITY_COLUMNS
+    assert len(table) == len(rows) * len(AXES)
+    assert table["applies"].all(), table[~table["applies"]].to_dict("records")
+    assert table["reason"].eq("").all()
+    # So probe_variants takes them, and its blocking check finds nothing.
+    variants = probe_variants(rows)
+    assert check_probe_variants(variants).empty
+
+
+def test_a_free_form_resume_gets_a_reason_per_axis(tmp_path, generated):
+    write(tmp_path / "jane.txt", FREE_FORM)
+    write(tmp_path / "gen.docx", docx_bytes(generated["text"].iloc[0]))
+    rows, problems = read_resume_folder(tmp_path)
+    assert problems == []
+    table = probe_applicability(rows)
+    jane = rows.loc[rows["source"] == "jane.txt", "resume_id"].iloc[0]
+    why = reasons(table, jane)
+    applies = dict(zip(table.loc[table["resume_id"] == jane, "axis"], table.loc[table["resume_id"] == jane, "applies"]))
+    assert {a for a, ok in applies.items() if ok} == {"promptInjection", "placebo", "anonymize"}
+    assert why["firstName"] == (
+        "level 'white_male': 'doe' of the résumé's own name is still in the text after the swap"
+    )
+    assert (
+        why["addressCountry"]
+        == "level 'usa': the contact line 'jane.doe@example.com | +1 415 555 0100' has no location"
+    )
+    assert why["companyNames"] == "level 'faang': EXPERIENCE has no 'Employer | City | dates' line"
+    assert why["companyLocations"] == "level 'us': EXPERIENCE has no 'Employer | City | dates' line"
+    assert why["school"] == "level 'mit': EDUCATION has no 'School | year' line"
+    assert why["graduationYear"] == "level '2005': EDUCATION has no 'School | year' line"
+    assert why["careerGap"] == "level 'unexplained': EXPERIENCE has no position after the degree to put a gap before"
+    # The generated résumé beside it is not held back.
+    other = table[table["resume_id"] != jane]
+    assert other["applies"].all()
+    # Only the résumés an axis applies to go on to its variants.
+    assert applicable_rows(rows, table, "school")["source"].tolist() == ["gen.docx"]
+    assert set(applicable_rows(rows, table, "placebo")["source"]) == {"gen.docx", "jane.txt"}
+
+
+def test_a_resume_outside_the_layout_is_skipped_on_every_axis():
+    rows = pd.DataFrame({"resume_id": ["x"], "text": ["Jane Doe\nI build things.\nExperience: lots\n"]})
+    table = probe_applicability(rows, ["school", "placebo"])
+    assert table["axis"].tolist() == ["school", "placebo"]
+    assert not table["applies"].any()
+    assert table["reason"].str.startswith("the résumé layout does not parse: not in the generator's layout").all()
+    assert table["reason"].str.contains(r"missing \['EXPERIENCE', 'EDUCATION'\]").all()
+
+
+def test_an_edit_that_raises_is_a_reason_not_a_crash(generated):
+    # Two current positions (a side job held alongside): the career-gap edit cannot move an
+    # open-ended older position back, and raises a TypeError on it.
+    senior = generated[generated["seniority"] == "senior"].iloc[0]
+    lines = senior["text"].split("\n")
+    dated = [i for i, line in enumerate(lines) if line.count(" | ") == 2 and "–" in line]
+    assert len(dated) >= 2
+    lines[dated[1]] = lines[dated[1]].rsplit("– ", 1)[0] + "– Present"
+    rows = pd.DataFrame({"resume_id": ["two-jobs"], "text": ["\n".join(lines)]})
+    table = probe_applicability(rows, ["careerGap", "graduationYear", "addressCountry"])
+    why = reasons(table, "two-jobs")
+    assert why["careerGap"].startswith("level 'unexplained': the edit failed (TypeError: ")
+    assert table.set_index("axis").loc["addressCountry", "applies"]
+    # The overlap is in the baseline already; check_probe_variants reports the variants' new
+    # overlaps (moved dates), so the axis does not apply either, with the check's words.
+    assert why["graduationYear"].startswith("graduationYear_2005: timeline: ")
+    assert "overlaps or follows" in why["graduationYear"]
+
+
+def test_a_level_that_changes_nothing_is_a_reason(generated):
+    row = generated.iloc[0]
+    layout_city = row["text"].split("\n")[1].split(" | ")[2]
+    axes = load_probe_axes()
+    axis = next(a for a in axes.axes if a.id == "addressCountry")
+    axis.levels["usa"] = layout_city  # the résumé already lives there
+    from resumebias_dagster.core.jd_audit.probes import ProbeAxes
+
+    table = probe_applicability(
+        pd.DataFrame({"resume_id": ["r"], "text": [row["text"]]}), ProbeAxes(axes.interests, (axis,))
+    )
+    assert table["reason"].tolist() == [
+        "level 'usa' leaves the résumé unchanged (it already has that value, or lacks what the edit changes)"
+    ]
+
+
+def test_rows_need_an_id_and_a_text():
+    with pytest.raises(ValueError, match=r"probe_applicability: rows lack columns \['text'\]"):
+        probe_applicability(pd.DataFrame({"resume_id": ["a"]}))

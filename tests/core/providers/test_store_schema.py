@@ -1,0 +1,165 @@
+"""The response store's tables are declared once (store/base.py) and rendered per backend:
+the DDL each backend renders is, word for word, the DDL every existing store was created
+with (frozen below), and a fresh store of each backend has exactly the schema that DDL gives.
+
+A change to a table in base.py fails here: it is a new schema version of both backends (a
+SQLite version and a PostgreSQL migration), and the frozen DDL of the old one stays as it is.
+"""
+
+import sqlite3
+import uuid
+
+import pytest
+
+from resumebias_dagster.core.providers.store import ResponseStore
+from resumebias_dagster.core.providers.store import postgres as pg
+from resumebias_dagster.core.providers.store import schema as store_schema
+from resumebias_dagster.core.providers.store import sqlite as lite
+
+RESPONSES_COLUMNS = """
+    key {text} PRIMARY KEY,
+    model {text} NOT NULL,
+    provider {text} NOT NULL,
+    endpoint {text} NOT NULL,
+    alias {text} NOT NULL,
+    resolved_model {text},
+    task {text},
+    request_json {text} NOT NULL,
+    text {answer},
+    finish_reason {text},
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    reasoning_tokens INTEGER,
+    cost_usd {real},
+    latency_s {real},
+    attempts INTEGER,
+    billed_attempts INTEGER,
+    logprobs_json {text},
+    error_kind {text},
+    error_message {text},
+    done INTEGER NOT NULL,
+    calls INTEGER NOT NULL DEFAULT 1,
+    created_at {text} NOT NULL,
+    updated_at {text} NOT NULL
+"""
+SNAPSHOTS_COLUMNS = """
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    resolved_model TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (provider, endpoint, alias)
+"""
+SNAPSHOT_EPOCHS_COLUMNS = """
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    resolved_model TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (provider, endpoint, alias, resolved_model)
+"""
+CLAIMS_COLUMNS = """
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires_at {real} NOT NULL
+"""
+# SQLite: the tables created at open (version 4).
+SQLITE_DDL = f"""
+CREATE TABLE IF NOT EXISTS responses ({RESPONSES_COLUMNS.format(text="TEXT", answer="TEXT", real="REAL")});
+CREATE INDEX IF NOT EXISTS responses_model ON responses (model);
+CREATE TABLE IF NOT EXISTS snapshots ({SNAPSHOTS_COLUMNS});
+CREATE TABLE IF NOT EXISTS snapshot_epochs ({SNAPSHOT_EPOCHS_COLUMNS});
+CREATE TABLE IF NOT EXISTS claims ({CLAIMS_COLUMNS.format(real="REAL")});
+"""
+# PostgreSQL: migrations 1 and 3 (2 adds indexes).
+POSTGRES_MIGRATION_1 = f"""
+CREATE TABLE responses ({RESPONSES_COLUMNS.format(text="TEXT", answer="BYTEA", real="DOUBLE PRECISION")});
+COMMENT ON COLUMN responses.text IS 'the answer as UTF-8 bytes, exactly as it came (text cannot hold NUL)';
+CREATE TABLE snapshots ({SNAPSHOTS_COLUMNS});
+CREATE UNLOGGED TABLE claims ({CLAIMS_COLUMNS.format(real="DOUBLE PRECISION")});
+"""
+POSTGRES_MIGRATION_3 = f"CREATE TABLE snapshot_epochs ({SNAPSHOT_EPOCHS_COLUMNS});"
+
+
+def words(sql: str) -> str:
+    """``sql`` with its whitespace normalised (and none inside parentheses' edges)."""
+    return " ".join(sql.split()).replace("( ", "(").replace(" )", ")")
+
+
+def test_the_sqlite_ddl_is_the_ddl_of_every_store():
+    assert words(lite._TABLES) == words(SQLITE_DDL)
+
+
+def test_the_postgres_migrations_are_the_ddl_of_every_store():
+    assert [(n, words(sql)) for n, _, sql in pg.MIGRATIONS if n != 2] == [
+        (1, words(POSTGRES_MIGRATION_1)),
+        (3, words(POSTGRES_MIGRATION_3)),
+    ]
+
+
+def test_the_row_columns_follow_the_tables():
+    assert store_schema.COLUMNS == tuple(line.split()[0] for line in RESPONSES_COLUMNS.strip().splitlines())
+    assert store_schema.CLAIM_COLUMNS == ("key", "owner", "host", "pid", "expires_at")
+    assert all(table.names == tuple(dict.fromkeys(table.names)) for table in _tables())
+
+
+def _tables():
+    return (store_schema.RESPONSES, store_schema.SNAPSHOTS, store_schema.SNAPSHOT_EPOCHS, store_schema.CLAIMS)
+
+
+def _sqlite_schema(path) -> dict:
+    conn = sqlite3.connect(path)
+    try:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {
+            name: (
+                conn.execute(f"PRAGMA table_xinfo({name})").fetchall(),
+                conn.execute(f"PRAGMA index_list({name})").fetchall(),
+            )
+            for name in names
+        }
+    finally:
+        conn.close()
+
+
+def test_a_new_sqlite_store_has_the_schema_of_the_frozen_ddl(tmp_path):
+    ResponseStore(tmp_path / "new.sqlite").close()
+    frozen = tmp_path / "frozen.sqlite"
+    conn = sqlite3.connect(frozen)
+    conn.executescript(SQLITE_DDL)
+    conn.close()
+    assert _sqlite_schema(tmp_path / "new.sqlite") == _sqlite_schema(frozen)
+
+
+_PG_COLUMNS = (
+    "SELECT table_name, ordinal_position, column_name, data_type, is_nullable, column_default "
+    "FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'resumebias_store_version' "
+    "ORDER BY 1, 2"
+)
+_PG_KEYS = (
+    "SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint "
+    "WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'resumebias_store_version' ORDER BY 1"
+)
+_PG_TABLES = (
+    "SELECT relname, relkind, relpersistence FROM pg_class "
+    "WHERE relnamespace = 'public'::regnamespace AND relname NOT LIKE 'resumebias_store_version%' ORDER BY 1"
+)
+
+
+def test_a_new_postgres_store_has_the_schema_of_the_frozen_ddl(postgres_server):
+    new = postgres_server.create_database(f"new_{uuid.uuid4().hex[:8]}")
+    ResponseStore(postgres_server.url(new)).close()
+    frozen = postgres_server.create_database(f"frozen_{uuid.uuid4().hex[:8]}")
+    postgres_server.admin(POSTGRES_MIGRATION_1 + pg.MIGRATIONS[1][2] + POSTGRES_MIGRATION_3, frozen)
+    for sql in (_PG_COLUMNS, _PG_KEYS, _PG_TABLES):
+        assert postgres_server.admin(sql, new) == postgres_server.admin(sql, frozen), sql
+
+
+@pytest.mark.parametrize("table", _tables(), ids=lambda t: t.name)
+def test_a_key_is_made_of_columns_of_its_table(table):
+    assert table.key and set(table.key) <= set(table.names)
