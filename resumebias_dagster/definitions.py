@@ -7,11 +7,11 @@ import dagster as dg
 with warnings.catch_warnings():
     # dagster-pandera marks its converter beta; the schemas module uses it on purpose.
     warnings.simplefilter("ignore", dg.BetaWarning)
-    from resumebias_dagster.assets import jd_audit, ranking, report, seniority_models, seniority_study
+    from resumebias_dagster.assets import jd_audit, ranking, report, seniority_models, seniority_study, user_resumes
 
     # One package per asset group: the folder names the group a user sees in the UI. Loading
     # imports the asset modules, hence inside the warnings block.
-    _groups = [seniority_study, seniority_models, jd_audit, ranking, report]
+    _groups = [seniority_study, seniority_models, jd_audit, ranking, user_resumes, report]
     _assets = [
         a for g in _groups for a in dg.load_assets_from_package_module(g, group_name=g.__name__.rsplit(".", 1)[-1])
     ]

@@ -13,11 +13,13 @@ PARTITIONED = PREDICTIONS | FIT_SCORES
 RANKINGS = dg.AssetSelection.assets("rankings")
 # Filled only on request (import paths in its config); a job re-running it would drop an import.
 IMPORTED = dg.AssetSelection.assets("imported_predictions")
+# The user's own résumés are read on request (their folder is run config), never by a study job.
+USER_RESUMES = dg.AssetSelection.groups("user_resumes")
 
 
 study_inputs_job = dg.define_asset_job(
     "study_inputs",
-    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - RANKINGS.downstream() - IMPORTED,
+    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - RANKINGS.downstream() - IMPORTED - USER_RESUMES,
     description="Résumés, variants, validation, training set, fine-tuned classifiers, job descriptions, probes.",
 )
 seniority_predictions_job = dg.define_asset_job(

@@ -64,7 +64,9 @@ def replace_person(text: str, old_first: str, old_last: str, new_first: str, new
         return "".join(_cased(new_for[g], found) for g, found in m.groupdict().items() if found is not None)
 
     out = pattern.sub(repl, text)
-    left = re.search(rf"(?<![A-Za-z])(?:{fst}|{lst})(?![A-Za-z])", out, re.IGNORECASE)
+    # Each word of the old name too ("Q. Doe" leaves "doe" in jane.doe@); an initial is too short to tell.
+    words = [re.escape(w) for w in _TOKEN.findall(f"{old_first} {old_last}") if len(w) > 1]
+    left = re.search(rf"(?<![A-Za-z])(?:{'|'.join([fst, lst, *words])})(?![A-Za-z])", out, re.IGNORECASE)
     if left:
         raise ValueError(f"{left.group(0)!r} of the name {old!r} is still in the text after replacement")
     return out

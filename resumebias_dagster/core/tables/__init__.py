@@ -46,6 +46,7 @@ from resumebias_dagster.core.tables.seniority import (
     StyleValidation,
     StyleVariants,
 )
+from resumebias_dagster.core.tables.user_resumes import ProbeApplicability, UserResumes
 from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "JudgeVerdicts",
     "JudgeVsEffects",
     "NameVariants",
+    "ProbeApplicability",
     "ProbeVariants",
     "READINGS",
     "RankingPositions",
@@ -80,6 +82,7 @@ __all__ = [
     "StyleSimilarity",
     "StyleValidation",
     "StyleVariants",
+    "UserResumes",
     "VERDICT_VALUES",
     "Verdicts",
     "columns",

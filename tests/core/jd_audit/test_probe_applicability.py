@@ -75,7 +75,7 @@ def test_a_free_form_resume_gets_a_reason_per_axis(tmp_path, generated):
     applies = dict(zip(table.loc[table["resume_id"] == jane, "axis"], table.loc[table["resume_id"] == jane, "applies"]))
     assert {a for a, ok in applies.items() if ok} == {"promptInjection", "placebo", "anonymize"}
     assert why["firstName"] == (
-        "level 'white_male': 'doe' of the résumé's own name is still in the text after the swap"
+        "level 'white_male': 'doe' of the name 'Jane Q. Doe' is still in the text after replacement"
     )
     assert (
         why["addressCountry"]
@@ -105,7 +105,7 @@ def test_a_resume_outside_the_layout_is_skipped_on_every_axis():
 
 def test_an_edit_that_raises_is_a_reason_not_a_crash(generated):
     # Two current positions (a side job held alongside): the career-gap edit cannot move an
-    # open-ended older position back, and raises a TypeError on it.
+    # open-ended older position back, and says so.
     senior = generated[generated["seniority"] == "senior"].iloc[0]
     lines = senior["text"].split("\n")
     dated = [i for i, line in enumerate(lines) if line.count(" | ") == 2 and "–" in line]
@@ -114,7 +114,10 @@ def test_an_edit_that_raises_is_a_reason_not_a_crash(generated):
     rows = pd.DataFrame({"resume_id": ["two-jobs"], "text": ["\n".join(lines)]})
     table = probe_applicability(rows, ["careerGap", "graduationYear", "addressCountry"])
     why = reasons(table, "two-jobs")
-    assert why["careerGap"].startswith("level 'unexplained': the edit failed (TypeError: ")
+    assert why["careerGap"].startswith("level 'unexplained': an older position (")
+    assert why["careerGap"].endswith(
+        "is still current: a gap cannot go before the newest position while another is held"
+    )
     assert table.set_index("axis").loc["addressCountry", "applies"]
     # The overlap is in the baseline already; check_probe_variants reports the variants' new
     # overlaps (moved dates), so the axis does not apply either, with the check's words.

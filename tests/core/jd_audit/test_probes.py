@@ -387,3 +387,18 @@ def test_a_gap_that_is_not_whole_years_is_refused_naming_the_axis(tmp_path):
         r"\(12, 24, \.\.\.\).*got 18",
     ):
         load_probe_axes(tmp_path)
+
+
+def test_a_career_gap_before_an_older_position_still_held_is_refused_not_a_crash(base):
+    """A side job held beside the newest one (two "Present" positions): the gap cannot go
+    before the newest position, and the edit says so (it raised TypeError, issue 28)."""
+    from resumebias_dagster.core.resumes.layout import date_range, employer_line, parse_layout
+
+    row = base[base["resume_id"] == senior_id(base)].iloc[:1].copy()
+    layout = parse_layout(row["text"].iloc[0])
+    older = layout.career()[1]
+    lines = list(layout.lines)
+    lines[older.line] = employer_line(older.employer, older.city, date_range(older.start, None))
+    row["text"] = "\n".join(lines)
+    with pytest.raises(ValueError, match=rf"résumé {row['resume_id'].iloc[0]}.*still current"):
+        probe_variants(row, axes=["careerGap"])

@@ -259,3 +259,13 @@ def test_first_line_scope_needs_the_name_on_line_1(base):
     assert replace_first_line("  greg   SMITH\nx greg.smith@y", "Greg", "Smith", "Jamal", "Jones") == (
         "Jamal Jones\nx greg.smith@y"
     )
+
+
+def test_a_word_of_a_multi_word_last_name_left_in_an_email_is_refused_not_kept():
+    """ "Jane Q. Doe": the e-mail's "doe" is a word of the last name "Q. Doe" that no form of the
+    whole name matches; it used to stay silently (issue 28), now the replacement is refused."""
+    from resumebias_dagster.core.resumes.names import replace_person
+
+    text = "Jane Q. Doe\njane.doe@example.com\n"
+    with pytest.raises(ValueError, match="'doe' of the name 'Jane Q. Doe' is still in the text"):
+        replace_person(text, "Jane", "Q. Doe", "Ann", "Lee")

@@ -7,11 +7,10 @@ every level of every axis on every résumé with the same functions ``probe_vari
 ``check_probe_variants`` use, and says per (résumé, axis) whether the axis applies and, if
 not, why: so an axis is skipped for a résumé with its reason in a table, never silently.
 
-An axis applies to a résumé when every one of its levels (1) edits it (no error, a change),
-(2) passes ``check_probe_variants`` (one signal changed, the timeline no worse), and (3) for
-a name axis, leaves no word of the résumé's own name behind (``replace_person`` checks the
-name line's first and last word only; a middle name, or a surname in the e-mail address
-when the name line has a middle initial, would otherwise survive the swap).
+An axis applies to a résumé when every one of its levels (1) edits it (no error, a change;
+a name swap that would leave a word of the résumé's own name behind is an error of
+``replace_person``) and (2) passes ``check_probe_variants`` (one signal changed, the timeline
+no worse).
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from resumebias_dagster.core.common.diffing import tokens
-from resumebias_dagster.core.jd_audit.probes.edits import _own_name
 from resumebias_dagster.core.jd_audit.probes.terms import BASELINE, VARIANT_COLUMNS, Axis, CatalogDir, ProbeAxes
 from resumebias_dagster.core.jd_audit.probes.variants import (
     _name,
@@ -42,14 +39,6 @@ def _why(exc: BaseException) -> str:
     return str(cause) if isinstance(cause, ValueError) else f"the edit failed ({type(cause).__name__}: {cause})"
 
 
-def _leftover_name(layout: Layout, text: str) -> str | None:
-    """A word of the résumé's own name still in a name variant's ``text`` (None: none)."""
-    first, last = _own_name(layout)
-    own = {t for word in (first, *last.split()) for t in tokens(word) if len(t) > 1}
-    left = sorted(own & set(tokens(text)))
-    return left[0] if left else None
-
-
 def _axis_applies(axis: Axis, interests: str, layout: Layout, position: int, resume_id: Any) -> tuple[bool, str]:
     baseline = "\n".join(layout.lines)
     rows: list[tuple[Any, ...]] = [(resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline)]
@@ -64,8 +53,6 @@ def _axis_applies(axis: Axis, interests: str, layout: Layout, position: int, res
                 False,
                 f"level {level!r} leaves the résumé unchanged (it already has that value, or lacks what the edit changes)",
             )
-        if axis.edit == "person_name" and (left := _leftover_name(layout, signal.text)):
-            return False, f"level {level!r}: {left!r} of the résumé's own name is still in the text after the swap"
         rows.append((resume_id, f"{axis.id}_{level}", axis.arm, axis.id, level, name, signal.text))
     try:
         problems = check_probe_variants(pd.DataFrame(rows, columns=VARIANT_COLUMNS), ProbeAxes(interests, (axis,)))

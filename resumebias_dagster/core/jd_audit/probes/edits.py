@@ -165,6 +165,12 @@ def _career_gap(layout: Layout, value: str, axis: Axis) -> Signal | None:
     if not career:
         raise ValueError("EXPERIENCE has no position after the degree to put a gap before")
     newest = career[0]
+    held = [p for p in career[1:] if p.end is None]
+    if held:
+        raise ValueError(
+            f"an older position ({held[0].employer}, from line {held[0].line + 1}) is still current: a gap cannot go "
+            "before the newest position while another is held"
+        )
     lines = list(layout.lines)
     removed, added, changed = _shift_education(layout, lines, -(months // 12))
     for p in career[1:]:
