@@ -3,7 +3,7 @@ ranking task has a fifth, run on request."""
 
 import dagster as dg
 
-from resumebias_dagster.partitions import model_jd_partitions, model_partitions
+from resumebias_dagster.partitions import model_jd_partitions, model_partitions, rank_model_jd_partitions
 
 PREDICTIONS = dg.AssetSelection.assets("seniority_predictions")
 FIT_SCORES = dg.AssetSelection.assets("fit_scores")
@@ -37,7 +37,7 @@ fit_scores_job = dg.define_asset_job(
 rankings_job = dg.define_asset_job(
     "rankings_job",
     selection=RANKINGS,
-    partitions_def=model_jd_partitions,
+    partitions_def=rank_model_jd_partitions,
     description="The ranking task through one model for one job description (ranking_selection and "
     "ranking_positions follow under automation).",
 )

@@ -6,9 +6,10 @@ import dagster as dg
 from resumebias_dagster.core.jd_audit.design import design_job_descriptions
 from resumebias_dagster.core.models.model_config import load_models
 
-# Kinds that can read a job description and give a fit score or a ranking (a classifier cannot);
-# fit_scores and rankings share these model x jd partitions.
-FIT_KINDS = ("local-llm", "provider")
+# Kinds that can read a job description and give a fit score (a classifier cannot); fit_scores
+# and rankings share these model x jd partitions (a Python function scores fit but does not rank:
+# its ranking partitions are refused by the ranking task).
+FIT_KINDS = ("local-llm", "provider", "python")
 
 _models = load_models()
 model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models])
@@ -16,6 +17,11 @@ fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if
 # The design's job descriptions only (every one with `job_descriptions: all`).
 jd_partitions = dg.StaticPartitionsDefinition(design_job_descriptions())
 model_jd_partitions = dg.MultiPartitionsDefinition({"model": fit_model_partitions, "jd": jd_partitions})
+# The ranking task needs a model that reads several résumés at once: not a classifier, nor a
+# Python function (its contract scores one résumé).
+RANK_KINDS = ("local-llm", "provider")
+rank_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if m.kind in RANK_KINDS])
+rank_model_jd_partitions = dg.MultiPartitionsDefinition({"model": rank_model_partitions, "jd": jd_partitions})
 
 
 def jds_by_model(partition_keys, partitions_def: dg.MultiPartitionsDefinition) -> dict[str, list[str]]:

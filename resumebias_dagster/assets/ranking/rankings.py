@@ -9,7 +9,7 @@ from resumebias_dagster.core.jd_audit.probes import DEFAULT_ARM, load_probe_axes
 from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.core.ranking.design import RankingDesignError, pools_from_levels, ranking_items
 from resumebias_dagster.core.ranking.task import load_ranking_template, predict_rankings
-from resumebias_dagster.partitions import jds_by_model, model_jd_partitions
+from resumebias_dagster.partitions import jds_by_model, rank_model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
@@ -72,8 +72,8 @@ def _base_resumes(context: dg.AssetExecutionContext, config: RankingsConfig, bas
 
 
 def build_rankings(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsDefinition:
-    """The rankings asset over (model, jd) partitions (fit_scores' by default: the models that
-    can read a job description, and the design's job descriptions)."""
+    """The rankings asset over (model, jd) partitions (by default the models that can rank several
+    résumés, local LLMs and provider models, and the design's job descriptions)."""
 
     @dg.asset(
         name="rankings",
@@ -142,4 +142,4 @@ def build_rankings(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsDef
     return rankings
 
 
-rankings = build_rankings(model_jd_partitions)
+rankings = build_rankings(rank_model_jd_partitions)

@@ -3,7 +3,8 @@ with its recommendation, justification, strengths and concerns out.
 
 ``predict_fit`` is the one place that runs the task on a model of any kind: an embedded LLM
 (the 1-10 distribution from next-token probabilities, ``local_fit``) or a provider model
-through a ``run`` callable (the transport of ``core.providers``).
+through a ``run`` callable (the transport of ``core.providers``), or a Python function of the
+user's (``kind: python``, ``core/models/python_scorer.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ FIELD_COLUMNS = FIT_COLUMNS[len(ROW_COLUMNS) :]
 # token is the score's first digit.
 LOCAL_SCORE_CUE = ' {"score": '
 NO_TEXT_NOTE = "scored from next-token probabilities: an embedded base model writes no justification"
+PYTHON_NOTE = "scored by a Python function: it writes no justification"
 
 
 def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -209,6 +211,34 @@ def predict_fit_with_local_llm(
     return fit_rows(variants, spec.name, jd, runs, fields)
 
 
+def predict_fit_with_python(spec, variants: pd.DataFrame, *, jd: str, jd_text: str) -> pd.DataFrame:
+    """Fit rows of one (model, JD) from a Python-function model: its one answer per variant is
+    every run's (no distribution, no text: justification, strengths and concerns are None)."""
+    from resumebias_dagster.core.models.python_scorer import resolved_model, score_items
+
+    items = [
+        {"id": f"{jd}:{row.resume_id}:{row.variant}", "task": "fit", "resume": row.text, "job_description": jd_text}
+        for row in variants.itertuples(index=False)
+    ]
+    answers = score_items(spec, items)
+    runs = spec.runs_per_cell
+    n = len(answers)
+
+    def per_row(values, dtype=object) -> np.ndarray:
+        return np.repeat(np.asarray(values, dtype=dtype).reshape(n), runs)
+
+    fields = {
+        "score": per_row([a.score for a in answers], float),
+        "recommend": per_row([a.recommend for a in answers]),
+        "resolved_model": np.full(n * runs, resolved_model(spec), dtype=object),
+        "latency_s": per_row([a.latency_s for a in answers], float),
+        "note": np.full(n * runs, PYTHON_NOTE, dtype=object),
+        "error": np.full(n * runs, None, dtype=object),
+        "expected_score": np.full(n * runs, np.nan),
+    }
+    return fit_rows(variants, spec.name, jd, runs, fields)
+
+
 def predict_fit(
     spec: ModelSpec,
     variants: pd.DataFrame,
@@ -238,4 +268,6 @@ def predict_fit(
         return predict_fit_with_provider(
             runtime.run_for(spec.name, progress), variants, jd=jd, jd_text=jd_text, template=template, spec=spec
         )
+    if spec.kind == "python":
+        return predict_fit_with_python(spec, variants, jd=jd, jd_text=jd_text), None
     raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot score fit (a classifier only labels seniority)")

@@ -6,6 +6,8 @@ another packaged file such as ``models_gpu.yaml`` or a path) lists each model wi
 - ``local-llm``: an embedded causal LM that classifies by scoring label words (``source``).
 - ``fine-tuned``: a sequence classifier fine-tuned here from ``base_model`` (``training``).
 - ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
+- ``python``: a function of the user's environment (``entry_point: package.module:function``,
+  optional ``batch_size``); its contract is in ``core/models/python_scorer.py``.
 
 An optional top-level ``judges`` list names the LLM-as-judge of the audit (study 003) by the
 names of provider entries: the first is the judge, an optional second a second judge whose
@@ -40,7 +42,7 @@ from resumebias_dagster.settings import MODELS_FILE_ENV
 from resumebias_dagster.settings import models_file as models_file_setting
 
 DEFAULT_MODELS_FILE = "models.yaml"
-KINDS = ("local-llm", "fine-tuned", "provider")
+KINDS = ("local-llm", "fine-tuned", "provider", "python")
 PROVIDERS = ("openai", "google", "anthropic")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
@@ -65,8 +67,16 @@ _KIND_FIELDS = {
         "retry_initial_delay_s",
         "retry_timeouts",
     },
+    "python": {"entry_point", "batch_size"},
 }
-_REQUIRED = {"local-llm": {"source"}, "fine-tuned": {"base_model"}, "provider": {"provider", "model"}}
+_REQUIRED = {
+    "local-llm": {"source"},
+    "fine-tuned": {"base_model"},
+    "provider": {"provider", "model"},
+    "python": {"entry_point"},
+}
+# ``package.module:function`` (a dotted attribute path after the colon).
+_ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 MAX_JUDGES = 2
 TRAINING_FIELDS = {
     "max_length",
@@ -219,6 +229,15 @@ def _read_yaml(file: Path) -> Any:
         raise ModelConfigError(f"{file}: not valid YAML: {yaml_problem(exc)}") from None
 
 
+def _check_python(entry: dict[str, Any], where: str) -> None:
+    entry_point = entry["entry_point"]
+    if not isinstance(entry_point, str) or not _ENTRY_POINT.match(entry_point):
+        raise ModelConfigError(f"{where}: entry_point must have the form package.module:function, got {entry_point!r}")
+    size = entry.get("batch_size", 1)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ModelConfigError(f"{where}: batch_size {size!r} must be a positive integer")
+
+
 def parse_models(data: Any, source: str) -> list[ModelSpec]:
     """Validate the parsed YAML of a models file; every error names ``source`` and the entry."""
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
@@ -258,6 +277,8 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
                 f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)} "
                 "(OpenAI-compatible APIs such as OpenRouter, Groq, Mistral, vLLM or Ollama use 'openai' with base_url)"
             )
+        if kind == "python":
+            _check_python(entry, where)
         if kind == "fine-tuned":
             training = entry.get("training") or {}
             if not isinstance(training, dict) or set(training) - TRAINING_FIELDS:

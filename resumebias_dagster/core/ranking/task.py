@@ -225,5 +225,6 @@ def predict_rankings(
             run, items, model=spec.name, jd=jd, jd_text=jd_text, template=template, runs=spec.runs_per_cell
         )
     raise ValueError(
-        f"models.{spec.name}.kind: {spec.kind!r} cannot rank candidates (a classifier only labels seniority)"
+        f"models.{spec.name}.kind: {spec.kind!r} cannot rank candidates (only local-llm and provider models "
+        "rank: a classifier only labels seniority, a Python function only labels seniority and scores fit)"
     )

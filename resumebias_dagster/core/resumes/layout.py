@@ -278,12 +278,23 @@ def end_month(month: int | None) -> int:
     return REFERENCE_INDEX if month is None else month
 
 
+def is_header(line: str) -> bool:
+    """Whether ``line`` would be read as a section header (``parse_layout``)."""
+    return _header(line) in HEADERS
+
+
+def _header(line: str) -> str:
+    """A line as a section header: the generator writes "EXPERIENCE", people write "Experience"
+    or "Experience:"; a header is the whole line, never a word inside prose."""
+    return line.strip().rstrip(":").strip().upper()
+
+
 def parse_layout(text: str) -> Layout:
     """Where the parts of ``render_resume``'s layout sit in ``text`` (which may have been edited)."""
     lines = tuple(text.split("\n"))
-    headers = [i for i, line in enumerate(lines) if line.strip() in HEADERS]
+    headers = [i for i, line in enumerate(lines) if is_header(line)]
     sections = {
-        lines[i].strip(): range(i + 1, headers[k + 1] if k + 1 < len(headers) else len(lines))
+        _header(lines[i]): range(i + 1, headers[k + 1] if k + 1 < len(headers) else len(lines))
         for k, i in enumerate(headers)
     }
     missing = [h for h in ("EXPERIENCE", "EDUCATION") if h not in sections]

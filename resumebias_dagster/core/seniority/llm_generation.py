@@ -37,13 +37,13 @@ from resumebias_dagster.core.providers.fanout import RunStats, Transport
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
 from resumebias_dagster.core.resumes.layout import (
     COLUMNS,
-    HEADERS,
     REFERENCE_INDEX,
     REFERENCE_MONTH,
     REFERENCE_YEAR,
     Degree,
     Position,
     ResumeContent,
+    is_header,
     month_label,
     resume_row,
 )
@@ -68,7 +68,6 @@ _OPTIONAL_FIELDS = ("certifications",)
 _CONTACT_FIELDS = ("email", "phone", "city", "linkedin")
 _POSITION_FIELDS = ("title", "employer", "city", "start", "end", "bullets")
 _DEGREE_FIELDS = ("degree", "school", "year")
-_HEADERS = frozenset(HEADERS)
 _LEVEL_WORDS = re.compile(LEVEL_WORDS)
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _NAME = re.compile(r"[A-Z][A-Za-z'-]+ [A-Z][A-Za-z'-]+")
@@ -161,7 +160,7 @@ def _line(value: Any, where: str, *, may_be_empty: bool = False) -> str:
         raise ResumeAnswerError(where, "must be one line")
     if "|" in text:
         raise ResumeAnswerError(where, "contains '|', the layout's field separator")
-    if text in _HEADERS:
+    if is_header(text):
         raise ResumeAnswerError(where, f"{text!r} is a section header of the layout")
     found = _LEVEL_WORDS.search(text)
     if found:

@@ -2,7 +2,8 @@
 
 ``predict_seniority`` is the one place that runs the task on a model of any kind: an
 embedded LLM (label distribution from next-token probabilities), a fine-tuned classifier,
-or a provider model through a ``run`` callable (the transport of ``core.providers``).
+a provider model through a ``run`` callable (the transport of ``core.providers``), or a
+Python function of the user's (``kind: python``, ``core/models/python_scorer.py``).
 """
 
 from __future__ import annotations
@@ -163,6 +164,38 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     )
 
 
+def seniority_item_id(row: Any) -> str:
+    """The id a Python-function model sees for one variant: ``<variant_kind>:<original_idx>:<variant>``."""
+    return f"{row.variant_kind}:{row.original_idx}:{row.variant}"
+
+
+def predict_with_python(spec, variants: pd.DataFrame) -> pd.DataFrame:
+    """Prediction rows of a Python-function model: a distribution is sampled ``runs_per_cell``
+    times as a classifier's is (``p_*`` hold it at the configured temperature); a bare label is
+    the prediction of every run, with no distribution (``p_*`` NaN, as a provider's rows)."""
+    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
+    from resumebias_dagster.core.models.python_scorer import resolved_model, score_items
+
+    items = [
+        {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
+        for row in variants.itertuples(index=False)
+    ]
+    answers = score_items(spec, items)
+    probs = np.asarray([a.probs for a in answers], dtype=float).reshape(len(answers), len(SENIORITY_LEVELS))
+    # A bare label is one-hot: every draw at any temperature is that label.
+    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
+    dist = tempered(probs, spec.temperature) if len(answers) else probs
+    dist[[a.label is not None for a in answers]] = np.nan
+    return rows_from_distributions(
+        variants,
+        dist,
+        samples,
+        model=spec.name,
+        resolved_model=resolved_model(spec),
+        latency_s=np.asarray([a.latency_s for a in answers], dtype=float),
+    )
+
+
 def seniority_requests(variants: pd.DataFrame, runs: int, template: str) -> list:
     """One provider request per variant and run, variant-major (all runs of a variant together)."""
     from resumebias_dagster.core.providers.types import ChatRequest
@@ -234,4 +267,6 @@ def predict_seniority(
         return conform(frame, SeniorityPredictions), None
     if spec.kind == "provider":
         return predict_with_provider(runtime.run_for(spec.name, progress), variants, spec, template)
+    if spec.kind == "python":
+        return conform(predict_with_python(spec, variants), SeniorityPredictions), None
     raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot run the seniority task")

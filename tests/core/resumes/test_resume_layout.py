@@ -59,3 +59,15 @@ def test_parse_layout_reads_back_what_render_resume_wrote():
     # The internship ends before the degree year: not a career position, no gap to explain.
     assert layout.career() == layout.positions[:1]
     assert timeline_problems(render_resume(CONTENT)) == []
+
+
+def test_section_headers_are_read_in_any_case():
+    """A user's résumé writes "Experience" or "Education:", not the generator's capitals: the
+    sections are found all the same (issue 28), and keyed by the generator's names."""
+    text = render_resume(CONTENT).replace("EXPERIENCE\n", "Experience\n").replace("EDUCATION\n", "Education:\n")
+    layout = parse_layout(text)
+    assert set(layout.sections) == {"SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS"}
+    assert [p.employer for p in layout.positions] == ["Lumen Works", "Prism Labs"]
+    assert [s.school for s in layout.schools] == ["State College"]
+    # A line of prose is not a header because it contains one's word.
+    assert "Experience in optics" not in {layout.lines[r.start - 1] for r in layout.sections.values()}

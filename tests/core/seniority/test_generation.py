@@ -339,6 +339,11 @@ MALFORMED = {
         _set(["positions", 0, "employer"], "Acme | Remote"),
         r"^positions\[0\]\.employer: contains '\|'",
     ),
+    # The parser reads headers in any case ("Experience:"), so a line like one is refused too.
+    "a section header": (
+        _set(["positions", 0, "bullets", 0], "Experience:"),
+        r"^positions\[0\]\.bullets\[0\]: 'Experience:' is a section header of the layout$",
+    ),
     "not newest first": (
         lambda a: a["positions"].reverse(),
         r"^positions\[1\]: .* must end before positions\[0\] starts .*newest first",

@@ -1,0 +1,179 @@
+"""A Python function as a model (``kind: python``): an entry point of the user's environment.
+
+An entry ``entry_point: package.module:function`` names a function importable where the audit
+runs (``importlib``; nothing is installed). The contract:
+
+- it is called as ``function(items)``, ``items`` a list of at most ``batch_size`` (default 32)
+  dicts ``{"id": str, "task": "seniority" | "fit", "resume": str, "job_description": str | None}``
+  (``job_description`` is None for the seniority task);
+- it returns a list of the same length, in the same order, one result per item:
+
+  - task ``seniority``: a label (``"junior"``, ``"mid"`` or ``"senior"``), or a mapping of each
+    of the three labels to its probability (a distribution summing to 1 within 1e-6);
+  - task ``fit``: a number from 1 to 10, or a mapping ``{"score": number, "recommend":
+    "yes" | "no" | "maybe"}`` (``recommend`` optional).
+
+Anything else (a list of another length, a bad label or distribution, a score outside 1-10, an
+exception raised by the function) stops the whole run with a ``ValueError`` naming the model,
+the entry point and the item: a user's function that fails is a configuration problem, not
+noise to be counted. The function is called once per item; its answer stands for every run of
+a cell (a distribution is sampled ``runs_per_cell`` times, as a classifier's is). Each batch is
+timed: a row's ``latency_s`` is the batch's seconds over its size.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+
+DEFAULT_BATCH_SIZE = 32
+TASKS = ("seniority", "fit")
+RECOMMENDATIONS = ("yes", "no", "maybe")
+ENTRY_POINT = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+ENTRY_POINT_FORM = "package.module:function"
+SUM_TOLERANCE = 1e-6
+
+
+class PythonModelError(ValueError):
+    """A Python-function model cannot be loaded or gave an answer outside the contract."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One item's validated answer: a seniority distribution (label index -> probability; one-hot
+    with ``label`` set for a bare label) or a fit ``score`` with an optional ``recommend``."""
+
+    probs: tuple[float, ...] | None = None
+    label: str | None = None
+    score: float | None = None
+    recommend: str | None = None
+    latency_s: float = math.nan
+
+
+def _where(model: str, entry_point: str) -> str:
+    return f"models.{model} (kind python, entry_point {entry_point!r})"
+
+
+def load_entry_point(entry_point: Any, model: str) -> Callable[[list[dict[str, Any]]], Any]:
+    """The callable named by ``package.module:function`` (a dotted attribute path after the colon)."""
+    where = _where(model, str(entry_point))
+    if not isinstance(entry_point, str) or not ENTRY_POINT.match(entry_point):
+        raise PythonModelError(f"{where}: entry_point must have the form {ENTRY_POINT_FORM}, got {entry_point!r}")
+    module_name, attr_path = entry_point.split(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any failure of a user's import is reported as one
+        raise PythonModelError(f"{where}: module {module_name!r} does not import: {type(exc).__name__}: {exc}") from exc
+    for part in attr_path.split("."):
+        if not hasattr(target, part):
+            raise PythonModelError(f"{where}: module {module_name!r} has no attribute {attr_path!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise PythonModelError(f"{where}: {attr_path!r} is a {type(target).__name__}, not a callable")
+    return target
+
+
+def batch_size_of(value: Any, model: str) -> int:
+    if value is None:
+        return DEFAULT_BATCH_SIZE
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PythonModelError(f"models.{model}: batch_size {value!r} must be a positive integer")
+    return value
+
+
+def _seniority(result: Any) -> tuple[tuple[float, ...], str | None] | str:
+    """The distribution (and label, for a bare label) of one answer, or why it breaks the contract."""
+    levels = list(SENIORITY_LEVELS)
+    if isinstance(result, str):
+        if result not in levels:
+            return f"label {result!r} is not one of {', '.join(levels)}"
+        return tuple(float(label == result) for label in levels), result
+    if isinstance(result, dict):
+        if set(result) != set(levels):
+            return f"a distribution must map exactly {', '.join(levels)} to probabilities, got keys {sorted(map(str, result))}"
+        probs = []
+        for label in levels:
+            p = result[label]
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+                return f"probability of {label} {p!r} is not a number in [0, 1]"
+            probs.append(float(p))
+        if abs(sum(probs) - 1) > SUM_TOLERANCE:
+            return f"the probabilities sum to {sum(probs)!r}, not 1 (within {SUM_TOLERANCE})"
+        return tuple(probs), None
+    return f"a seniority answer must be a label or a mapping label -> probability, got {type(result).__name__}"
+
+
+def _score(raw: Any) -> float | str:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or not 1 <= raw <= 10:
+        return f"score {raw!r} is not a number from 1 to 10"
+    return float(raw)
+
+
+def _fit(result: Any) -> tuple[float, str | None] | str:
+    if isinstance(result, dict):
+        unknown = set(result) - {"score", "recommend"}
+        if unknown:
+            return f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (a fit answer has score and recommend)"
+        if "score" not in result:
+            return "a fit answer mapping has no score"
+        score = _score(result["score"])
+        recommend = result.get("recommend")
+        if recommend is not None and recommend not in RECOMMENDATIONS:
+            return f"recommend {recommend!r} is not one of {', '.join(RECOMMENDATIONS)}"
+        return score if isinstance(score, str) else (score, recommend)
+    score = _score(result)
+    return score if isinstance(score, str) else (score, None)
+
+
+def validate(result: Any, task: str) -> Answer | str:
+    """One answer of ``task`` as an ``Answer``, or the reason it breaks the contract."""
+    if task == "seniority":
+        checked = _seniority(result)
+        return checked if isinstance(checked, str) else Answer(probs=checked[0], label=checked[1])
+    fit = _fit(result)
+    return fit if isinstance(fit, str) else Answer(score=fit[0], recommend=fit[1])
+
+
+def score_items(spec, items: Sequence[dict[str, Any]]) -> list[Answer]:
+    """The validated answers of model ``spec`` (kind python) to ``items``, in order, called in
+    batches of its ``batch_size``; ``PythonModelError`` naming the model, entry point and item."""
+    entry_point = spec.option("entry_point")
+    function = load_entry_point(entry_point, spec.name)
+    size = batch_size_of(spec.option("batch_size"), spec.name)
+    where = _where(spec.name, entry_point)
+    answers: list[Answer] = []
+    for start in range(0, len(items), size):
+        batch = [dict(item) for item in items[start : start + size]]
+        ids = ", ".join(repr(item["id"]) for item in batch[:3]) + (", ..." if len(batch) > 3 else "")
+        began = time.perf_counter()
+        try:
+            results = function(batch)
+        except Exception as exc:  # noqa: BLE001 - the user's function failing stops the run, named
+            raise PythonModelError(
+                f"{where}: raised {type(exc).__name__}: {exc} on the batch of item(s) {ids}"
+            ) from exc
+        per_item = (time.perf_counter() - began) / len(batch)
+        if not isinstance(results, (list, tuple)) or len(results) != len(batch):
+            got = f"{len(results)} results" if isinstance(results, (list, tuple)) else type(results).__name__
+            raise PythonModelError(
+                f"{where}: returned {got} for a batch of {len(batch)} item(s) {ids}; it must return a list "
+                "with one result per item, in order"
+            )
+        for item, result in zip(batch, results):
+            answer = validate(result, item["task"])
+            if isinstance(answer, str):
+                raise PythonModelError(f"{where}: item {item['id']!r} (task {item['task']}): {answer}")
+            answers.append(Answer(answer.probs, answer.label, answer.score, answer.recommend, latency_s=per_item))
+    return answers
+
+
+def resolved_model(spec) -> str:
+    """What the rows name as the model that answered: the entry point."""
+    return f"python:{spec.option('entry_point')}"
