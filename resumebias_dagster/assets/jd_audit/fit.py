@@ -74,6 +74,24 @@ class ProbeVariantsConfig(dg.Config):
     )
 
 
+def choose_base_resumes(
+    context: dg.AssetExecutionContext, config: ProbeVariantsConfig, base_resumes: pd.DataFrame, asset: str
+) -> pd.DataFrame:
+    """The first `per_level` base résumés of the occupation at each level; none is a failure,
+    fewer than asked a warning (the levels are then unbalanced)."""
+    chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
+    if chosen.empty:
+        raise dg.Failure(f"{asset}: no base résumé of occupation {config.occupation!r} at levels {config.levels}")
+    per_level = chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)
+    short = {level: int(n) for level, n in per_level.items() if n < config.per_level}
+    if short:
+        context.log.warning(
+            f"{asset}: fewer than {config.per_level} base résumés of {config.occupation!r} at {short}: "
+            "the levels are unbalanced (more base_resumes, or a smaller per_level, balances them)"
+        )
+    return chosen
+
+
 @dg.asset(dagster_type=ProbeVariantsType, kinds={"python", "duckdb"})
 def probe_variants(
     context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
@@ -81,25 +99,14 @@ def probe_variants(
     """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
     each changing exactly one signal (probes, anonymisation, prompt injection, placebo). A name
     level's pool gives each résumé its own name (the `name` column)."""
-    chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
-    if chosen.empty:
-        raise dg.Failure(
-            f"probe_variants: no base résumé of occupation {config.occupation!r} at levels {config.levels}"
-        )
-    per_level = chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)
-    short = {level: int(n) for level, n in per_level.items() if n < config.per_level}
-    if short:
-        context.log.warning(
-            f"probe_variants: fewer than {config.per_level} base résumés of {config.occupation!r} at {short}: "
-            "the levels are unbalanced (more base_resumes, or a smaller per_level, balances them)"
-        )
+    chosen = choose_base_resumes(context, config, base_resumes, "probe_variants")
     df = make_probe_variants(chosen, catalog_dir=catalog.folder())
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),
             preview_rows=50,
             resumes=dg.MetadataValue.json(chosen["resume_id"].tolist()),
-            resumes_per_level=json_by_key(per_level),
+            resumes_per_level=json_by_key(chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)),
             variants_per_resume=dg.MetadataValue.int(int(df.groupby("resume_id").size().max())),
         )
     )

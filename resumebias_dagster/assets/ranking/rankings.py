@@ -5,7 +5,8 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import json_by_key, table_metadata
-from resumebias_dagster.core.jd_audit.probes import DEFAULT_ARM, load_probe_axes, select_probe_resumes
+from resumebias_dagster.assets.jd_audit.fit import ProbeVariantsConfig, choose_base_resumes
+from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.core.ranking.design import RankingDesignError, pools_from_levels, ranking_items
 from resumebias_dagster.core.ranking.task import load_ranking_template, predict_rankings
@@ -23,17 +24,10 @@ NAME_AXIS = "firstName"
 DEFAULT_PER_LEVEL = 2
 
 
-class RankingsConfig(dg.Config):
-    """Which base résumés are ranked, and between which groups of names."""
+class RankingsConfig(ProbeVariantsConfig):
+    """Which base résumés are ranked (chosen as probe_variants chooses them), and between which
+    groups of names."""
 
-    occupation: str = Field(
-        default=DEFAULT_ARM["occupation"],
-        description="occupation of the base résumés ranked; default from fit_design.yaml",
-    )
-    levels: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_ARM["levels"]),
-        description="seniority levels of the base résumés ranked; default from fit_design.yaml",
-    )
     per_level: int = Field(
         default=DEFAULT_PER_LEVEL,
         ge=1,
@@ -58,17 +52,6 @@ def name_pools(catalog_dir, groups: list[str]) -> dict[str, list[str]]:
     if unknown:
         raise dg.Failure(f"rankings: groups {unknown} are not levels of {NAME_AXIS}: {', '.join(pools)}")
     return {g: pools[g] for g in groups} if groups else pools
-
-
-def _base_resumes(context: dg.AssetExecutionContext, config: RankingsConfig, base: pd.DataFrame) -> pd.DataFrame:
-    chosen = select_probe_resumes(base, config.occupation, config.levels, config.per_level)
-    if chosen.empty:
-        raise dg.Failure(f"rankings: no base résumé of occupation {config.occupation!r} at levels {config.levels}")
-    per_level = chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)
-    short = {level: int(n) for level, n in per_level.items() if n < config.per_level}
-    if short:
-        context.log.warning(f"rankings: fewer than {config.per_level} base résumés of {config.occupation!r} at {short}")
-    return chosen
 
 
 def build_rankings(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsDefinition:
@@ -97,7 +80,7 @@ def build_rankings(partitions_def: dg.MultiPartitionsDefinition) -> dg.AssetsDef
         group of probe_axes.yaml's firstName axis, in each rotation of the groups) ranked,
         `runs_per_cell` runs each. A provider model's answer is parsed for the names; an embedded
         LLM gives P(ranked first) of each name and samples the first choice from it."""
-        chosen = _base_resumes(context, config, base_resumes)
+        chosen = choose_base_resumes(context, config, base_resumes, "rankings")
         pools = name_pools(catalog.folder(), config.groups)
         try:
             items = ranking_items(chosen, pools)

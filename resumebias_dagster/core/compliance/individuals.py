@@ -22,27 +22,12 @@ from resumebias_dagster.core.common.labels import (
 from resumebias_dagster.core.fairness.impact import (
     SENIORITY_GROUP_SOURCE,
 )
-from resumebias_dagster.core.jd_audit.impact import FIT_GROUP_SOURCE, name_groups
+from resumebias_dagster.core.jd_audit.impact import FIT_GROUP_SOURCE, name_groups, name_level_rows
 
 GroupMap = Mapping[str, Mapping[str, Mapping[str, str | None]]]
 STUDIES = ("seniority", "jd_audit")
 SENIORITY_OUTCOMES = SENIORITY_LEVELS  # junior, mid, senior
 FIT_OUTCOMES = ("recommend_yes", "recommend_maybe", "recommend_no")
-
-
-# EEO-1 categories, in the EEO-1 report's order.
-EEO1_SEXES = ("Male", "Female")
-
-
-EEO1_RACES = (
-    "Hispanic or Latino",
-    "White",
-    "Black or African American",
-    "Native Hawaiian or Other Pacific Islander",
-    "Asian",
-    "American Indian or Alaska Native",
-    "Two or More Races",
-)
 
 
 # The project's group labels (probe_axes.yaml `groups`, the seniority study's demographics),
@@ -205,16 +190,7 @@ def _fit_individuals(all_rows: pd.DataFrame, groups: GroupMap) -> pd.DataFrame:
     from resumebias_dagster.core.jd_audit.fit_task import RECOMMENDATIONS
 
     _require(all_rows, ("axis", "level", "score"), "fit scores")
-    named = all_rows[all_rows["axis"].isin(list(groups))]
-    lookup = {(axis, str(level)): g for axis, levels in groups.items() for level, g in levels.items()}
-    pairs = list(zip(named["axis"], named["level"].astype(str)))
-    undeclared = sorted({p for p in pairs if p not in lookup})
-    if undeclared:
-        axis, level = undeclared[0]
-        raise ValueError(
-            f"LL144 tables, fit scores: level {level!r} of axis {axis!r} has no declared group in "
-            f"probe_axes.yaml (`groups` of {axis}: {sorted(groups[axis])})"
-        )
+    named, lookup = name_level_rows(all_rows, groups)
     score = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
     if "expected_score" in all_rows.columns:
         # Exact when every row of the model carries its expectation (fit_stats' rule).

@@ -60,8 +60,6 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.compliance.individuals import (
-    EEO1_RACES,
-    EEO1_SEXES,
     FIT_OUTCOMES,
     SENIORITY_OUTCOMES,
     GroupMap,
@@ -76,6 +74,7 @@ from resumebias_dagster.core.fairness.impact import (
     _impact_rows,
 )
 from resumebias_dagster.core.tables import BiasAuditRates, columns, empty_table
+from resumebias_dagster.core.tables.compliance import EEO1_RACES, EEO1_SEXES
 
 MEASURES = ("scoring_rate", "selection_rate")
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")

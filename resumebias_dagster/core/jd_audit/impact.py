@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,24 @@ DEFAULT_SCORE_CUT = 7.0
 FIT_GROUP_SOURCE = (
     "groups declared per name level in probe_axes.yaml; names are a proxy for perceived group, not identity"
 )
+
+
+def name_level_rows(
+    scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Any]]
+) -> tuple[pd.DataFrame, dict[tuple[str, str], Any]]:
+    """The rows of ``scores`` on an axis that declares ``groups`` (the name variants), and each
+    (axis, level)'s group; a level the axis does not declare is refused, naming it (scores of
+    older probes)."""
+    named = scores[scores["axis"].isin(list(groups))]
+    lookup = {(axis, str(level)): g for axis, levels in groups.items() for level, g in levels.items()}
+    unknown = sorted({p for p in zip(named["axis"], named["level"].astype(str)) if p not in lookup})
+    if unknown:
+        axis, level = unknown[0]
+        raise ValueError(
+            f"fit scores: level {level!r} of axis {axis!r} has no declared group in probe_axes.yaml "
+            f"(`groups` of {axis}: {sorted(groups[axis])}); re-score with the current probes or declare it"
+        )
+    return named, lookup
 
 
 def name_groups(catalog_dir=None) -> dict[str, dict[str, dict[str, str | None]]]:
@@ -67,16 +86,7 @@ def fit_selection_rows(
     missing = [c for c in required if c not in scores.columns]
     if missing:
         raise ValueError(f"fit scores: missing columns {missing}; expected {', '.join(required)}")
-    named = scores[scores["axis"].isin(list(groups))]
-    lookup = {(axis, level): g for axis, levels in groups.items() for level, g in levels.items()}
-    pairs = list(zip(named["axis"], named["level"].astype(str)))
-    unknown = sorted({p for p in pairs if p not in lookup})
-    if unknown:
-        axis, level = unknown[0]
-        raise ValueError(
-            f"fit scores: level {level!r} of axis {axis!r} has no declared group in probe_axes.yaml "
-            f"(`groups` of {axis}: {sorted(groups[axis])}); re-score with the current probes or declare it"
-        )
+    named, lookup = name_level_rows(scores, groups)
     score = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
     sampled = np.where(np.isnan(score), np.nan, score >= score_cut)
     if "score_distribution" in named.columns:

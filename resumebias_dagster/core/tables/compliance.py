@@ -9,8 +9,9 @@ from pandera.typing.pandas import Series
 
 from resumebias_dagster.core.tables.base import PerModel, StrictTable
 
-EEO1_SEXES = ["Male", "Female"]
-EEO1_RACES = [
+# EEO-1 categories, in the EEO-1 report's order: declared once, here.
+EEO1_SEXES = ("Male", "Female")
+EEO1_RACES = (
     "Hispanic or Latino",
     "White",
     "Black or African American",
@@ -18,7 +19,7 @@ EEO1_RACES = [
     "Asian",
     "American Indian or Alaska Native",
     "Two or More Races",
-]
+)
 LL144_OUTCOMES = ["above_median", "junior", "mid", "senior", "recommend_yes", "recommend_maybe", "recommend_no"]
 
 
@@ -33,8 +34,8 @@ class BiasAuditRates(PerModel):
     outcome: Series[str] = pa.Field(isin=LL144_OUTCOMES)
     dimension: Series[str] = pa.Field(isin=["sex", "race_ethnicity", "intersection"])
     category: Series[str]
-    sex: Series[str] = pa.Field(nullable=True, isin=EEO1_SEXES)
-    race_ethnicity: Series[str] = pa.Field(nullable=True, isin=EEO1_RACES)
+    sex: Series[str] = pa.Field(nullable=True, isin=list(EEO1_SEXES))
+    race_ethnicity: Series[str] = pa.Field(nullable=True, isin=list(EEO1_RACES))
     n: Series[int] = pa.Field(ge=0)  # individuals of the category with a value
     n_missing: Series[int] = pa.Field(ge=0)  # individuals of the category without one (no valid run)
     share: Series[float] = pa.Field(ge=0, le=1)  # n / n_total
