@@ -16,6 +16,10 @@ from resumebias_dagster.core.providers import ProviderSettings
 FAKE_KEY_ENV = "RESUMEBIAS_BENCH_KEY"
 FAKE_KEY = "sk-bench-not-a-real-key"
 PROVIDER_OF_WIRE = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+# The scorer wire is a scoring endpoint of the user's (kind http), not a provider.
+SCORER_BODY = (
+    '{"id": {{ id | tojson }}, "resume": {{ resume | tojson }}, "job_description": {{ job_description | tojson }}}'
+)
 
 
 @contextmanager
@@ -42,7 +46,7 @@ def fake_server(wire: str, *args: str):
                     raise RuntimeError("fake provider server did not start")
                 time.sleep(0.02)
             root = f"http://127.0.0.1:{port_file.read_text()}"
-            yield root + "/v1" if wire == "openai" else root
+            yield root + {"openai": "/v1", "scorer": "/score"}.get(wire, "")
         finally:
             proc.terminate()
             proc.wait(10)
@@ -54,7 +58,7 @@ def server_stats(base_url: str, settle_s: float = 5.0) -> dict:
     import json
     import urllib.request
 
-    root = base_url.removesuffix("/v1")
+    root = base_url.removesuffix("/v1").removesuffix("/score")
     deadline = time.monotonic() + settle_s
     while True:
         with urllib.request.urlopen(f"{root}/_stats", timeout=10) as response:
@@ -65,6 +69,18 @@ def server_stats(base_url: str, settle_s: float = 5.0) -> dict:
 
 
 def model_entry(wire: str, base_url: str, **options) -> dict:
+    if wire == "scorer":
+        options.pop("max_tokens", None)  # an endpoint's answer has no token limit
+        return {
+            "name": "bench-scorer",
+            "kind": "http",
+            "url": base_url,
+            "body": SCORER_BODY,
+            "answer": {"score": "$.result.score", "recommend": "$.result.decision", "label": "$.seniority"},
+            "api_key_env": FAKE_KEY_ENV,
+            "runs_per_cell": 1,
+            **options,
+        }
     return {
         "name": f"bench-{wire}",
         "kind": "provider",

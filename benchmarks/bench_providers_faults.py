@@ -25,7 +25,11 @@ answer, or a malformed_response row keeping the body as it came), so none is los
 is paid for twice; each lone surrogate is stored exactly; the text handed to the tasks is
 valid UTF-8.
 
-Run: python benchmarks/bench_providers_faults.py [--wire openai|anthropic|gemini|all] [--calls N]
+The scorer wire (``--wire scorer``) is a scoring endpoint of the user's (``kind: http``,
+``resumebias_dagster/testing/fake_providers/scorer.py``): the same faults and checks, its
+retries ours rather than an SDK's.
+
+Run: python benchmarks/bench_providers_faults.py [--wire openai|anthropic|gemini|scorer|all] [--calls N]
      python benchmarks/bench_providers_faults.py --storm-only --calls 2000
      python benchmarks/bench_providers_faults.py --hostile-only --wire all
 """
@@ -42,6 +46,7 @@ from pathlib import Path
 from _provider_bench import bench_environ, fake_server, server_stats, settings_for
 
 from resumebias_dagster.core.providers import TERMINAL_KINDS, TRANSIENT_KINDS, ChatRequest, ResponseStore, run_requests
+from resumebias_dagster.core.providers.http_scorer import http_requests
 from resumebias_dagster.testing.fake_providers import HOSTILE_KINDS
 
 FAULTS = "rate_limited,server_error,unavailable,reset,timeout"
@@ -97,7 +102,7 @@ def bench(
             max_tokens={"seniority": 5},
             retry_timeouts=retry_timeouts,
         )
-        requests = [ChatRequest.from_prompt(f"Classify résumé number {i}.") for i in range(calls)]
+        requests = bench_requests(wire, calls)
         with ResponseStore(Path(tmp) / "responses.sqlite") as store:
             started = time.perf_counter()
             results, stats = run_requests(settings, requests, store, environ=bench_environ())
@@ -124,8 +129,11 @@ def bench(
             }
             hostile = {k: v for k, v in server["outcomes"].items() if k.startswith("hostile_")}
             if hostile:
+                # A provider's answer text holds the surrogate itself; a scorer's reply is stored
+                # as the body came, where it is the JSON escape.
+                surrogate = (lambda t: "\\ud800" in t) if wire == "scorer" else (lambda t: t.endswith("\ud800"))
                 checks["every lone surrogate stored exactly"] = sum(
-                    1 for r in rows if r["text"] and r["text"].endswith("\ud800")
+                    1 for r in rows if r["text"] and surrogate(r["text"])
                 ) == server["outcomes"].get("hostile_lone_surrogate", 0)
                 checks["text handed to the tasks is valid UTF-8"] = all(
                     _valid_utf8(r.text) and _valid_utf8(r.error_message) for r in results
@@ -170,16 +178,32 @@ def bench(
         return all(checks.values())
 
 
+def bench_requests(wire: str, calls: int) -> list[ChatRequest]:
+    """One request per call: a seniority prompt for a provider, a fit item for the scorer."""
+    if wire == "scorer":
+        items = [
+            {
+                "id": f"r{i}",
+                "task": "fit",
+                "resume": f"Résumé number {i}: Python, 5 years.",
+                "job_description": "Python",
+            }
+            for i in range(calls)
+        ]
+        return http_requests(items, 1)
+    return [ChatRequest.from_prompt(f"Classify résumé number {i}.") for i in range(calls)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--wire", default="openai", choices=["openai", "anthropic", "gemini", "all"])
+    parser.add_argument("--wire", default="openai", choices=["openai", "anthropic", "gemini", "scorer", "all"])
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--storm-rate", type=float, default=0.1, help="share of requests that time out in the storm")
     parser.add_argument("--storm-only", action="store_true")
     parser.add_argument("--hostile-only", action="store_true", help="only the faults with hostile answers")
     args = parser.parse_args()
-    wires = ["openai", "anthropic", "gemini"] if args.wire == "all" else [args.wire]
+    wires = ["openai", "anthropic", "gemini", "scorer"] if args.wire == "all" else [args.wire]
     ok = []
     for wire in wires:
         if not args.storm_only:

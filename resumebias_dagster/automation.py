@@ -96,6 +96,8 @@ def provider_pool(provider: str, base_url: str | None, vertex_location: str | No
 
 
 def pool_of(spec: ModelSpec) -> str:
+    if spec.kind == "http":
+        return provider_pool("http", spec.option("url"), None)
     if spec.kind != "provider":
         return "gpu"
     return provider_pool(spec.option("provider"), spec.option("base_url"), spec.option("vertex_location"))

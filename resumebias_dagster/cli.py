@@ -64,13 +64,14 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
-    """The embedded defaults take no arguments; settings come from the environment."""
+    """Settings come from the environment, or from an audit file (``audit_file.py``)."""
+    parser.add_argument("--config", metavar="FILE", help="an audit file: models_file, catalog_dir, assets' settings")
 
 
-def _run(_: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     from resumebias_dagster.runner import run_study
 
-    return run_study()
+    return run_study(audit_path=args.config)
 
 
 def _positive_int(text: str) -> int:

@@ -47,4 +47,18 @@ study_tables_job = dg.define_asset_job(
     description="Metric tables, effects, summaries and plots over every partition.",
 )
 
-ALL_JOBS = [study_inputs_job, seniority_predictions_job, fit_scores_job, rankings_job, study_tables_job]
+user_resumes_job = dg.define_asset_job(
+    "user_resumes_job",
+    selection=USER_RESUMES,
+    description="Your own résumé files read (user_resumes: give its folder or csv in run config) and the probes "
+    "each admits; `resumebias run --config` runs it first when its audit file configures user_resumes.",
+)
+
+ALL_JOBS = [
+    study_inputs_job,
+    seniority_predictions_job,
+    fit_scores_job,
+    rankings_job,
+    study_tables_job,
+    user_resumes_job,
+]

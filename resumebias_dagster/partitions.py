@@ -4,16 +4,13 @@ its job descriptions) when the definitions load (small files; no model is loaded
 import dagster as dg
 
 from resumebias_dagster.core.jd_audit.design import design_job_descriptions
-from resumebias_dagster.core.models.model_config import load_models
-
-# Kinds that can read a job description and give a fit score (a classifier cannot); fit_scores
-# and rankings share these model x jd partitions (a Python function scores fit but does not rank:
-# its ranking partitions are refused by the ranking task).
-FIT_KINDS = ("local-llm", "provider", "python")
+from resumebias_dagster.core.models.model_config import load_models, tasks_of
 
 _models = load_models()
-model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models])
-fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if m.kind in FIT_KINDS])
+# Each task's partitions hold the models that can run it (``tasks_of``): a classifier labels
+# seniority only; an http scorer runs the tasks its answer paths give.
+model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if "seniority" in tasks_of(m)])
+fit_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if "fit" in tasks_of(m)])
 # The design's job descriptions only (every one with `job_descriptions: all`).
 jd_partitions = dg.StaticPartitionsDefinition(design_job_descriptions())
 model_jd_partitions = dg.MultiPartitionsDefinition({"model": fit_model_partitions, "jd": jd_partitions})

@@ -18,6 +18,7 @@ from resumebias_dagster.settings import (
     remember_file,
     set_dagster_home,
     set_for_libraries,
+    use_audit_file,
     wrote_file,
 )
 
@@ -165,7 +166,22 @@ def _quiet_libraries(live: bool) -> None:
     disable_progress_bars()
 
 
-def run_study(out=sys.stdout) -> int:
+def run_study(out=None, audit_path: str | None = None) -> int:
+    """The whole study on one instance; with ``audit_path`` (``--config``), on the models, job
+    descriptions, résumés and asset settings of that audit file (``audit_file.py``). Printed to
+    ``out``, else the ``sys.stdout`` of the call (not of the import)."""
+    out = out or sys.stdout
+    audit = None
+    if audit_path:
+        from resumebias_dagster.audit_file import AuditFileError, read_audit_file
+
+        try:
+            audit = read_audit_file(audit_path)
+        except AuditFileError as exc:
+            print(f"resumebias run: {exc}", file=out)
+            return 2
+        # Before the definitions load: their partitions are the models file's.
+        use_audit_file(audit.models_file, audit.catalog_dir, audit.folder)
     home = dagster_home()
     _quiet_libraries(live=out.isatty())  # before the libraries with progress bars are imported
     import dagster as dg
@@ -173,9 +189,15 @@ def run_study(out=sys.stdout) -> int:
     from resumebias_dagster.core.models.model_config import models_file
 
     print(f"models config: {models_file()}", file=out, flush=True)
+    if audit is not None:
+        problem = _audit_problem(audit)
+        if problem:
+            print(f"resumebias run: {problem}", file=out)
+            return 2
+        print(f"audit file: {audit.path}", file=out, flush=True)
     instance = dg.DagsterInstance.get()
     release_abandoned_runs(instance, out)
-    totals = _run_plan(_study_plan(), instance, out)
+    totals = _run_plan(_study_plan(audit), instance, out, audit)
     if totals is None:
         return 1
     print("\nSECONDS PER ASSET (all partitions)", file=out)
@@ -194,22 +216,40 @@ def run_study(out=sys.stdout) -> int:
     return 0
 
 
-def _study_plan() -> list[tuple[str, Any, dict[str, str]]]:
+def _audit_problem(audit) -> str | None:
+    """Why the audit file's asset settings cannot run here (an unknown asset), or None."""
+    from resumebias_dagster.audit_file import AuditFileError, check_asset_names
+    from resumebias_dagster.definitions import defs
+
+    try:
+        check_asset_names(audit, {key.to_user_string() for key in defs.resolve_all_asset_keys()})
+    except AuditFileError as exc:
+        return str(exc)
+    return None
+
+
+def _study_plan(audit=None) -> list[tuple[str, Any, dict[str, str]]]:
     """(job, partition key or None, run tags) in order: partitioned and unpartitioned assets run
-    as separate jobs, each partition its own run."""
+    as separate jobs, each partition its own run; the user's résumés first when the audit file
+    configures them."""
     from resumebias_dagster.automation import model_jd_tags, model_tags
     from resumebias_dagster.partitions import model_jd_partitions, model_partitions
 
-    plan: list[tuple[str, Any, dict[str, str]]] = [("study_inputs", None, {})]
+    plan: list[tuple[str, Any, dict[str, str]]] = []
+    if audit is not None and "user_resumes" in audit.assets:
+        plan.append(("user_resumes_job", None, {}))
+    plan.append(("study_inputs", None, {}))
     plan += [("seniority_predictions_job", k, model_tags(k)) for k in model_partitions.get_partition_keys()]
     plan += [("fit_scores_job", k, model_jd_tags(k)) for k in model_jd_partitions.get_partition_keys()]
     plan += [("study_tables", None, {})]
     return plan
 
 
-def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out) -> dict[str, float] | None:
+def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out, audit=None) -> dict[str, float] | None:
     """Run each job of ``plan`` in turn; seconds per step over all its runs, or None (the
     failed steps printed) when a run fails."""
+    import dagster as dg
+
     from resumebias_dagster.definitions import defs
 
     launcher = {**LAUNCHER_TAGS, PID_TAG: str(os.getpid())}
@@ -219,14 +259,22 @@ def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out) -> dic
     try:
         for job_name, partition, tags in plan:
             progress.start(job_name, job_name + (f" [{partition}]" if partition else ""))
-            result, took = run_job(
-                defs.resolve_job_def(job_name),
-                instance,
-                progress,
-                partition=partition,
-                tags={**launcher, **tags},
-                run_config=quiet,
-            )
+            job_def = defs.resolve_job_def(job_name)
+            own = audit.run_config(set(job_def.graph.node_dict)) if audit is not None else {}
+            try:
+                result, took = run_job(
+                    job_def,
+                    instance,
+                    progress,
+                    partition=partition,
+                    tags={**launcher, **tags},
+                    run_config={**quiet, **own},
+                )
+            except dg.DagsterInvalidConfigError as exc:
+                progress.close()
+                where = f"the audit file {audit.path}" if audit is not None else "the run config"
+                print(f"resumebias run: {where} gives {job_name} settings it does not take: {exc}", file=out)
+                return None
             progress.finish(result.success)
             for step, seconds in took.items():
                 totals[step] = totals.get(step, 0.0) + seconds

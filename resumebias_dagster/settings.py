@@ -286,6 +286,18 @@ def set_dagster_home(home: Path) -> None:
     os.environ[DAGSTER_HOME_ENV] = str(home)
 
 
+def use_audit_file(models_file: Path | None, catalog_dir: Path | None, folder: Path) -> None:
+    """What an audit file (``resumebias run --config``) sets for this process and the runs it
+    starts, before the definitions load: the models file, the catalog folder, and its own
+    folder among the folders run config may name."""
+    if models_file is not None:
+        os.environ[MODELS_FILE_ENV] = str(models_file)
+    if catalog_dir is not None:
+        os.environ[CATALOG_DIR_ENV] = str(catalog_dir)
+    roots = [r for r in os.environ.get(ALLOWED_ROOTS_ENV, "").split(os.pathsep) if r.strip()]
+    os.environ[ALLOWED_ROOTS_ENV] = os.pathsep.join([*roots, str(folder)])
+
+
 def set_for_libraries(values: Mapping[str, str]) -> None:
     """Variables the libraries read at import (e.g. progress bars off in a log)."""
     os.environ.update(values)

@@ -40,7 +40,8 @@ from resumebias_dagster.settings import STORE_URLS_ENV, checked_path, store_urls
 
 
 class ProvidersResource(dg.ConfigurableResource):
-    """The enabled provider models of the models config, and the response store.
+    """The enabled provider models and scoring endpoints (kind http) of the models config, and
+    the response store.
 
     Set-up fails, naming the environment variable, when a model's key is missing: before
     any step calls anything.
@@ -87,6 +88,8 @@ class ProvidersResource(dg.ConfigurableResource):
         judges = load_judges(file, catalog_dir)
         self._judges = [j.name for j in judges]
         models += [ProviderSettings.from_spec(j) for j in judges if j.name not in self._audited]
+        # Scoring endpoints of the user's (kind http): the same store and fan-out, no alias to probe.
+        models += [ProviderSettings.from_spec(s) for s in specs if s.kind == "http"]
         self._keys = check_credentials(models)
         guard_logs(*(k.reveal() for k in self._keys.values() if k), *(s for m in models for s in m.secrets_in_url))
         self._models = {m.name: m for m in models}
@@ -99,7 +102,7 @@ class ProvidersResource(dg.ConfigurableResource):
 
     @property
     def model_names(self) -> list[str]:
-        """The enabled (audited) provider models."""
+        """The enabled (audited) provider models (not the http endpoints: they have no alias to probe)."""
         return list(self._audited)
 
     @property

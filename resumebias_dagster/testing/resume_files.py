@@ -13,6 +13,27 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+# A résumé as people write them: its sections parse, but the contact line has no city, the
+# positions and schools are not "Employer | City | dates" / "School | year" lines (only the
+# prompt-injection, placebo and anonymisation axes apply), and the middle initial keeps the
+# surname of the e-mail address out of the name swap's reach.
+FREE_FORM_RESUME = """Jane Q. Doe
+jane.doe@example.com | +1 415 555 0100
+
+SUMMARY
+Backend engineer who likes tidy data pipelines and calm on-call rotations.
+
+EXPERIENCE
+Software Engineer, Acme Corp (2019 to now)
+- Built the billing service in Go and Python.
+- Cut the nightly batch from four hours to forty minutes.
+
+EDUCATION
+B.Sc. Computer Science, State University, 2018
+
+SKILLS
+Go, Python, PostgreSQL, Kafka
+"""
 LINES_PER_PAGE = 60
 _FONT_SIZE = 9
 _LEADING = 12

@@ -15,6 +15,7 @@ import dagster as dg
 
 from resumebias_dagster.assets.jd_audit import fit
 from resumebias_dagster.assets.seniority_study import resumes
+from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
@@ -31,7 +32,7 @@ PARTITIONS = dg.MultiPartitionsDefinition(
     {"model": dg.StaticPartitionsDefinition(MODELS), "jd": dg.StaticPartitionsDefinition(JDS)}
 )
 FIT_SCORES = fit.build_fit_scores(PARTITIONS)
-INPUTS = [resumes.base_resumes, fit.job_descriptions, fit.probe_variants]
+INPUTS = [resumes.base_resumes, user_resumes, user_resume_probes, fit.job_descriptions, fit.probe_variants]
 INPUTS_CONFIG = {
     "ops": {
         "base_resumes": {"config": {"n_per_level": 3, "seed": 0}},

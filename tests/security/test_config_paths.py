@@ -189,10 +189,11 @@ def test_the_mount_table_of_this_machine_is_read(tmp_path):
 def test_an_unpartitioned_upstream_never_materialised_is_named(data_dir):
     from resumebias_dagster.assets.jd_audit.fit import probe_variants
     from resumebias_dagster.assets.seniority_study.resumes import base_resumes
+    from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
     from resumebias_dagster.resources.storage import default_io_manager
 
     result = dg.materialize(
-        [base_resumes, probe_variants],
+        [base_resumes, user_resumes, user_resume_probes, probe_variants],
         selection=[probe_variants.key],
         raise_on_error=False,
         resources={"io_manager": default_io_manager(), "catalog": CatalogResource(), "providers": ProvidersResource()},

@@ -5,6 +5,7 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, json_by_key, table_metadata
+from resumebias_dagster.assets.user_resumes.source import RESUMES_DESCRIPTION, ResumeSource
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
@@ -25,6 +26,9 @@ from resumebias_dagster.core.jd_audit.probes import (
 from resumebias_dagster.core.jd_audit.probes import (
     probe_variants as make_probe_variants,
 )
+from resumebias_dagster.core.jd_audit.probes.applicability import resumes_left_out, skip_reasons, skipped_probes
+from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
+from resumebias_dagster.core.jd_audit.probes.variants import applying_axes
 from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.partitions import jds_by_model, model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -55,10 +59,20 @@ def job_descriptions(context: dg.AssetExecutionContext, catalog: CatalogResource
     return df
 
 
+# The skipped (résumé, axis) pairs listed one by one in probe_variants' metadata (all are counted).
+SKIPPED_LISTED = 200
+
+
 class ProbeVariantsConfig(dg.Config):
     """The base résumés of the arm; the defaults are fit_design.yaml's (of $RESUMEBIAS_CATALOG_DIR
     or the packaged catalog, read when the definitions load)."""
 
+    resumes: ResumeSource = Field(
+        default=ResumeSource.generated,
+        description=RESUMES_DESCRIPTION + ": every one of them, each with the probe axes that user_resume_probes "
+        "says apply to it (the skipped axes are listed in the metadata); occupation, levels and per_level "
+        "then do not apply. probe_variants only: rankings take the generated résumés",
+    )
     occupation: str = Field(
         default=DEFAULT_ARM["occupation"],
         description="occupation of the base résumés probed (the JDs are software roles); default from fit_design.yaml",
@@ -78,7 +92,13 @@ def choose_base_resumes(
     context: dg.AssetExecutionContext, config: ProbeVariantsConfig, base_resumes: pd.DataFrame, asset: str
 ) -> pd.DataFrame:
     """The first `per_level` base résumés of the occupation at each level; none is a failure,
-    fewer than asked a warning (the levels are then unbalanced)."""
+    fewer than asked a warning (the levels are then unbalanced). Generated résumés only:
+    `resumes: user` is a failure here (rankings inherit the setting)."""
+    if config.resumes is not ResumeSource.generated:
+        raise dg.Failure(
+            f"{asset}: resumes {config.resumes.value!r} is not supported: {asset} takes the generated base_resumes "
+            "(leave resumes at 'generated'); only probe_variants and name_variants run on your own résumés"
+        )
     chosen = select_probe_resumes(base_resumes, config.occupation, config.levels, config.per_level)
     if chosen.empty:
         raise dg.Failure(f"{asset}: no base résumé of occupation {config.occupation!r} at levels {config.levels}")
@@ -92,32 +112,110 @@ def choose_base_resumes(
     return chosen
 
 
+def _user_probe_variants(
+    context: dg.AssetExecutionContext, catalog: CatalogResource, user_resumes: pd.DataFrame, probes: pd.DataFrame
+) -> tuple[pd.DataFrame, dict]:
+    """The variants of the user's résumés, each with the axes user_resume_probes says apply, and
+    the metadata listing what is skipped."""
+    if not len(user_resumes):
+        raise dg.Failure(
+            "probe_variants: resumes 'user', but user_resumes has no résumé: materialise user_resumes with a "
+            "folder (or csv) of your résumés first, then user_resume_probes"
+        )
+    spec = load_probe_axes(catalog.folder())
+    axes = [a.id for a in spec.axes]
+    try:
+        applying_axes(user_resumes["resume_id"], probes, spec)
+    except ValueError as exc:
+        raise dg.Failure(
+            f"{exc}. user_resume_probes does not match user_resumes and probe_axes.yaml: materialise "
+            "user_resume_probes again (after user_resumes)"
+        ) from None
+    source = user_resumes.set_index("resume_id")["source"]
+    left_out = resumes_left_out(probes[probes["resume_id"].isin(source.index)], axes)
+    if len(left_out) == len(user_resumes):
+        raise dg.Failure(
+            f"probe_variants: no probe axis applies to any of your {len(user_resumes)} résumés "
+            f"({', '.join(source[left_out].head(10))}): user_resume_probes says why per axis; the probes edit "
+            "résumés in the generated layout (sections, 'Employer | City | dates' and 'School | year' lines)"
+        )
+    try:
+        df = make_probe_variants(user_resumes, catalog_dir=catalog.folder(), applicability=probes)
+    except ValueError as exc:
+        raise dg.Failure(f"{exc} (user_resume_probes said the axis applies: materialise it again)") from None
+    skipped = skipped_probes(probes[probes["resume_id"].isin(source.index)], axes)
+    for r in left_out:
+        context.log.warning(f"probe_variants: {source[r]} ({r}) left out: no probe axis applies to it")
+    reasons = skip_reasons(skipped)
+    used = user_resumes[~user_resumes["resume_id"].isin(left_out)]
+    return df, {
+        "resume_source": dg.MetadataValue.text(ResumeSource.user.value),
+        "resumes": dg.MetadataValue.json(used["resume_id"].tolist()),
+        "resumes_per_level": json_by_key(used["seniority"].fillna("unlabelled").value_counts().sort_index()),
+        "skipped_pairs": dg.MetadataValue.int(len(skipped)),
+        "skipped_per_axis": json_by_key(skipped["axis"].value_counts().reindex(axes, fill_value=0)),
+        "skip_reasons": dg.MetadataValue.md(reasons.to_markdown(index=False) if len(reasons) else "(none)"),
+        "skipped": dg.MetadataValue.md(
+            skipped.assign(source=skipped["resume_id"].map(source))[["source", "resume_id", "axis", "reason"]]
+            .head(SKIPPED_LISTED)
+            .to_markdown(index=False)
+            if len(skipped)
+            else "(none)"
+        ),
+        "left_out_resumes": dg.MetadataValue.md(
+            "\n".join(f"- {source[r]} ({r}): no probe axis applies" for r in left_out) or "(none)"
+        ),
+    }
+
+
 @dg.asset(dagster_type=ProbeVariantsType, kinds={"python", "duckdb"})
 def probe_variants(
-    context: dg.AssetExecutionContext, config: ProbeVariantsConfig, catalog: CatalogResource, base_resumes: pd.DataFrame
+    context: dg.AssetExecutionContext,
+    config: ProbeVariantsConfig,
+    catalog: CatalogResource,
+    base_resumes: pd.DataFrame,
+    user_resumes: pd.DataFrame,
+    user_resume_probes: pd.DataFrame,
 ) -> pd.DataFrame:
     """Per base résumé: the baseline and one variant per (axis, level) of `probe_axes.yaml`,
     each changing exactly one signal (probes, anonymisation, prompt injection, placebo). A name
-    level's pool gives each résumé its own name (the `name` column)."""
-    chosen = choose_base_resumes(context, config, base_resumes, "probe_variants")
-    df = make_probe_variants(chosen, catalog_dir=catalog.folder())
+    level's pool gives each résumé its own name (the `name` column). With `resumes: user`: every
+    résumé of user_resumes, with the axes user_resume_probes says apply to it; the skipped
+    (résumé, axis) pairs and their reasons are in the metadata, and a résumé no axis applies
+    to is left out."""
+    if config.resumes is ResumeSource.user:
+        df, meta = _user_probe_variants(context, catalog, user_resumes, user_resume_probes)
+    else:
+        chosen = choose_base_resumes(context, config, base_resumes, "probe_variants")
+        df = make_probe_variants(chosen, catalog_dir=catalog.folder())
+        meta = {
+            "resume_source": dg.MetadataValue.text(ResumeSource.generated.value),
+            "resumes": dg.MetadataValue.json(chosen["resume_id"].tolist()),
+            "resumes_per_level": json_by_key(chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)),
+        }
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),
             preview_rows=50,
-            resumes=dg.MetadataValue.json(chosen["resume_id"].tolist()),
-            resumes_per_level=json_by_key(chosen["seniority"].value_counts().reindex(config.levels, fill_value=0)),
             variants_per_resume=dg.MetadataValue.int(int(df.groupby("resume_id").size().max())),
+            **meta,
         )
     )
     return df
 
 
 @dg.asset_check(
-    asset=probe_variants, blocking=True, description="every variant differs from its baseline in exactly its one signal"
+    asset=probe_variants,
+    additional_ins={"user_resume_probes": dg.AssetIn("user_resume_probes")},
+    blocking=True,
+    description="every variant differs from its baseline in exactly its one signal; an axis user_resume_probes "
+    "says does not apply to a user résumé is expected to be missing",
 )
-def probe_variants_change_one_signal(probe_variants: pd.DataFrame, catalog: CatalogResource) -> dg.AssetCheckResult:
-    problems = check_probe_variants(probe_variants, catalog_dir=catalog.folder())
+def probe_variants_change_one_signal(
+    probe_variants: pd.DataFrame, catalog: CatalogResource, user_resume_probes: pd.DataFrame
+) -> dg.AssetCheckResult:
+    # The generated résumés have no rows in user_resume_probes: every axis is expected of them.
+    problems = check_probe_variants(probe_variants, catalog_dir=catalog.folder(), applicability=user_resume_probes)
     return dg.AssetCheckResult(
         passed=problems.empty,
         description=None

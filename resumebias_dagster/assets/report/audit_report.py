@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 import pandas as pd
+from pydantic import Field
 
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
@@ -55,9 +56,19 @@ def _models(catalog_dir, *tables: pd.DataFrame) -> list[dict]:
     ]
 
 
+class AuditReportConfig(dg.Config):
+    show_resume_texts: bool = Field(
+        default=False,
+        description="show your own résumés (user_resumes) in the report as extracted: their texts and file names "
+        "then appear unredacted, with the candidate's name, e-mail and phone, in a file that is often shared; "
+        "false (default): name, e-mail and phone replaced",
+    )
+
+
 @dg.asset(dagster_type=ReportFilesType, kinds={"python", "html"}, automation_condition=UPDATE_WITH_UPSTREAM)
 def audit_report(
     context: dg.AssetExecutionContext,
+    config: AuditReportConfig,
     catalog: CatalogResource,
     shared_files: SharedFilesResource,
     seniority_bias_summary: pd.DataFrame,
@@ -76,11 +87,14 @@ def audit_report(
     bias_audit_rates: pd.DataFrame,
     bias_audit_summary: pd.DataFrame,
     eu_ai_act_record: pd.DataFrame,
+    user_resumes: pd.DataFrame,
+    user_resume_probes: pd.DataFrame,
 ) -> pd.DataFrame:
     """One self-contained HTML file under data/reports/: per model, what was found, ruled out
     and left undecided (with what the study could detect), the metric and impact-ratio tables, the plots, each variant's diff against its
     baseline with its scores (and the judge's verdicts when a judge ran), and what it takes to
-    reproduce the run (models, snapshots, prompts)."""
+    reproduce the run (models, snapshots, prompts). With your own résumés (user_resumes): each
+    with its text, redacted unless `show_resume_texts`, and the probe axes that did not apply."""
     folder = catalog.folder()
     shared = shared_files.files()
     tables = ReportTables(
@@ -100,6 +114,9 @@ def audit_report(
         bias_audit_summary=bias_audit_summary,
         bias_audit_rates=bias_audit_rates,
         eu_record=eu_ai_act_record,
+        user_resumes=user_resumes,
+        user_resume_probes=user_resume_probes,
+        show_resume_texts=config.show_resume_texts,
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

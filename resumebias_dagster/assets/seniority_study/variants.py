@@ -6,6 +6,7 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.assets._metadata import json_by_key, table_metadata
+from resumebias_dagster.assets.user_resumes.source import RESUMES_DESCRIPTION, ResumeSource
 from resumebias_dagster.core.models.embedding import (
     DEFAULT_EMBEDDING_MODEL,
     embed_texts,
@@ -15,6 +16,7 @@ from resumebias_dagster.core.seniority.llm_generation import llm_style_variants
 from resumebias_dagster.core.seniority.names import (
     DEFAULT_NAME_SCOPE,
     NAME_SCOPES,
+    name_variants_skipping,
     variant_problems,
 )
 from resumebias_dagster.core.seniority.names import name_variants as make_name_variants
@@ -182,6 +184,46 @@ class NameVariantsConfig(dg.Config):
         description="everywhere: the name is replaced in the whole résumé (e-mail, LinkedIn slug, any mention); "
         "first_line: notebook 004's swap, only the name line changes (the original name stays in the e-mail)",
     )
+    resumes: ResumeSource = Field(
+        default=ResumeSource.generated,
+        description=RESUMES_DESCRIPTION + ", each with its seniority label (labels.csv or the CSV's label column) "
+        "and the name found in it; a résumé whose name cannot be swapped is skipped and listed in the metadata",
+    )
+
+
+def _user_name_variants(
+    context: dg.AssetExecutionContext, config: NameVariantsConfig, catalog: CatalogResource, user_resumes: pd.DataFrame
+) -> tuple[pd.DataFrame, dict]:
+    """The four name variants of each user résumé; a refused swap skips the résumé, listed in the metadata."""
+    if not len(user_resumes):
+        raise dg.Failure(
+            "name_variants: resumes 'user', but user_resumes has no résumé: materialise user_resumes with a "
+            "folder (or csv) of your résumés first"
+        )
+    unlabelled = user_resumes.loc[user_resumes["seniority"].isna(), "source"].tolist()
+    if unlabelled:
+        listed = ", ".join(unlabelled[:20]) + (f" (and {len(unlabelled) - 20} more)" if len(unlabelled) > 20 else "")
+        raise dg.Failure(
+            f"name_variants: the seniority study needs each résumé's true seniority, and {len(unlabelled)} of your "
+            f"résumés have none: {listed}. Give the labels in the folder's labels.csv (columns file, seniority) or "
+            "in the CSV's label column (user_resumes' label_column), then materialise user_resumes again"
+        )
+    df, skipped = name_variants_skipping(
+        user_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value
+    )
+    source = user_resumes.set_index("resume_id")["source"]
+    listing = [f"- {source[r]} ({r}): {why}" for r, why in zip(skipped["resume_id"], skipped["reason"])]
+    for line in listing:
+        context.log.warning(f"name_variants: skipped {line[2:]}")
+    if len(skipped) == len(user_resumes):
+        raise dg.Failure(
+            "name_variants: the name swap is refused for every one of your résumés:\n" + "\n".join(listing[:20])
+        )
+    return df, {
+        "resume_source": dg.MetadataValue.text(ResumeSource.user.value),
+        "skipped_resumes": dg.MetadataValue.int(len(skipped)),
+        "skipped": dg.MetadataValue.md("\n".join(listing) or "(none)"),
+    }
 
 
 @dg.asset(
@@ -194,15 +236,25 @@ def name_variants(
     config: NameVariantsConfig,
     catalog: CatalogResource,
     base_resumes: pd.DataFrame,
+    user_resumes: pd.DataFrame,
 ) -> pd.DataFrame:
     """Every neutral résumé under four demographic names (the seniority study's Test 3); ``name_scope`` says
-    whether the name changes everywhere (default) or on the first line only (notebook 004)."""
-    df = make_name_variants(base_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value)
+    whether the name changes everywhere (default) or on the first line only (notebook 004). With
+    ``resumes: user``: your own labelled résumés, each under four names in place of the name found in
+    it; one whose name cannot be swapped cleanly is skipped and listed in the metadata."""
+    if config.resumes is ResumeSource.user:
+        df, meta = _user_name_variants(context, config, catalog, user_resumes)
+    else:
+        df = make_name_variants(
+            base_resumes, seed=config.seed, catalog_dir=catalog.folder(), scope=config.name_scope.value
+        )
+        meta = {"resume_source": dg.MetadataValue.text(ResumeSource.generated.value)}
     context.add_output_metadata(
         table_metadata(
             df.drop(columns=["text"]),
             by_demographic=json_by_key(df["demographic"].value_counts().sort_index()),
             name_scope=dg.MetadataValue.text(config.name_scope.value),
+            **meta,
         )
     )
     return df

@@ -64,7 +64,11 @@ def user_resumes(context: dg.AssetExecutionContext, config: UserResumesConfig) -
     return df
 
 
-@dg.asset(dagster_type=ProbeApplicabilityType, kinds={"python", "duckdb"})
+@dg.asset(
+    dagster_type=ProbeApplicabilityType,
+    kinds={"python", "duckdb"},
+    metadata={EMPTY_UNTIL_MATERIALISED: "ProbeApplicability"},
+)
 def user_resume_probes(
     context: dg.AssetExecutionContext, catalog: CatalogResource, user_resumes: pd.DataFrame
 ) -> pd.DataFrame:

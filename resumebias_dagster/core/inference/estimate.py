@@ -16,6 +16,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+# Standard errors at or below this share of the estimate's size (at least 1 point) are
+# floating-point rounding of equal differences, read as no spread.
+SE_ROUNDING = 1e-9
+
 
 def _arr(x) -> np.ndarray:
     return np.atleast_1d(np.asarray(x, dtype=float))
@@ -37,6 +41,12 @@ class Estimate:
     def __post_init__(self):
         for name in ("estimate", "se", "df", "n_resumes"):
             object.__setattr__(self, name, _arr(getattr(self, name)))
+        # A deterministic scorer's equal changes differ in the last bits ((b - 1.5) - b is not
+        # exactly -1.5 for every b): a standard error that small is rounding, not spread, and
+        # read as one it would give a zero-width interval and a t no design supports.
+        with np.errstate(invalid="ignore"):
+            rounding = self.se <= SE_ROUNDING * np.maximum(1.0, np.abs(self.estimate))
+        object.__setattr__(self, "se", np.where(rounding, 0.0, self.se))
 
     @classmethod
     def of_one(

@@ -35,6 +35,7 @@ FIELD_COLUMNS = FIT_COLUMNS[len(ROW_COLUMNS) :]
 LOCAL_SCORE_CUE = ' {"score": '
 NO_TEXT_NOTE = "scored from next-token probabilities: an embedded base model writes no justification"
 PYTHON_NOTE = "scored by a Python function: it writes no justification"
+HTTP_NOTE = "scored by an HTTP endpoint: it writes no justification"
 
 
 def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -217,7 +218,7 @@ def predict_fit_with_python(spec, variants: pd.DataFrame, *, jd: str, jd_text: s
     from resumebias_dagster.core.models.python_scorer import resolved_model, score_items
 
     items = [
-        {"id": f"{jd}:{row.resume_id}:{row.variant}", "task": "fit", "resume": row.text, "job_description": jd_text}
+        {"id": fit_item_id(jd, row), "task": "fit", "resume": row.text, "job_description": jd_text}
         for row in variants.itertuples(index=False)
     ]
     answers = score_items(spec, items)
@@ -237,6 +238,43 @@ def predict_fit_with_python(spec, variants: pd.DataFrame, *, jd: str, jd_text: s
         "expected_score": np.full(n * runs, np.nan),
     }
     return fit_rows(variants, spec.name, jd, runs, fields)
+
+
+def fit_item_id(jd: str, row: Any) -> str:
+    """The id a scorer of the user's sees for one probe variant: ``<jd>:<resume_id>:<variant>``."""
+    return f"{jd}:{row.resume_id}:{row.variant}"
+
+
+def predict_fit_with_http(run: Transport, variants: pd.DataFrame, *, jd: str, jd_text: str, spec):
+    """Fit rows of one (model, JD) from a scoring endpoint, ``runs_per_cell`` calls per variant
+    through the store; returns (rows, stats). A call that failed is an error row; a reply the
+    answer paths cannot read an "unparsable" one, and none readable stops the run (the paths
+    are wrong: the replies are stored, so fixing them costs no call)."""
+    from resumebias_dagster.core.models.http_endpoint import endpoint_of
+    from resumebias_dagster.core.providers.http_scorer import http_requests, read_replies, unreadable_everywhere
+
+    endpoint = endpoint_of(spec)
+    items = [
+        {"id": fit_item_id(jd, row), "task": "fit", "resume": row.text, "job_description": jd_text}
+        for row in variants.itertuples(index=False)
+    ]
+    results, stats = run(http_requests(items, spec.runs_per_cell))
+    replies = read_replies(endpoint, results, "fit")
+    problem = unreadable_everywhere(spec.name, replies, endpoint, "fit")
+    if problem:
+        raise ValueError(problem)
+    stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith("unparsable: ") for r in replies)
+    n = len(results)
+    fields = {
+        "score": np.asarray([np.nan if isinstance(r, str) else r.score for r in replies], dtype=float),
+        "recommend": np.asarray([None if isinstance(r, str) else r.recommend for r in replies], dtype=object),
+        "resolved_model": np.asarray([r.resolved_model for r in results], dtype=object),
+        "latency_s": np.asarray([r.latency_s for r in results], dtype=float),
+        "note": np.full(n, HTTP_NOTE, dtype=object),
+        "error": np.asarray([r if isinstance(r, str) else None for r in replies], dtype=object),
+        "expected_score": np.full(n, np.nan),
+    }
+    return fit_rows(variants, spec.name, jd, spec.runs_per_cell, fields), stats
 
 
 def predict_fit(
@@ -270,4 +308,6 @@ def predict_fit(
         )
     if spec.kind == "python":
         return predict_fit_with_python(spec, variants, jd=jd, jd_text=jd_text), None
+    if spec.kind == "http":
+        return predict_fit_with_http(runtime.run_for(spec.name, progress), variants, jd=jd, jd_text=jd_text, spec=spec)
     raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot score fit (a classifier only labels seniority)")

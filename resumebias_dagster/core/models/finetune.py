@@ -64,7 +64,7 @@ def fingerprint(train: pd.DataFrame, config: FineTuneConfig, base_model_id: str)
 
 
 @contextlib.contextmanager
-def _transformers_quiet():
+def transformers_quiet():
     """transformers' own warnings off for the duration (its logger, not Python's warnings)."""
     from transformers.utils import logging as transformers_logging
 
@@ -132,7 +132,7 @@ def _load_base_classifier(
 
     source = resolve_model_source(config.base_model, setting="base_model")
     tokenizer = AutoTokenizer.from_pretrained(source)
-    with _transformers_quiet():
+    with transformers_quiet():
         # transformers warns that the classification head is "newly initialized": it always
         # is before fine-tuning, which is what trains it. Say so once instead.
         model = AutoModelForSequenceClassification.from_pretrained(

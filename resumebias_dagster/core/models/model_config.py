@@ -8,6 +8,11 @@ another packaged file such as ``models_gpu.yaml`` or a path) lists each model wi
 - ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
 - ``python``: a function of the user's environment (``entry_point: package.module:function``,
   optional ``batch_size``); its contract is in ``core/models/python_scorer.py``.
+- ``http``: a scoring endpoint of the user's (``url``, ``body`` template, ``answer`` paths,
+  optional ``method``, ``headers``, ``api_key_env`` and limits); ``core/models/http_endpoint.py``.
+- ``hf-classifier``: a Hugging Face sequence classifier from a folder (or the hub with
+  ``allow_download: true``) that labels seniority; ``labels`` maps each of its labels to a
+  seniority level; ``core/models/hf_classifier.py``.
 
 An optional top-level ``judges`` list names the LLM-as-judge of the audit (study 003) by the
 names of provider entries: the first is the judge, an optional second a second judge whose
@@ -37,12 +42,13 @@ from typing import Any
 import yaml
 
 from resumebias_dagster.catalog import CatalogError, catalog_path, yaml_problem
+from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.models.task_tokens import TASK_TOKENS, TaskTokens
 from resumebias_dagster.settings import MODELS_FILE_ENV
 from resumebias_dagster.settings import models_file as models_file_setting
 
 DEFAULT_MODELS_FILE = "models.yaml"
-KINDS = ("local-llm", "fine-tuned", "provider", "python")
+KINDS = ("local-llm", "fine-tuned", "provider", "python", "http", "hf-classifier")
 PROVIDERS = ("openai", "google", "anthropic")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 
@@ -68,13 +74,33 @@ _KIND_FIELDS = {
         "retry_timeouts",
     },
     "python": {"entry_point", "batch_size"},
+    "http": {
+        "url",
+        "method",
+        "body",
+        "headers",
+        "api_key_env",
+        "answer",
+        "max_concurrency",
+        "requests_per_minute",
+        "timeout_s",
+        "max_retries",
+        "retry_timeouts",
+        "retry_initial_delay_s",
+    },
+    "hf-classifier": {"source", "labels", "max_length", "batch_size", "allow_download"},
 }
 _REQUIRED = {
     "local-llm": {"source"},
     "fine-tuned": {"base_model"},
     "provider": {"provider", "model"},
     "python": {"entry_point"},
+    "http": {"url", "body", "answer"},
+    "hf-classifier": {"source", "labels"},
 }
+# Kinds that answer once per item and repeat it for every run unless told otherwise: one run
+# and no temperature by default (a classifier's distribution is still sampled at temperature 0).
+_DETERMINISTIC_KINDS = ("fine-tuned", "hf-classifier", "http")
 # ``package.module:function`` (a dotted attribute path after the colon).
 _ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 MAX_JUDGES = 2
@@ -182,6 +208,25 @@ class ModelSpec:
         return self.options.get(key, default)
 
 
+# The tasks each kind can run; an http model runs those its answer paths give (``tasks_of``).
+KIND_TASKS = {
+    "local-llm": ("seniority", "fit"),
+    "provider": ("seniority", "fit"),
+    "python": ("seniority", "fit"),
+    "fine-tuned": ("seniority",),
+    "hf-classifier": ("seniority",),
+}
+
+
+def tasks_of(spec: ModelSpec) -> tuple[str, ...]:
+    """The tasks (seniority, fit) model ``spec`` can run: what its partitions are made of."""
+    if spec.kind == "http":
+        from resumebias_dagster.core.models.http_endpoint import http_tasks
+
+        return http_tasks(spec)
+    return KIND_TASKS[spec.kind]
+
+
 def models_of_kind(specs: Sequence[ModelSpec], kind: str) -> list[ModelSpec]:
     """The entries of ``specs`` of one kind (``KINDS``), in the config's order."""
     if kind not in KINDS:
@@ -238,6 +283,33 @@ def _check_python(entry: dict[str, Any], where: str) -> None:
         raise ModelConfigError(f"{where}: batch_size {size!r} must be a positive integer")
 
 
+def _check_hf_classifier(entry: dict[str, Any], where: str) -> None:
+    source = entry["source"]
+    if not isinstance(source, str) or not source.strip():
+        raise ModelConfigError(f"{where}: source must be a folder, pypi:<package>/<folder> or a hub id, got {source!r}")
+    labels = entry["labels"]
+    levels = list(SENIORITY_LEVELS)
+    if not isinstance(labels, dict) or not labels:
+        raise ModelConfigError(
+            f"{where}: labels must map each label of the classifier to a seniority level "
+            f"({', '.join(levels)}), e.g. labels: {{LABEL_0: junior, LABEL_1: mid, LABEL_2: senior}}"
+        )
+    bad = {str(k): v for k, v in labels.items() if v not in levels}
+    if bad:
+        raise ModelConfigError(f"{where}: labels {bad} map to no seniority level; the levels are {', '.join(levels)}")
+    unmapped = [level for level in levels if level not in labels.values()]
+    if unmapped:
+        raise ModelConfigError(
+            f"{where}: labels map no classifier label to {', '.join(unmapped)}; every level needs one"
+        )
+    for key in ("max_length", "batch_size"):
+        value = entry.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelConfigError(f"{where}: {key} {value!r} must be a positive integer")
+    if not isinstance(entry.get("allow_download", False), bool):
+        raise ModelConfigError(f"{where}: allow_download must be true or false, got {entry['allow_download']!r}")
+
+
 def parse_models(data: Any, source: str) -> list[ModelSpec]:
     """Validate the parsed YAML of a models file; every error names ``source`` and the entry."""
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
@@ -266,8 +338,9 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
         missing = _REQUIRED[kind] - set(entry)
         if missing:
             raise ModelConfigError(f"{where}: missing setting(s) {', '.join(sorted(missing))} for kind {kind}")
-        temperature = entry.get("temperature", 0.7 if kind != "fine-tuned" else 0.0)
-        runs = entry.get("runs_per_cell", 5 if kind != "fine-tuned" else 1)
+        deterministic = kind in _DETERMINISTIC_KINDS
+        temperature = entry.get("temperature", 0.0 if deterministic else 0.7)
+        runs = entry.get("runs_per_cell", 1 if deterministic else 5)
         if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not 0 <= temperature <= 2:
             raise ModelConfigError(f"{where}: temperature {temperature!r} must be a number in [0, 2]")
         if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= 1000:
@@ -279,6 +352,15 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
             )
         if kind == "python":
             _check_python(entry, where)
+        if kind == "http":
+            from resumebias_dagster.core.models.http_endpoint import HttpEndpointError, endpoint_from_entry
+
+            try:
+                endpoint_from_entry(entry, where)
+            except HttpEndpointError as exc:
+                raise ModelConfigError(str(exc)) from None
+        if kind == "hf-classifier":
+            _check_hf_classifier(entry, where)
         if kind == "fine-tuned":
             training = entry.get("training") or {}
             if not isinstance(training, dict) or set(training) - TRAINING_FIELDS:

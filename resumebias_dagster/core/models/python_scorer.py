@@ -24,37 +24,21 @@ timed: a row's ``latency_s`` is the batch's seconds over its size.
 from __future__ import annotations
 
 import importlib
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.models.scorer_answers import Answer, validate
 
 DEFAULT_BATCH_SIZE = 32
 TASKS = ("seniority", "fit")
-RECOMMENDATIONS = ("yes", "no", "maybe")
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 ENTRY_POINT_FORM = "package.module:function"
-SUM_TOLERANCE = 1e-6
 
 
 class PythonModelError(ValueError):
     """A Python-function model cannot be loaded or gave an answer outside the contract."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One item's validated answer: a seniority distribution (label index -> probability; one-hot
-    with ``label`` set for a bare label) or a fit ``score`` with an optional ``recommend``."""
-
-    probs: tuple[float, ...] | None = None
-    label: str | None = None
-    score: float | None = None
-    recommend: str | None = None
-    latency_s: float = math.nan
 
 
 def _where(model: str, entry_point: str) -> str:
@@ -86,59 +70,6 @@ def batch_size_of(value: Any, model: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PythonModelError(f"models.{model}: batch_size {value!r} must be a positive integer")
     return value
-
-
-def _seniority(result: Any) -> tuple[tuple[float, ...], str | None] | str:
-    """The distribution (and label, for a bare label) of one answer, or why it breaks the contract."""
-    levels = list(SENIORITY_LEVELS)
-    if isinstance(result, str):
-        if result not in levels:
-            return f"label {result!r} is not one of {', '.join(levels)}"
-        return tuple(float(label == result) for label in levels), result
-    if isinstance(result, dict):
-        if set(result) != set(levels):
-            return f"a distribution must map exactly {', '.join(levels)} to probabilities, got keys {sorted(map(str, result))}"
-        probs = []
-        for label in levels:
-            p = result[label]
-            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-                return f"probability of {label} {p!r} is not a number in [0, 1]"
-            probs.append(float(p))
-        if abs(sum(probs) - 1) > SUM_TOLERANCE:
-            return f"the probabilities sum to {sum(probs)!r}, not 1 (within {SUM_TOLERANCE})"
-        return tuple(probs), None
-    return f"a seniority answer must be a label or a mapping label -> probability, got {type(result).__name__}"
-
-
-def _score(raw: Any) -> float | str:
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or not 1 <= raw <= 10:
-        return f"score {raw!r} is not a number from 1 to 10"
-    return float(raw)
-
-
-def _fit(result: Any) -> tuple[float, str | None] | str:
-    if isinstance(result, dict):
-        unknown = set(result) - {"score", "recommend"}
-        if unknown:
-            return f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (a fit answer has score and recommend)"
-        if "score" not in result:
-            return "a fit answer mapping has no score"
-        score = _score(result["score"])
-        recommend = result.get("recommend")
-        if recommend is not None and recommend not in RECOMMENDATIONS:
-            return f"recommend {recommend!r} is not one of {', '.join(RECOMMENDATIONS)}"
-        return score if isinstance(score, str) else (score, recommend)
-    score = _score(result)
-    return score if isinstance(score, str) else (score, None)
-
-
-def validate(result: Any, task: str) -> Answer | str:
-    """One answer of ``task`` as an ``Answer``, or the reason it breaks the contract."""
-    if task == "seniority":
-        checked = _seniority(result)
-        return checked if isinstance(checked, str) else Answer(probs=checked[0], label=checked[1])
-    fit = _fit(result)
-    return fit if isinstance(fit, str) else Answer(score=fit[0], recommend=fit[1])
 
 
 def score_items(spec, items: Sequence[dict[str, Any]]) -> list[Answer]:

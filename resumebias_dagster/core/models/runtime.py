@@ -50,9 +50,9 @@ class ModelRuntime:
         return self.resolve_compute()
 
     def run_for(self, model: str, progress: Progress | None = None):
-        """The ``run(requests) -> (results, stats)`` callable of provider model ``model``."""
+        """The ``run(requests) -> (results, stats)`` callable of provider or http model ``model``."""
         if self.provider_run is None:
-            raise ValueError(f"{model}: a provider model needs the providers resource; none was given")
+            raise ValueError(f"{model}: a provider or http model needs the providers resource; none was given")
         return lambda requests: self.provider_run(model, requests, progress)
 
     def classifier(self, model: str) -> TrainedClassifier:

@@ -17,6 +17,8 @@ WIRES: dict[str, tuple[str, str]] = {
     "openai": ("resumebias_dagster.core.providers.openai_client", "OpenAIClient"),
     "anthropic": ("resumebias_dagster.core.providers.anthropic_client", "AnthropicClient"),
     "google": ("resumebias_dagster.core.providers.google_client", "GoogleClient"),
+    # A scoring endpoint of the user's (kind: http): no SDK, httpx2 directly.
+    "http": ("resumebias_dagster.core.providers.http_client", "HttpScorerClient"),
 }
 
 

@@ -237,6 +237,9 @@ class ProviderSettings:
     # Bumped each time the alias is seen resolving to a new snapshot (model_alias_sensor):
     # part of every request key, so answers of an old snapshot are never served for a new one.
     snapshot_epoch: int = 0
+    # What shapes a request beyond the item for a wire without a chat format (kind http: the
+    # method, body and header templates); part of the key when set.
+    wire: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
@@ -248,8 +251,10 @@ class ProviderSettings:
         without it is refused, so a config naming a host of someone else's choosing can never
         receive OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by default.
         """
+        if spec.kind == "http":
+            return _http_settings(spec)
         if spec.kind != "provider":
-            raise ProviderConfigError(f"model {spec.name!r} is of kind {spec.kind!r}, not provider")
+            raise ProviderConfigError(f"model {spec.name!r} is of kind {spec.kind!r}, not provider or http")
         o = spec.options
         provider = o["provider"]
         base_url = o.get("base_url")
@@ -337,8 +342,9 @@ class ProviderSettings:
 
     @property
     def sends_temperature(self) -> bool:
-        """The Anthropic SDK installed here has no temperature parameter (see anthropic_client)."""
-        return self.provider != "anthropic"
+        """The Anthropic SDK installed here has no temperature parameter (see anthropic_client);
+        a scoring endpoint (http) is sent what its body template makes, no sampling parameter."""
+        return self.provider not in ("anthropic", HTTP_WIRE)
 
     @property
     def endpoint(self) -> str:
@@ -393,6 +399,43 @@ class ProviderSettings:
                 f"set the environment variable {self.api_key_env}"
             )
         return Secret(value.strip())
+
+
+HTTP_WIRE = "http"
+
+
+def _http_settings(spec: Any) -> ProviderSettings:
+    """The settings of a ``kind: http`` scoring endpoint: its key only from ``api_key_env``
+    (never a provider's default variable), its templates part of every key."""
+    from resumebias_dagster.core.models.http_endpoint import HttpEndpointError, endpoint_of
+
+    o = spec.options
+    try:
+        endpoint = endpoint_of(spec)
+    except HttpEndpointError as exc:
+        raise ProviderConfigError(str(exc)) from None
+    check_base_url(spec.name, endpoint.url, "url")
+    retry_timeouts = o.get("retry_timeouts", False)
+    if not isinstance(retry_timeouts, bool):
+        raise ProviderConfigError(f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}")
+    settings = ProviderSettings(
+        name=spec.name,
+        provider=HTTP_WIRE,
+        model=url_without_secrets(endpoint.url),
+        temperature=spec.temperature,
+        runs_per_cell=spec.runs_per_cell,
+        base_url=endpoint.url,
+        api_key_env=o.get("api_key_env") or None,
+        max_concurrency=int(o.get("max_concurrency", 8)),
+        requests_per_minute=o.get("requests_per_minute"),
+        timeout_s=float(o.get("timeout_s", 60.0)),
+        max_retries=int(o.get("max_retries", 3)),
+        retry_timeouts=retry_timeouts,
+        retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
+        wire=endpoint.wire(),
+    )
+    settings.validate()
+    return settings
 
 
 def check_credentials(
@@ -452,6 +495,9 @@ def request_key(settings: ProviderSettings, request: ChatRequest) -> str:
     if settings.snapshot_epoch:
         # Absent at epoch 0, so the keys of a store made before any alias moved stay valid.
         payload["snapshot_epoch"] = settings.snapshot_epoch
+    if settings.wire:
+        # Absent for the chat wires, whose keys stay as they were.
+        payload["wire"] = settings.wire
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # surrogatepass: a prompt may hold a lone surrogate (a résumé a model wrote); valid text
     # encodes as before, so existing keys stay valid.

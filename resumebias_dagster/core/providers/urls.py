@@ -116,7 +116,7 @@ def is_loopback_host(host: str) -> bool:
     return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
-def check_base_url(name: str, base_url: str | None) -> None:
+def check_base_url(name: str, base_url: str | None, setting: str = "base_url") -> None:
     """Refuse a ``base_url`` that is not https, unless it is plain HTTP to this machine.
 
     Plain HTTP sends the key (and the résumés) readable to every host on the way. Loopback
@@ -128,7 +128,7 @@ def check_base_url(name: str, base_url: str | None) -> None:
     """
     if base_url is None:
         return
-    where = f"model {name!r}: base_url"
+    where = f"model {name!r}: {setting}"
     if not isinstance(base_url, str) or "://" not in base_url:
         raise ProviderConfigError(f"{where} must be an http(s) URL such as https://host/v1")
     parts = urlsplit(base_url.strip())

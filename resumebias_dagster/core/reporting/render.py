@@ -16,6 +16,20 @@ import pandas as pd
 
 from resumebias_dagster.catalog import catalog_path
 from resumebias_dagster.core.reporting.findings import SECTION_TITLES, headline_findings, not_measured
+from resumebias_dagster.core.reporting.user_resumes import Redactor, user_resumes_section
+from resumebias_dagster.core.tables import (
+    FitAxisSummary,
+    FitEffects,
+    FitImpactRatios,
+    FitModelSummary,
+    JudgeVerdicts,
+    ProbeVariants,
+    SeniorityBiasSummary,
+    SeniorityGroupMetrics,
+    SeniorityImpactRatios,
+    Verdicts,
+    empty_table,
+)
 
 TEMPLATE = "report/audit_report.html.j2"
 CONTEXT_WORDS = 6  # words shown on each side of a change in a variant's diff
@@ -33,22 +47,28 @@ class Column:
 class ReportTables:
     """The study's tables the report is written from (any may be empty)."""
 
-    bias_summary: pd.DataFrame
-    group_metrics: pd.DataFrame
-    seniority_impact: pd.DataFrame
-    fit_summary: pd.DataFrame
-    fit_axis_summary: pd.DataFrame
-    fit_effects: pd.DataFrame
-    fit_impact: pd.DataFrame
-    probe_variants: pd.DataFrame
-    judge_verdicts: pd.DataFrame
+    # Each table defaults to its typed empty table (a study that did not run).
+    bias_summary: pd.DataFrame = field(default_factory=lambda: empty_table(SeniorityBiasSummary))
+    group_metrics: pd.DataFrame = field(default_factory=lambda: empty_table(SeniorityGroupMetrics))
+    seniority_impact: pd.DataFrame = field(default_factory=lambda: empty_table(SeniorityImpactRatios))
+    fit_summary: pd.DataFrame = field(default_factory=lambda: empty_table(FitModelSummary))
+    fit_axis_summary: pd.DataFrame = field(default_factory=lambda: empty_table(FitAxisSummary))
+    fit_effects: pd.DataFrame = field(default_factory=lambda: empty_table(FitEffects))
+    fit_impact: pd.DataFrame = field(default_factory=lambda: empty_table(FitImpactRatios))
+    probe_variants: pd.DataFrame = field(default_factory=lambda: empty_table(ProbeVariants))
+    judge_verdicts: pd.DataFrame = field(default_factory=lambda: empty_table(JudgeVerdicts))
     # Every finding's verdict, both studies (the Verdicts rows of core/inference/).
-    verdicts: pd.DataFrame
+    verdicts: pd.DataFrame = field(default_factory=lambda: empty_table(Verdicts))
     plots: Mapping[str, bytes] = field(default_factory=dict)
     # Local Law 144's published summary and rates, and the EU AI Act test record (core/compliance/).
     bias_audit_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     bias_audit_rates: pd.DataFrame = field(default_factory=pd.DataFrame)
     eu_record: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # The user's own résumés and which probe axes apply to each (core/reporting/user_resumes.py):
+    # their texts, names and file names are redacted unless show_resume_texts.
+    user_resumes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    user_resume_probes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    show_resume_texts: bool = False
     models: Sequence[Mapping[str, Any]] = ()
     prompts: Mapping[str, str] = field(default_factory=dict)
     generated_at: str = ""
@@ -207,7 +227,11 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
     if not len(pv):
         return []
     baseline = pv[pv["variant"] == "baseline"]
-    base = {str(rid): str(text) for rid, text in zip(baseline["resume_id"], baseline["text"])}
+    # A variant of a user's résumé shows its text redacted, as the "Your résumés" section does.
+    shown = Redactor.of(tables.user_resumes, show_texts=tables.show_resume_texts)
+    for rid, text in zip(baseline["resume_id"], baseline["text"]):
+        shown.remember(rid, str(text))
+    base = {str(rid): shown(rid, text) for rid, text in zip(baseline["resume_id"], baseline["text"])}
     effects = tables.fit_effects
     verdicts = tables.judge_verdicts
     out = []
@@ -225,7 +249,7 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
                 "arm": row.arm,
                 "axis": row.axis,
                 "level": row.level,
-                "hunks": diff_hunks(base.get(str(row.resume_id), ""), str(row.text)),
+                "hunks": diff_hunks(base.get(str(row.resume_id), ""), shown(row.resume_id, row.text)),
                 "scores": table_view(
                     cells.sort_values(["model", "jd"]) if len(cells) else cells,
                     [
@@ -245,8 +269,8 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
                         "jd": v.jd,
                         "verdict": v.verdict_typical,
                         "confidence": v.confidence_typical,
-                        "rationale": v.rationale_typical,
-                        "signals": v.bias_signals_typical,
+                        "rationale": shown(row.resume_id, v.rationale_typical) or None,
+                        "signals": shown(row.resume_id, v.bias_signals_typical) or None,
                         "non_verbatim": v.n_non_verbatim_typical,
                     }
                     for v in judged.itertuples(index=False)
@@ -300,6 +324,19 @@ def eu_record_sections(record: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+# The "Your résumés" section goes before this one (or, should the template lose it, at the end).
+_USER_RESUMES_BEFORE = '<section id="variants">'
+
+
+def _with_user_resumes(page: str, tables: ReportTables) -> str:
+    section = user_resumes_section(tables.user_resumes, tables.user_resume_probes, show_texts=tables.show_resume_texts)
+    if not section:
+        return page
+    at = page.find(_USER_RESUMES_BEFORE)
+    at = at if at >= 0 else page.rfind("</body>")
+    return page[:at] + section + "\n" + page[at:]
+
+
 def render_report(tables: ReportTables, catalog_dir=None) -> str:
     """The report's HTML."""
     import jinja2
@@ -318,7 +355,7 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         if len(tables.group_metrics)
         else tables.group_metrics
     )
-    return env.get_template(template_file.name).render(
+    page = env.get_template(template_file.name).render(
         findings=findings,
         section_titles=SECTION_TITLES,
         verdicts=table_view(tables.verdicts, VERDICT_COLUMNS),
@@ -339,3 +376,4 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         generated_at=tables.generated_at,
         version=tables.version,
     )
+    return _with_user_resumes(page, tables)

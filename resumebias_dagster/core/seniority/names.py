@@ -32,6 +32,8 @@ from resumebias_dagster.core.tables import NameVariants, columns
 
 POOLS_FILE = "name_pools.yaml"
 VARIANT_COLUMNS = columns(NameVariants)  # the name_variants table (core/tables/)
+# The résumés name_variants_skipping leaves out: a refused swap, and why.
+SKIPPED_COLUMNS = ["original_idx", "resume_id", "reason"]
 # How much of a résumé a name swap touches; see the module docstring.
 DEFAULT_NAME_SCOPE = "everywhere"
 
@@ -113,7 +115,27 @@ def name_variants(
     shuffled rounds, so every pool name is used about equally; same seed, same draws
     (whatever the scope). ``original_idx`` is the row's position in ``base``; ``scope``
     (``NAME_SCOPES``) says how much of the text changes and is stored as ``name_scope``.
+    A swap ``replace_person`` (or ``replace_first_line``) refuses raises a ``ValueError``;
+    ``name_variants_skipping`` leaves such a résumé out instead.
     """
+    return _name_variants(base, seed, catalog_dir, scope, skip=False)[0]
+
+
+def name_variants_skipping(
+    base: pd.DataFrame, seed: int = 0, catalog_dir: CatalogDir = None, scope: str = DEFAULT_NAME_SCOPE
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``name_variants``, but a résumé whose name swap is refused (for any of its four names) is
+    left out rather than stopping the others: the user's own résumés, where a name that
+    cannot be swapped cleanly is normal. Returns the variants and the skipped résumés
+    (``SKIPPED_COLUMNS``: ``resume_id``, ``original_idx`` and the refusal). Every résumé draws its
+    four names whether or not it is skipped, so the others get the names they would get anyway.
+    """
+    return _name_variants(base, seed, catalog_dir, scope, skip=True)
+
+
+def _name_variants(
+    base: pd.DataFrame, seed: int, catalog_dir: CatalogDir, scope: str, *, skip: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     scope = check_name_scope(scope)
     replace = replace_person if scope == "everywhere" else replace_first_line
     missing = {"resume_id", "seniority", "text"} - set(base.columns)
@@ -128,24 +150,32 @@ def name_variants(
     lasts = {d: _cycle(pools.last_names[race_of(d)], rng) for d in DEMOGRAPHICS}
 
     rows = []
+    skipped = []
     for original_idx, row in enumerate(base.to_dict("records")):
         if "first_name" in row and "last_name" in row:
             old_first, old_last = row["first_name"], row["last_name"]
         else:
             parts = str(row["name"]).split()
             old_first, old_last = parts[0], parts[-1]
-        for demographic in DEMOGRAPHICS:
-            new_first, new_last = next(firsts[demographic]), next(lasts[demographic])
+        # Drawn in the same order as one draw per demographic (first name, then last name).
+        drawn = [(d, next(firsts[d]), next(lasts[d])) for d in DEMOGRAPHICS]
+        done = []
+        for demographic, new_first, new_last in drawn:
             try:
                 text = replace(row["text"], old_first, old_last, new_first, new_last)
             except ValueError as exc:
-                raise ValueError(f"name_variants: résumé {row['resume_id']} ({demographic}): {exc}") from exc
+                if not skip:
+                    raise ValueError(f"name_variants: résumé {row['resume_id']} ({demographic}): {exc}") from exc
+                skipped.append((original_idx, row["resume_id"], f"{demographic} ({new_first} {new_last}): {exc}"))
+                break
             name = f"{new_first} {new_last}"
-            rows.append(
+            done.append(
                 (original_idx, row["resume_id"], row["seniority"], demographic, name, new_first, new_last, text, scope)
             )
-    df = pd.DataFrame(rows, columns=VARIANT_COLUMNS)
-    return df.astype({"original_idx": "int64"})
+        else:
+            rows += done
+    df = pd.DataFrame(rows, columns=VARIANT_COLUMNS).astype({"original_idx": "int64"})
+    return df, pd.DataFrame(skipped, columns=SKIPPED_COLUMNS).astype({"original_idx": "int64"})
 
 
 def variant_problems(variants: pd.DataFrame, limit: int | None = None) -> list[str]:

@@ -1,8 +1,9 @@
 """The seniority task: which texts a model reads, and how its answers become prediction rows.
 
 ``predict_seniority`` is the one place that runs the task on a model of any kind: an
-embedded LLM (label distribution from next-token probabilities), a fine-tuned classifier,
-a provider model through a ``run`` callable (the transport of ``core.providers``), or a
+embedded LLM (label distribution from next-token probabilities), a fine-tuned classifier or a
+Hugging Face classifier of the user's (``kind: hf-classifier``), a provider model or a scoring
+endpoint (``kind: http``) through a ``run`` callable (the transport of ``core.providers``), or a
 Python function of the user's (``kind: python``, ``core/models/python_scorer.py``).
 """
 
@@ -164,6 +165,54 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     )
 
 
+def predict_with_hf_classifier(spec, variants: pd.DataFrame, settings, *, log=None) -> pd.DataFrame:
+    """Rows of a Hugging Face classifier of the user's (``kind: hf-classifier``), as a fine-tuned
+    classifier's: every variant classified once, ``runs_per_cell`` labels sampled from its
+    distribution (``p_*`` hold it at the entry's temperature); ``resolved_model`` is
+    ``hf:<source>@<hash of its config and weights>``."""
+    import time
+
+    from resumebias_dagster.core.models.hf_classifier import classifier_probabilities, load_hf_classifier
+    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
+
+    classifier = load_hf_classifier(spec, settings, log=log)
+    started = time.perf_counter()
+    probs = classifier_probabilities(classifier, variants["text"].tolist(), settings)
+    per_variant = (time.perf_counter() - started) / max(1, len(variants))
+    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
+    frame = rows_from_distributions(
+        variants,
+        tempered(probs, spec.temperature),
+        samples,
+        model=spec.name,
+        resolved_model=classifier.identity,
+        latency_s=np.full(len(variants), per_variant),
+    )
+    return conform(frame, SeniorityPredictions)
+
+
+def answered_rows(variants: pd.DataFrame, model: str, runs: int, *, predictions, errors, results) -> pd.DataFrame:
+    """Rows of a model that answers each call (a provider, an http endpoint): one per variant and
+    run, variant-major, with each call's prediction, error, resolved model and latency."""
+    rep = np.repeat(np.arange(len(variants)), runs)
+    df = pd.DataFrame(
+        {
+            "variant_kind": variants["variant_kind"].to_numpy()[rep],
+            "original_idx": variants["original_idx"].to_numpy(dtype="int64")[rep],
+            "variant": variants["variant"].to_numpy()[rep],
+            "model": model,
+            "run": np.tile(np.arange(runs, dtype=np.int64), len(variants)),
+            "prediction": list(predictions),
+            "true_seniority": variants["true_seniority"].to_numpy()[rep],
+            "name": variants["name"].to_numpy()[rep],
+            "resolved_model": [r.resolved_model for r in results],
+            "latency_s": np.asarray([r.latency_s for r in results], dtype="float64"),
+            "error": list(errors),
+        }
+    )
+    return df.astype({"name": object, "error": object})
+
+
 def seniority_item_id(row: Any) -> str:
     """The id a Python-function model sees for one variant: ``<variant_kind>:<original_idx>:<variant>``."""
     return f"{row.variant_kind}:{row.original_idx}:{row.variant}"
@@ -194,6 +243,44 @@ def predict_with_python(spec, variants: pd.DataFrame) -> pd.DataFrame:
         resolved_model=resolved_model(spec),
         latency_s=np.asarray([a.latency_s for a in answers], dtype=float),
     )
+
+
+def predict_with_http(run: Transport, variants: pd.DataFrame, spec) -> tuple[pd.DataFrame, Any]:
+    """Prediction rows of a scoring endpoint (one call per variant and run, through the store)
+    and the run's stats. A label is the prediction; a distribution is kept in ``p_*`` and its
+    most probable label (the first of a tie) is the prediction: each run is its own call, so
+    nothing is sampled here. Failed calls and unreadable replies are rows with their reason."""
+    from resumebias_dagster.core.models.http_endpoint import endpoint_of
+    from resumebias_dagster.core.providers.http_scorer import http_requests, read_replies, unreadable_everywhere
+
+    endpoint = endpoint_of(spec)
+    runs = spec.runs_per_cell
+    items = [
+        {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
+        for row in variants.itertuples(index=False)
+    ]
+    results, stats = run(http_requests(items, runs))
+    replies = read_replies(endpoint, results, "seniority")
+    problem = unreadable_everywhere(spec.name, replies, endpoint, "seniority")
+    if problem:
+        raise ValueError(problem)
+    stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith("unparsable: ") for r in replies)
+    probs = np.full((len(replies), len(SENIORITY_LEVELS)), np.nan)
+    predictions = []
+    for i, reply in enumerate(replies):
+        if isinstance(reply, str):
+            predictions.append("unknown" if reply.startswith("unparsable: ") else "error")
+            continue
+        if reply.label is not None:
+            predictions.append(reply.label)
+        else:
+            probs[i] = reply.probs
+            predictions.append(SENIORITY_LEVELS[int(np.argmax(probs[i]))])
+    errors = [r if isinstance(r, str) else None for r in replies]
+    df = answered_rows(variants, spec.name, runs, predictions=predictions, errors=errors, results=results)
+    for j, column in enumerate(PROB_COLUMNS):
+        df[column] = probs[:, j]
+    return conform(df, SeniorityPredictions), stats
 
 
 def seniority_requests(variants: pd.DataFrame, runs: int, template: str) -> list:
@@ -232,23 +319,8 @@ def predict_with_provider(run: Transport, variants: pd.DataFrame, spec, template
     results, stats = run(seniority_requests(variants, runs, template))
     predictions, errors = zip(*map(_prediction, results)) if results else ((), ())
     stats.errors["unparsable"] += sum(p == "unknown" for p in predictions)
-    rep = np.repeat(np.arange(len(variants)), runs)
-    df = pd.DataFrame(
-        {
-            "variant_kind": variants["variant_kind"].to_numpy()[rep],
-            "original_idx": variants["original_idx"].to_numpy(dtype="int64")[rep],
-            "variant": variants["variant"].to_numpy()[rep],
-            "model": spec.name,
-            "run": np.tile(np.arange(runs, dtype=np.int64), len(variants)),
-            "prediction": list(predictions),
-            "true_seniority": variants["true_seniority"].to_numpy()[rep],
-            "name": variants["name"].to_numpy()[rep],
-            "resolved_model": [r.resolved_model for r in results],
-            "latency_s": np.asarray([r.latency_s for r in results], dtype="float64"),
-            "error": list(errors),
-        }
-    )
-    return conform(df.astype({"name": object, "error": object}), SeniorityPredictions), stats
+    df = answered_rows(variants, spec.name, runs, predictions=predictions, errors=errors, results=results)
+    return conform(df, SeniorityPredictions), stats
 
 
 def predict_seniority(
@@ -269,4 +341,8 @@ def predict_seniority(
         return predict_with_provider(runtime.run_for(spec.name, progress), variants, spec, template)
     if spec.kind == "python":
         return conform(predict_with_python(spec, variants), SeniorityPredictions), None
+    if spec.kind == "http":
+        return predict_with_http(runtime.run_for(spec.name, progress), variants, spec)
+    if spec.kind == "hf-classifier":
+        return predict_with_hf_classifier(spec, variants, runtime.compute, log=runtime.log), None
     raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot run the seniority task")

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-WIRES = ("openai", "anthropic", "gemini")
+# "scorer": a résumé-scoring service (kind http), fake_providers/scorer.py.
+WIRES = ("openai", "anthropic", "gemini", "scorer")
 _REASONS = {
     200: "OK",
     400: "Bad Request",

@@ -27,6 +27,7 @@ from resumebias_dagster.testing.fake_providers.replies import (
     answer,
     slow,
 )
+from resumebias_dagster.testing.fake_providers.scorer import resume_of, score_answer
 
 _DOC = "Real HTTP servers on 127.0.0.1 that speak the providers' wire formats, for tests and benchmarks."
 
@@ -53,7 +54,7 @@ class FakeProviderServer:
         if wire not in WIRES:
             raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
         self.wire = wire
-        self.answer = answer
+        self.answer = score_answer if wire == "scorer" and answer is _default_answer else answer
         self.latency_s = latency_s
         self.faults = faults
         self._rng = random.Random(faults.seed if faults else 0)
@@ -79,9 +80,9 @@ class FakeProviderServer:
 
     @property
     def base_url(self) -> str:
-        """What the SDK's base_url setting takes (OpenAI's includes ``/v1``)."""
+        """What the SDK's base_url setting takes (OpenAI's includes ``/v1``; the scorer's is its URL)."""
         root = f"http://127.0.0.1:{self._port}"
-        return root + "/v1" if self.wire == "openai" else root
+        return root + {"openai": "/v1", "scorer": "/score"}.get(self.wire, "")
 
     @property
     def count(self) -> int:
@@ -276,6 +277,10 @@ class FakeProviderServer:
             req.model = str(payload.get("model", ""))
             req.prompt = _last_user_text(payload.get("messages") or [])
             req.logprobs = int(payload.get("top_logprobs") or (1 if payload.get("logprobs") else 0))
+        elif self.wire == "scorer":
+            req.api_key = bearer
+            req.model = "scorer"
+            req.prompt = resume_of(payload)
         elif self.wire == "anthropic":
             req.api_key = headers.get("x-api-key") or bearer
             req.model = str(payload.get("model", ""))
@@ -296,6 +301,8 @@ class FakeProviderServer:
         return self.resolved_model or f"{alias}-2025-01-01"
 
     def _answer_body(self, req: FakeRequest, text: str, finish: str | None) -> dict[str, Any]:
+        if self.wire == "scorer":
+            return json.loads(text)
         tokens_in = max(1, len(req.prompt) // 4)
         tokens_out = 0 if finish in ("empty", "content_filter") else max(1, len(text) // 4)
         model = self._resolved(req.model)
@@ -361,6 +368,15 @@ class FakeProviderServer:
 
     def _hostile_body(self, req: FakeRequest, text: str, kind: str | None) -> bytes:
         """The bytes of a 2xx answer of ``text`` made hostile in the way ``kind`` names."""
+        if self.wire == "scorer" and kind in ("lone_surrogate", "list_content"):
+            # The scorer's answer is JSON of its own: the surrogate goes in a field beside it.
+            body = json.loads(text)
+            body["note"] = "\ud800" if kind == "lone_surrogate" else ["a", "list"]
+            return json.dumps(body).encode()
+        if self.wire == "scorer" and kind == "invalid_utf8":
+            marker = "\u2063MARK\u2063"
+            body = {**json.loads(text), "note": marker}
+            return json.dumps(body, ensure_ascii=False).encode().replace(marker.encode(), b" \xff\xfe")
         if kind == "lone_surrogate":
             # json.dumps writes the lone surrogate as the escape \ud800: valid JSON, invalid UTF-8 once decoded.
             return json.dumps(self._answer_body(req, text + "\ud800", None)).encode()
@@ -385,6 +401,8 @@ class FakeProviderServer:
         raise ValueError(f"unknown hostile kind {kind!r}")
 
     def _error_body(self, code: int, message: str) -> dict[str, Any]:
+        if self.wire == "scorer":
+            return {"error": {"code": code, "message": message}}
         if self.wire == "openai":
             return {"error": {"message": message, "type": "fake_error", "code": code}}
         if self.wire == "anthropic":

@@ -11,6 +11,7 @@ import yaml
 from resumebias_dagster.assets.jd_audit import fit, plots
 from resumebias_dagster.assets.jd_audit import judge as audit
 from resumebias_dagster.assets.seniority_study import resumes
+from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.catalog import PACKAGED_DIR
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -39,6 +40,9 @@ ASSETS = [
     fit.fit_model_summary,
     fit.fit_axis_summary,
     plots.fit_plots,
+    # probe_variants reads them (resumes: user); never materialised, they read as empty.
+    user_resumes,
+    user_resume_probes,
 ]
 
 
@@ -262,7 +266,12 @@ def test_broken_probe_variant_fails_the_blocking_check(audit_env):
         v.loc[at, "text"] = v.loc[at, "text"].replace("EXPERIENCE", "EXPERIENCE\\nExtra line")
         return v
 
-    result = dg.materialize([broken, fit.probe_variants_change_one_signal], resources=resources, raise_on_error=False)
+    result = dg.materialize(
+        [broken, user_resumes, user_resume_probes, fit.probe_variants_change_one_signal],
+        selection=[broken, fit.probe_variants_change_one_signal],
+        resources=resources,
+        raise_on_error=False,
+    )
     evaluation = result.get_asset_check_evaluations()[0]
     assert not evaluation.passed
     assert "school_" in evaluation.description

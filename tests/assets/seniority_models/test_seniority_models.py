@@ -11,6 +11,7 @@ import yaml
 
 from resumebias_dagster.assets.seniority_models import training
 from resumebias_dagster.assets.seniority_study import predictions, resumes, variants
+from resumebias_dagster.assets.user_resumes.files import user_resumes
 from resumebias_dagster.core.common.shared_files import folder_digest
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -29,6 +30,7 @@ TINY_CLASSIFIER = {
     "runs_per_cell": 3,
 }
 ASSETS = [
+    user_resumes,
     resumes.base_resumes,
     variants.style_variants,
     variants.name_variants,

@@ -10,6 +10,7 @@ import yaml
 
 from resumebias_dagster.assets.jd_audit import fit
 from resumebias_dagster.assets.seniority_study import resumes, variants
+from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.resumes.layout import REFERENCE_INDEX
 from resumebias_dagster.resources.catalog import CatalogResource
@@ -74,7 +75,7 @@ def test_generator_and_rewriter_models_replace_the_offline_generator(writer):
             "style_variants": {"config": {"rewriter_model": "writer"}},
         }
     }
-    assets = [resumes.base_resumes, variants.style_variants, variants.name_variants]
+    assets = [resumes.base_resumes, variants.style_variants, variants.name_variants, user_resumes]
     result = dg.materialize(assets, resources=resources, run_config=config)
     base = result.output_for_node("base_resumes")
     assert base["seniority"].tolist() == ["junior", "mid", "senior"] * 2
@@ -107,7 +108,13 @@ def test_generated_resumes_feed_the_job_description_audit(writer):
         }
     }
     result = dg.materialize(
-        [resumes.base_resumes, fit.probe_variants, fit.probe_variants_change_one_signal],
+        [
+            resumes.base_resumes,
+            user_resumes,
+            user_resume_probes,
+            fit.probe_variants,
+            fit.probe_variants_change_one_signal,
+        ],
         resources=resources,
         run_config=config,
     )

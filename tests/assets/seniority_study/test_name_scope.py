@@ -5,6 +5,7 @@ import dagster as dg
 import pytest
 
 from resumebias_dagster.assets.seniority_study import variants
+from resumebias_dagster.assets.user_resumes.files import user_resumes
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
@@ -16,7 +17,8 @@ def base_resumes():
     return generate_resumes(n_per_level=1)
 
 
-ASSETS = [base_resumes, variants.name_variants, variants.name_variants_differ_only_in_names]
+# name_variants reads user_resumes (resumes: user); never materialised, it reads as empty.
+ASSETS = [base_resumes, user_resumes, variants.name_variants, variants.name_variants_differ_only_in_names]
 
 
 def _materialise(tmp_path, name_config: dict):

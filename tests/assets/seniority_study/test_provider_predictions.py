@@ -6,6 +6,7 @@ import yaml
 
 from resumebias_dagster.assets.seniority_models import training
 from resumebias_dagster.assets.seniority_study import predictions, resumes, variants
+from resumebias_dagster.assets.user_resumes.files import user_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -18,6 +19,7 @@ KEY_ENV = "RESUMEBIAS_TEST_PROVIDER_KEY"
 PARTITIONS = dg.StaticPartitionsDefinition(["fake-gpt"])
 PREDICTIONS = predictions.build_seniority_predictions(PARTITIONS)
 UPSTREAM = [
+    user_resumes,
     resumes.base_resumes,
     variants.style_variants,
     variants.name_variants,

@@ -11,30 +11,14 @@ from resumebias_dagster.core.jd_audit.probes.applicability import (
 )
 from resumebias_dagster.core.resumes.user_files import read_resume_folder
 from resumebias_dagster.core.seniority.generation import generate_resumes
-from resumebias_dagster.testing.resume_files import docx_bytes, pdf_bytes, write
+from resumebias_dagster.testing.resume_files import FREE_FORM_RESUME, docx_bytes, pdf_bytes, write
 
 AXES = [a.id for a in load_probe_axes().axes]
 
 # A résumé as people write them: the sections parse, but the contact line has no city, the
 # positions and schools are not "Employer | City | dates" / "School | year" lines, and the
 # middle initial keeps the surname of the e-mail address out of replace_person's reach.
-FREE_FORM = """Jane Q. Doe
-jane.doe@example.com | +1 415 555 0100
-
-SUMMARY
-Backend engineer who likes tidy data pipelines and calm on-call rotations.
-
-EXPERIENCE
-Software Engineer, Acme Corp (2019 to now)
-- Built the billing service in Go and Python.
-- Cut the nightly batch from four hours to forty minutes.
-
-EDUCATION
-B.Sc. Computer Science, State University, 2018
-
-SKILLS
-Go, Python, PostgreSQL, Kafka
-"""
+FREE_FORM = FREE_FORM_RESUME
 
 
 @pytest.fixture(scope="module")

@@ -95,10 +95,10 @@ def test_a_missing_base_model_names_the_setting(tmp_path):
 def test_transformers_warnings_are_off_while_the_head_is_made_and_restored_after():
     from transformers.utils import logging as transformers_logging
 
-    from resumebias_dagster.core.models.finetune import _transformers_quiet
+    from resumebias_dagster.core.models.finetune import transformers_quiet
 
     before = transformers_logging.get_verbosity()
-    with _transformers_quiet():
+    with transformers_quiet():
         assert transformers_logging.get_verbosity() == transformers_logging.ERROR
     assert transformers_logging.get_verbosity() == before
 

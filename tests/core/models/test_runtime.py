@@ -56,7 +56,7 @@ def test_provider_model_runs_through_the_runtime_transport(fake_server, settings
 def test_provider_model_without_the_providers_resource_is_refused(model_entry):
     runtime = ModelRuntime(resolve_compute=_no_compute, cache_dir=Path("."))
     spec = _spec(model_entry("openai", "http://127.0.0.1:9/v1"))
-    with pytest.raises(ValueError, match=f"{spec.name}: a provider model needs the providers resource"):
+    with pytest.raises(ValueError, match=f"{spec.name}: a provider or http model needs the providers resource"):
         predict_seniority(spec, _variants(), runtime, "{resume}")
 
 

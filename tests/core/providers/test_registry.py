@@ -27,15 +27,27 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_base_imports_no_client():
     clients = {module for module, _ in WIRES.values()}
-    assert len(clients) == 3
+    assert len(clients) == 4
     assert not _imported_modules(FOLDER / "base.py") & clients
 
 
 def test_every_wire_names_a_client_class_of_base(settings_for):
+    from resumebias_dagster.core.models.model_config import parse_models
     from resumebias_dagster.core.providers.base import ProviderClient
+    from resumebias_dagster.core.providers.types import ProviderSettings
 
     for wire in WIRES:
-        settings = settings_for(wire if wire != "google" else "gemini", "http://127.0.0.1:9/v1")
+        if wire == "http":
+            entry = {
+                "name": "s",
+                "kind": "http",
+                "url": "http://127.0.0.1:9/score",
+                "body": "{}",
+                "answer": {"score": "s"},
+            }
+            settings = ProviderSettings.from_spec(parse_models({"models": [entry]}, "test")[0])
+        else:
+            settings = settings_for(wire if wire != "google" else "gemini", "http://127.0.0.1:9/v1")
         assert issubclass(client_class(settings), ProviderClient)
 
 
@@ -44,7 +56,7 @@ def test_an_unknown_wire_is_refused_naming_the_known_ones(settings_for):
 
     settings = replace(settings_for("openai", "http://127.0.0.1:9/v1"), provider="telepathy")
     with pytest.raises(
-        ProviderConfigError, match="unknown provider 'telepathy' \\(known: openai, anthropic, google\\)"
+        ProviderConfigError, match="unknown provider 'telepathy' \\(known: openai, anthropic, google, http\\)"
     ):
         client_class(settings)
 

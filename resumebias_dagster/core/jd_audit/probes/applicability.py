@@ -96,3 +96,26 @@ def applicable_rows(rows: pd.DataFrame, applicability: pd.DataFrame, axis: str) 
     """The rows of ``rows`` that ``axis`` applies to (what ``probe_variants`` can take for it)."""
     ok = applicability.loc[(applicability["axis"] == axis) & applicability["applies"], "resume_id"]
     return rows[rows["resume_id"].isin(set(ok))]
+
+
+def skipped_probes(applicability: pd.DataFrame, axes: Iterable[str] | None = None) -> pd.DataFrame:
+    """The (résumé, axis) pairs ``probe_variants(..., applicability=...)`` skips: the rows that do
+    not apply (of ``axes`` only, when given), with ``resume_id, axis, reason``."""
+    rows = applicability[~applicability["applies"].astype(bool)]
+    if axes is not None:
+        rows = rows[rows["axis"].isin(list(axes))]
+    return rows[["resume_id", "axis", "reason"]].reset_index(drop=True)
+
+
+def resumes_left_out(applicability: pd.DataFrame, axes: Iterable[str] | None = None) -> list[Any]:
+    """The résumés no axis (of ``axes``, when given) applies to, in the table's order: with no
+    variant to compare, ``probe_variants`` leaves them out, baseline included."""
+    rows = applicability if axes is None else applicability[applicability["axis"].isin(list(axes))]
+    applies = rows.groupby("resume_id", sort=False)["applies"].any()
+    return applies[~applies].index.tolist()
+
+
+def skip_reasons(skipped: pd.DataFrame) -> pd.DataFrame:
+    """``skipped_probes``' rows counted by (axis, reason): ``axis, reason, resumes``, most common first."""
+    counted = skipped.groupby(["axis", "reason"], sort=False).size().rename("resumes").reset_index()
+    return counted.sort_values(["axis", "resumes"], ascending=[True, False], kind="stable").reset_index(drop=True)

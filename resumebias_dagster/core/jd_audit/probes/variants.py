@@ -23,7 +23,7 @@ from resumebias_dagster.core.jd_audit.probes.terms import (
     Signal,
 )
 from resumebias_dagster.core.resumes.layout import INTERESTS, Layout, parse_layout
-from resumebias_dagster.core.resumes.timeline import timeline_problems
+from resumebias_dagster.core.resumes.timeline import timeline_issues
 
 # --------------------------------------------------------------------------- public
 
@@ -83,8 +83,40 @@ def select_probe_resumes(
     return chosen[chosen["seniority"].isin(list(levels))].groupby("seniority", sort=False).head(per_level)
 
 
+def applying_axes(
+    resume_ids: Iterable[Any], applicability: pd.DataFrame, spec: ProbeAxes, *, caller: str = "probe_variants"
+) -> dict[Any, set[str]]:
+    """Résumé -> the axes of ``spec`` that ``applicability`` (``probe_applicability``'s table:
+    ``resume_id, axis, applies``) says apply to it.
+
+    Every (résumé, axis of ``spec``) needs a row: a missing one (the table was computed for
+    other résumés or another probe_axes.yaml) is a ``ValueError``, as no row must not read as
+    "does not apply".
+    """
+    missing_columns = {"resume_id", "axis", "applies"} - set(applicability.columns)
+    if missing_columns:
+        raise ValueError(f"{caller}: the applicability table lacks columns {sorted(missing_columns)}")
+    table = {
+        (r, a): bool(ok)
+        for r, a, ok in zip(applicability["resume_id"], applicability["axis"], applicability["applies"])
+    }
+    ids = list(resume_ids)
+    gaps = [(r, a.id) for r in ids for a in spec.axes if (r, a.id) not in table]
+    if gaps:
+        more = f" (and {len(gaps) - 3} more)" if len(gaps) > 3 else ""
+        raise ValueError(
+            f"{caller}: the applicability table has no row for (résumé, axis) {gaps[:3]}{more}: it was computed for "
+            "other résumés or another probe_axes.yaml; compute it again (probe_applicability)"
+        )
+    return {r: {a.id for a in spec.axes if table[(r, a.id)]} for r in ids}
+
+
 def probe_variants(
-    base: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
+    base: pd.DataFrame,
+    axes: ProbeAxes | Iterable[str] | None = None,
+    catalog_dir: CatalogDir = None,
+    *,
+    applicability: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The baseline and one variant per (axis, level) of every résumé of ``base``.
 
@@ -95,20 +127,30 @@ def probe_variants(
     a person_name variant writes (null otherwise): from a pool, the résumé at position k of
     ``base`` gets entry k modulo the pool's size. A level that would leave a résumé unchanged
     stops the arm.
+
+    ``applicability`` (``probe_applicability``'s table for the résumés of ``base``, in the same
+    order, such as the user's résumés): each résumé gets variants of the axes that apply to it
+    only, and a résumé no axis applies to is left out (not even a baseline: the audit compares
+    variants with their baseline). What is skipped is the table's rows with ``applies`` false
+    (``applicability.skipped_probes``); none is skipped silently.
     """
     missing = {"resume_id", "text"} - set(base.columns)
     if missing:
         raise ValueError(f"probe_variants: base lacks columns {sorted(missing)}")
     spec = _spec(axes, catalog_dir)
+    applying = None if applicability is None else applying_axes(base["resume_id"], applicability, spec)
     rows: list[tuple[Any, str, str, str, str, str | None, str]] = []
     for position, (resume_id, text) in enumerate(zip(base["resume_id"], base["text"])):
+        chosen = spec.axes if applying is None else tuple(a for a in spec.axes if a.id in applying[resume_id])
+        if not chosen:
+            continue
         baseline = with_baseline_additions(text, spec.interests)
         try:
             layout = parse_layout(baseline)
         except ValueError as exc:
             raise ValueError(f"probe_variants: résumé {resume_id}: {exc}") from exc
         rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline))
-        for axis in spec.axes:
+        for axis in chosen:
             for level in axis.levels:
                 name = _name(axis, level, layout, position, resume_id)
                 signal = _signal(axis, level, layout, resume_id, name)
@@ -163,7 +205,11 @@ def verify_single_signal(
 
 
 def check_probe_variants(
-    variants: pd.DataFrame, axes: ProbeAxes | Iterable[str] | None = None, catalog_dir: CatalogDir = None
+    variants: pd.DataFrame,
+    axes: ProbeAxes | Iterable[str] | None = None,
+    catalog_dir: CatalogDir = None,
+    *,
+    applicability: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per problem found in ``probe_variants`` output (empty frame: every variant is clean).
 
@@ -172,12 +218,17 @@ def check_probe_variants(
     diffed with ``verify_single_signal``; a person_name variant is re-derived from the name it
     records, which must be one of its level's names (only name variants record one).
     Columns ``resume_id, variant, problem``.
+
+    ``applicability`` (``probe_applicability``'s table, as given to ``probe_variants``): an
+    axis it says does not apply to a résumé is not expected for it, and a variant of such an
+    axis is a problem. A résumé without rows in the table is expected to have every axis.
     """
     missing = set(VARIANT_COLUMNS) - set(variants.columns)
     if missing:
         raise ValueError(f"check_probe_variants: variants lack columns {sorted(missing)}")
     spec = _spec(axes, catalog_dir)
     by_id = {a.id: a for a in spec.axes}
+    not_applying = _not_applying(applicability)
     problems = []
     for resume_id, rows in variants.groupby("resume_id", sort=False):
         baselines = rows.loc[rows["variant"] == BASELINE, "text"]
@@ -188,12 +239,18 @@ def check_probe_variants(
         if rows.loc[rows["variant"] == BASELINE, "name"].notna().any():
             problems.append((resume_id, BASELINE, "the baseline records a name; only name variants do"))
         layout = parse_layout(baseline)
-        base_timeline = set(timeline_problems(baseline))
-        configured = {f"{a.id}_{level}" for a in spec.axes for level in a.levels}
+        base_timeline = {issue.key for issue in timeline_issues(baseline)}
+        skipped = not_applying.get(resume_id, {})
+        configured = {f"{a.id}_{level}" for a in spec.axes if a.id not in skipped for level in a.levels}
         present = set(rows["variant"]) - {BASELINE}
         problems += [
             (resume_id, variant, "configured in the probe axes but missing for this résumé")
             for variant in sorted(configured - present)
+        ]
+        problems += [
+            (resume_id, variant, f"the applicability table says axis {axis!r} does not apply ({skipped[axis]})")
+            for variant, axis in rows[["variant", "axis"]].itertuples(index=False)
+            if axis in skipped
         ]
         others = rows.loc[rows["variant"] != BASELINE, ["variant", "axis", "level", "name", "text"]]
         for variant, axis_id, level, name, text in others.itertuples(index=False):
@@ -222,6 +279,21 @@ def check_probe_variants(
     return pd.DataFrame(problems, columns=PROBLEM_COLUMNS)
 
 
+def _not_applying(applicability: pd.DataFrame | None) -> dict[Any, dict[str, str]]:
+    """Résumé -> {axis: reason} of the axes the table says do not apply to it."""
+    if applicability is None:
+        return {}
+    missing = {"resume_id", "axis", "applies", "reason"} - set(applicability.columns)
+    if missing:
+        raise ValueError(f"check_probe_variants: the applicability table lacks columns {sorted(missing)}")
+    out: dict[Any, dict[str, str]] = {}
+    for resume_id, axis, reason in applicability.loc[
+        ~applicability["applies"].astype(bool), ["resume_id", "axis", "reason"]
+    ].itertuples(index=False):
+        out.setdefault(resume_id, {})[axis] = str(reason)
+    return out
+
+
 def _name_problem(axis: Axis, level: str, name: str | None) -> str | None:
     """What is wrong with the name a variant records, if anything."""
     if axis.edit != "person_name":
@@ -234,11 +306,13 @@ def _name_problem(axis: Axis, level: str, name: str | None) -> str | None:
     return None
 
 
-def _consistency_problems(layout: Layout, base_timeline: set[str], text: str, axis: Axis) -> list[str]:
+def _consistency_problems(layout: Layout, base_timeline: set[tuple[object, ...]], text: str, axis: Axis) -> list[str]:
     """Timeline problems the variant adds to its baseline's, and a change of total experience
-    by an axis that does not declare experience part of its signal."""
+    by an axis that does not declare experience part of its signal. Problems are compared by
+    their key (``TimelineIssue``: kind, positions, dates), not their message, which names the
+    employers a variant may rename."""
     try:
-        found = [f"timeline: {p}" for p in timeline_problems(text) if p not in base_timeline]
+        found = [f"timeline: {i.message}" for i in timeline_issues(text) if i.key not in base_timeline]
         variant = parse_layout(text)
     except ValueError as exc:
         return [f"not in the résumé layout any more: {exc}"]

@@ -1,0 +1,78 @@
+"""Items of a scoring endpoint (``kind: http``) as requests of the fan-out, and its replies as answers.
+
+An item (``{"id", "task", "resume", "job_description"}``, the ``kind: python`` contract) and its
+run become a ``ChatRequest`` whose messages hold the résumé and the job description and whose
+tag holds the task and the id, so the request key (with the model's templates, ``wire``) says
+everything that makes the reply what it is; the client renders the body from it. The reply is
+stored as it came; ``read_replies`` reads each stored reply with the model's answer paths, so a
+path fixed in the models file reads the same replies again without calling anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from resumebias_dagster.core.models.http_endpoint import HttpEndpoint
+from resumebias_dagster.core.models.scorer_answers import Answer
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
+
+_TAG = "http"
+
+
+def http_requests(items: Sequence[dict[str, Any]], runs: int) -> list[ChatRequest]:
+    """``runs`` requests per item, item-major (all runs of an item together)."""
+    return [
+        ChatRequest(
+            messages=(("resume", str(item["resume"])), ("job_description", item.get("job_description") or "")),
+            sample_index=run,
+            tag=f"{_TAG}|{item['task']}|{item['id']}",
+            task=str(item["task"]),
+        )
+        for item in items
+        for run in range(runs)
+    ]
+
+
+def item_of(request: ChatRequest) -> dict[str, Any]:
+    """The template variables of a request made by ``http_requests``."""
+    prefix, task, item_id = request.tag.split("|", 2)
+    if prefix != _TAG:
+        raise ValueError(f"request tag {request.tag!r} is not an http scorer's")
+    texts = dict(request.messages)
+    return {
+        "id": item_id,
+        "task": task,
+        "resume": texts["resume"],
+        "job_description": texts["job_description"] if task != "seniority" else None,
+        "run": request.sample_index,
+    }
+
+
+def read_replies(endpoint: HttpEndpoint, results: Sequence[ChatResult], task: str) -> list[Answer | str]:
+    """Per result, its ``Answer``, or the row's error: ``"<kind>: <message>"`` for a failed call,
+    ``"unparsable: <why>"`` for a reply the answer paths or the contract cannot read."""
+    out: list[Answer | str] = []
+    for result in results:
+        if not result.ok:
+            out.append(f"{result.error_kind}: {result.error_message or ''}".rstrip(": "))
+            continue
+        answer = endpoint.read_answer(result.text, task)
+        out.append(f"unparsable: {answer}" if isinstance(answer, str) else answer)
+    return out
+
+
+def unreadable_everywhere(model: str, replies: Sequence[Answer | str], endpoint: HttpEndpoint, task: str) -> str | None:
+    """A message when every reply that came back was unreadable: the answer paths are likely
+    wrong, and the stored replies can be read again once they are fixed (None otherwise)."""
+    unparsable = [r for r in replies if isinstance(r, str) and r.startswith("unparsable: ")]
+    answered = sum(1 for r in replies if not isinstance(r, str)) + len(unparsable)
+    if not unparsable or len(unparsable) < answered:
+        return None
+    parts = dict(endpoint.answer)
+    paths = ", ".join(f"answer.{part} {parts[part]!r}" for part in parts if part in ("label",) or task == "fit")
+    return (
+        f"models.{model} (kind http): none of the {answered} replies could be read for the {task} task with "
+        f"{paths}: {unparsable[0][len('unparsable: ') :]}. The replies are kept in the response store: fix the "
+        "answer paths in the models file and run again; nothing is called twice"
+    )

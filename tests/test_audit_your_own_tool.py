@@ -1,0 +1,116 @@
+"""The worked example of "Audit your own tool" (README, docs/how-to/own-tool.md), end to end.
+
+Two screeners of an employer's, an HTTP scoring service listening on 127.0.0.1 and a Python
+function, are audited on a folder of résumés written here (three PDF, two DOCX, seven text and
+Markdown files, and an encrypted PDF that cannot be read and is passed over), through
+``resumebias run --config`` with the example's own audit file and models file
+(``examples/own_tool``): the résumés are read, probed and name-swapped, both screeners score
+them through the study, and the run ends with the report, which shows the résumés redacted.
+Each screener has a planted defect, and the audit must find the HTTP one's.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from resumebias_dagster.core.seniority.generation import generate_resumes
+from resumebias_dagster.testing.fake_providers import FakeProviderServer
+from resumebias_dagster.testing.resume_files import docx_bytes, encrypted_pdf_bytes, pdf_bytes, write
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "own_tool"
+KEY_ENV = "ACME_SCORER_KEY"
+KEY = "acme-test-key-0123456789"
+
+
+def write_resumes(folder: Path) -> list[dict]:
+    """Twelve generated software engineers and data analysts: three PDFs, two DOCX files, and seven text and
+    Markdown files (five résumés cannot show anything beyond noise: the exact sign-flip test's
+    smallest p is 2/32), with labels.csv."""
+    base = generate_resumes(n_per_level=40, seed=3)
+    chosen = base[base["occupation"].isin(["software_engineer", "data_analyst"])].groupby("seniority").head(4)
+    assert len(chosen) == 12
+    written = []
+    for k, row in enumerate(chosen.itertuples(index=False)):
+        stem = folder / f"cv_{k:02d}_{row.last_name.lower()}"
+        if k < 3:
+            path = write(stem.with_suffix(".pdf"), pdf_bytes(row.text))
+        elif k < 5:
+            path = write(stem.with_suffix(".docx"), docx_bytes(row.text))
+        else:
+            path = write(stem.with_suffix(".md" if k % 2 else ".txt"), row.text)
+        written.append({"file": path.name, "seniority": row.seniority, "name": row.name, "email": row.email})
+    # A file that cannot be read is listed with its reason; the others go on.
+    write(folder / "cv_99_locked.pdf", encrypted_pdf_bytes(chosen["text"].iloc[0]))
+    lines = ["file,seniority"] + [f"{w['file']},{w['seniority']}" for w in written]
+    (folder / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return written
+
+
+def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files(tmp_path):
+    example = tmp_path / "own_tool"
+    shutil.copytree(EXAMPLE, example)
+    written = write_resumes(example / "resumes")
+    data = tmp_path / "data"
+    with FakeProviderServer("scorer") as server:
+        models = yaml.safe_load((example / "models.yaml").read_text())
+        models["models"][0]["url"] = server.base_url
+        (example / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RESUMEBIAS_", "DAGSTER_"))}
+        env.update(
+            {
+                "RESUMEBIAS_DATA_DIR": str(data),
+                KEY_ENV: KEY,
+                "PYTHONPATH": os.pathsep.join([str(example), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                "RESUMEBIAS_MODEL_CACHE": os.environ.get("RESUMEBIAS_MODEL_CACHE", str(REPO / "data" / "test-cache")),
+                "HF_HUB_OFFLINE": "1",
+            }
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "resumebias_dagster.cli", "run", "--config", str(example / "audit.yaml")],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        calls = server.stats.requests
+        keys = {r.api_key for r in server.requests}
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-6000:]
+    assert calls > 0 and keys == {KEY}
+    assert f"audit file: {example / 'audit.yaml'}" in proc.stdout
+    assert re.search(r"^user_resumes_job: started$", proc.stdout, re.MULTILINE)
+    with duckdb.connect(str(data / "resumebias.duckdb"), read_only=True) as con:
+        users = con.execute("select resume_id, file_type from audit.user_resumes order by source").fetchall()
+        fit = con.execute(
+            "select model, count(distinct resume_id), min(resume_id) from audit.fit_scores group by model"
+        ).fetchall()
+        names = con.execute("select distinct resume_id from audit.name_variants").fetchall()
+        verdicts = con.execute("select model, finding, estimate, verdict from audit.fit_verdicts").df()
+    assert [u[1] for u in users][:5] == ["pdf", "pdf", "pdf", "docx", "docx"] and len(users) == 12
+    assert {m for m, *_ in fit} == {"acme-http", "acme-python"}
+    assert all(n_resumes >= 10 and first.startswith("u-") for _, n_resumes, first in fit)
+    assert {n for (n,) in names} == {u[0] for u in users}
+    # Each screener's planted defect is found (fake_providers/scorer.py, examples/own_tool/acme_scorer.py),
+    # and neither's placebo edits are.
+    found = verdicts[verdicts["verdict"] == "beyond_noise"].set_index(["model", "finding"])["estimate"]
+    for level in ("unexplained", "caregiving"):
+        assert found[("acme-http", f"fit_level:careerGap_{level}")] == pytest.approx(-1.5, abs=0.15)
+    assert found[("acme-python", "fit_level:addressCountry_nigeria")] == pytest.approx(-1.0, abs=0.05)
+    assert not [f for _, f in found.index if "placebo" in f]
+    report = data / "reports" / "audit_report.html"
+    assert f"Report: {report}" in proc.stdout
+    html = report.read_text(encoding="utf-8")
+    assert "Your résumés" in html and "redacted" in html
+    for person in written:
+        assert person["name"] not in html and person["email"] not in html
