@@ -129,6 +129,7 @@ def _estimate_cost(args: argparse.Namespace) -> int:
     from resumebias_dagster.core.estimate import estimate_cost, study_design
     from resumebias_dagster.core.models.model_config import ModelConfigError
     from resumebias_dagster.core.providers import ProviderConfigError
+    from resumebias_dagster.cost_table import cost_json, print_cost_table
 
     try:
         models, judges, writers = _cost_models(args)
@@ -164,22 +165,9 @@ def _estimate_cost(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     if args.json:
-        import json
-
-        print(
-            json.dumps(
-                {
-                    "variants": len(design.variants),
-                    "probe_variants": len(design.probe_variants),
-                    "job_descriptions": len(design.job_descriptions),
-                    "store": path if store else None,
-                    "rows": json.loads(table.to_json(orient="records")),
-                },
-                indent=2,
-            )
-        )
+        print(cost_json(table, design, path if store else None))
         return 0
-    _print_cost_table(table, design, args.n_per_level, path if store is None else None)
+    print_cost_table(table, design, args.n_per_level, path if store is None else None)
     return 0
 
 
@@ -226,43 +214,6 @@ def _read_only_store(option: str | None):
     except StoreError as exc:
         raise InputError(str(exc)) from None
     return store, (store.location if store is not None else str(target))
-
-
-def _print_cost_table(table, design, n_per_level: int, missing_store: str | None) -> None:
-    from resumebias_dagster.core.estimate import CHARS_PER_TOKEN
-
-    print(
-        f"{len(design.variants)} seniority variants ({n_per_level} résumés per level), "
-        f"{len(design.probe_variants)} probe variants x {len(design.job_descriptions)} job descriptions; tokens "
-        f"estimated as characters / {CHARS_PER_TOKEN}, output from stored answers of the same task where there are "
-        "some; prices from prices.yaml (list prices, they change); each model at its current snapshot epoch."
-    )
-    if missing_store is not None:
-        print(f"no response store at {missing_store} yet: nothing is stored")
-    shown_columns = [
-        "model",
-        "task",
-        "snapshot_epoch",
-        "calls",
-        "in_store",
-        "to_call",
-        "input_tokens",
-        "output_tokens",
-        "output_tokens_basis",
-        "usd_to_call",
-        "usd_all_calls",
-    ]
-    print(table[shown_columns].to_markdown(index=False))
-    for note in table.loc[table["note"] != "", ["model", "task", "note"]].itertuples(index=False):
-        print(f"- {note.model} / {note.task}: {note.note}")
-    total = table["usd_to_call"].dropna().sum()
-    print(
-        f"\nto spend now: ${total:,.2f} for {int(table['to_call'].sum()):,} calls "
-        f"({int(table['in_store'].fillna(0).sum()):,} already in the store)"
-    )
-    missing = sorted(set(table.loc[table["usd_to_call"].isna(), "model"]))
-    if missing:
-        print(f"no price for: {', '.join(missing)} (add them to prices.yaml)")
 
 
 def _analyze_fit_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,10 +22,36 @@ tokenizers); output as the mean of the model's stored answers of the same task w
 are some, else the task's default (``DEFAULT_OUTPUT_TOKENS``). Reasoning models (GPT-5,
 Gemini 3 Pro) also bill thinking tokens as output, often hundreds per call: run a few calls
 first and the estimate uses what they really spent.
+
+Dollars of the calls still to make, four ways (``prices.yaml``: the model's list prices, its
+wire's ``providers`` rates): ``usd_list`` (every token at list price; the same figure as
+``usd_to_call``), ``usd_batch`` (through the batch API: list x the wire's ``batch``),
+``usd_cached`` (live calls, with ``cached_input_tokens`` read from the provider's prefix cache
+at ``cached_input`` and ``cache_write_tokens`` written to it at ``cache_write``) and
+``usd_batch_cached`` (both, the two multiples multiplied: an assumption that the providers
+combine the discounts; Anthropic says its batch discount stacks with prompt caching, OpenAI's
+batch prices list cached input at half its cached price, and for Gemini's batch mode it is
+assumed). ``usd_all_calls`` prices every call, stored ones too, at list price.
+
+Cached tokens are measured on the prompts themselves, per (model, task): each request may read
+the longest prefix it shares with an earlier request of the row (system prompt, then the
+messages, in characters / ``CHARS_PER_TOKEN``); the cache serves it when it is at least the
+wire's ``min_cached_tokens`` for the model (OpenAI then only whole 128-token blocks). The
+first request of a prefix writes it: its prefix shared with a later request, less what it read.
+A fit prompt thus shares its instructions and job description with the other variants of the
+JD when those come first, and all of it with its own repeated runs (OpenAI and Gemini cache
+repeated prefixes by themselves). Anthropic caches only what a request marks
+(``cache_prefix_chars``; the fit requests mark their instructions and job description): a
+marked prefix is read where an earlier request shares all of it, written where none does, and
+a request marking nothing caches nothing. This is the best case: it assumes a prefix is still
+cached when the next request sharing it arrives (the caches keep one for minutes; the tasks
+send their requests in this order). A judge prompt's evaluations are not known yet: it shares
+its template's text before the first field.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -33,7 +59,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from resumebias_dagster.core.providers.fanout import normalise
-from resumebias_dagster.core.providers.pricing import price_for
+from resumebias_dagster.core.providers.pricing import Price, price_for, wire_rates
 from resumebias_dagster.core.providers.store import ResponseStore
 from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, request_key
 
@@ -44,6 +70,12 @@ DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "judge": 250, "generation":
 # What one evaluation (score, recommendation, justification, strengths, concerns) adds to a
 # judge prompt when no fit answer is stored yet.
 DEFAULT_EVALUATION_CHARS = 1200
+# OpenAI's prompt cache serves whole 128-token blocks past its minimum (1,024 tokens).
+CACHE_BLOCK_TOKENS = {"openai": 128}
+# Wires whose cache serves only the prefix a request marks (Anthropic's cache_control); the
+# others cache repeated prefixes by themselves.
+MARKED_CACHE_WIRES = ("anthropic",)
+USD_COLUMNS = ("usd_list", "usd_batch", "usd_cached", "usd_batch_cached")
 COLUMNS = (
     "model",
     "provider",
@@ -54,11 +86,16 @@ COLUMNS = (
     "in_store",
     "to_call",
     "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
     "output_tokens",
     "output_tokens_basis",
     "usd_to_call",
     "usd_all_calls",
+    *USD_COLUMNS,
     "price_as_of",
+    "rates_as_of",
+    "rates_source",
     "note",
 )
 
@@ -120,6 +157,8 @@ class _TaskCalls:
     requests: list[ChatRequest]
     unknown: list[ChatRequest] = field(default_factory=list)
     note: str = ""
+    # Where ``unknown`` holds stand-in prompts (judge): what a prefix cache could share of each.
+    cache_texts: list[str] | None = None
 
 
 def _seniority(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
@@ -157,19 +196,24 @@ def _judge(
     from resumebias_dagster.core.jd_audit.judge import load_judge_prompts
 
     prompts = load_judge_prompts(catalog_dir)
-    template_chars = max(len(t) for t in prompts.values())
+    template = max(prompts.values(), key=len)
+    # What every judge prompt shares: the template's text before its first field.
+    head = template.split("{", 1)[0]
     variants = int((design.probe_variants["variant"] != "baseline").sum()) if len(design.probe_variants) else 0
-    requests = []
+    requests: list[ChatRequest] = []
+    cache_texts: list[str] = []
     for model in audited:
         cells = len(design.job_descriptions) * variants
         # Each prompt: the template and two evaluations (baseline and variant) of this model.
-        filler = "x" * int(template_chars + 2 * evaluation_chars.get(model.name, DEFAULT_EVALUATION_CHARS))
+        filler = "x" * int(len(template) + 2 * evaluation_chars.get(model.name, DEFAULT_EVALUATION_CHARS))
         requests += [ChatRequest.from_prompt(filler, json_mode=True, tag="audit-judge", task="judge")] * (2 * cells)
+        cache_texts += [f"{head}\0{model.name}/{i}" for i in range(2 * cells)]
     return _TaskCalls(
         "judge",
         [],
         unknown=requests,
         note="upper bound: 2 pairs per audited cell (one when both samples coincide); keys depend on the fit answers",
+        cache_texts=cache_texts,
     )
 
 
@@ -280,10 +324,13 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         in_store = len(known) - len(todo)
     if unknown and not known:
         in_store = None
+    cache_texts = [_request_text(r) for r in todo] + (
+        calls.cache_texts if calls.cache_texts is not None else [_request_text(r) for r in unknown]
+    )
     requests = known + unknown
     todo = todo + unknown
-    chars = sum(len(m[1]) for r in todo for m in r.messages) + sum(len(r.system or "") for r in todo)
-    all_chars = sum(len(m[1]) for r in requests for m in r.messages) + sum(len(r.system or "") for r in requests)
+    chars = sum(len(_request_text(r)) for r in todo)
+    all_chars = sum(len(_request_text(r)) for r in requests)
     n_stored, mean_out = (
         store.mean_output_tokens(settings.provider, settings.endpoint, settings.model, calls.task)
         if store is not None
@@ -293,7 +340,14 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
     basis = f"store mean of {n_stored}" if mean_out is not None else f"default {DEFAULT_OUTPUT_TOKENS[calls.task]}"
     input_tokens = round(chars / CHARS_PER_TOKEN)
     output_tokens = round(per_call_out * len(todo))
-    price = price_for(settings.model, catalog_dir)
+    price = price_for(settings.model, catalog_dir, settings.provider)
+    rates = wire_rates(settings.provider, catalog_dir)
+    cached, written = cache_tokens(
+        cache_texts,
+        rates.min_cached_for(settings.model),
+        CACHE_BLOCK_TOKENS.get(settings.provider, 1),
+        [_marked_chars(r) for r in todo] if settings.provider in MARKED_CACHE_WIRES else None,
+    )
     return {
         "model": settings.name,
         "provider": settings.provider,
@@ -304,12 +358,119 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         "in_store": in_store,
         "to_call": len(todo),
         "input_tokens": input_tokens,
+        "cached_input_tokens": cached,
+        "cache_write_tokens": written,
         "output_tokens": output_tokens,
         "output_tokens_basis": basis,
         "usd_to_call": None if price is None else round(price.cost(input_tokens, output_tokens), 4),
         "usd_all_calls": None
         if price is None
         else round(price.cost(round(all_chars / CHARS_PER_TOKEN), round(per_call_out * len(requests))), 4),
+        **_dollars(price, input_tokens, output_tokens, cached, written),
         "price_as_of": None if price is None else price.as_of,
+        "rates_as_of": rates.as_of if rates.source or rates.as_of != "unknown" else None,
+        "rates_source": rates.source or None,
         "note": calls.note,
     }
+
+
+def _dollars(price: Price | None, input_tokens: int, output_tokens: int, cached: int, written: int) -> dict:
+    """``USD_COLUMNS`` of the calls to make: list, batch, cached, batch and cached."""
+    if price is None:
+        return dict.fromkeys(USD_COLUMNS)
+
+    def usd(cache: bool, batch: bool) -> float:
+        return round(
+            price.cost(
+                input_tokens,
+                output_tokens,
+                cached_input_tokens=cached if cache else None,
+                cache_write_tokens=written if cache else None,
+                batch=batch,
+            ),
+            4,
+        )
+
+    return {
+        "usd_list": usd(cache=False, batch=False),
+        "usd_batch": usd(cache=False, batch=True),
+        "usd_cached": usd(cache=True, batch=False),
+        "usd_batch_cached": usd(cache=True, batch=True),
+    }
+
+
+def _request_text(request: ChatRequest) -> str:
+    """What a provider's prefix cache reads of a request, in order: the system prompt, the messages."""
+    return (request.system or "") + "".join(text for _, text in request.messages)
+
+
+def _marked_chars(request: ChatRequest) -> int:
+    """Characters of ``_request_text`` up to the end of the prefix the request marks for the
+    prompt cache (``cache_prefix_chars`` of its last user message), 0 where it marks none."""
+    if request.cache_prefix_chars <= 0:
+        return 0
+    last_user = max((i for i, (role, _) in enumerate(request.messages) if role == "user"), default=None)
+    if last_user is None:
+        return 0
+    before = sum(len(text) for _, text in request.messages[:last_user])
+    return len(request.system or "") + before + min(request.cache_prefix_chars, len(request.messages[last_user][1]))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share from their start: slices compared at doubling lengths,
+    then a binary search between the last equal one and the first unequal one."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, 64
+    while high < n and a[:high] == b[:high]:
+        low, high = high, 2 * high
+    high = min(high, n) - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _shared_with_earlier(texts: Sequence[str]) -> list[int]:
+    """Per text, the longest prefix (characters) it shares with any earlier text: among the
+    earlier texts in sorted order, the one sharing most is a neighbour of where it sorts."""
+    seen: list[str] = []
+    shared = []
+    for text in texts:
+        at = bisect.bisect_left(seen, text)
+        shared.append(max((_common_prefix(text, other) for other in seen[max(0, at - 1) : at + 1]), default=0))
+        seen.insert(at, text)
+    return shared
+
+
+def cache_tokens(
+    texts: Sequence[str], min_tokens: int | None, block: int = 1, marks: Sequence[int] | None = None
+) -> tuple[int, int]:
+    """Input tokens of the requests ``texts`` (sent in this order) read from a prefix cache and
+    written to it. A request reads the prefix it shares with an earlier one, in tokens
+    (characters / ``CHARS_PER_TOKEN``, rounded down), when that is at least ``min_tokens``, past
+    which only whole ``block``-token blocks count; it writes what it shares with a later one
+    beyond what it read. ``marks`` (a cache that serves only marked prefixes, Anthropic's): the
+    characters each request marks (0: none); a marked prefix is read when an earlier request
+    shares all of it, else written. ``min_tokens`` None: the wire has no prefix cache (0, 0)."""
+    if min_tokens is None or not texts:
+        return 0, 0
+
+    def cacheable(chars: int) -> int:
+        tokens = chars // CHARS_PER_TOKEN
+        return 0 if tokens < min_tokens else min_tokens + (tokens - min_tokens) // block * block
+
+    earlier = _shared_with_earlier(texts)
+    if marks is not None:
+        hits = [shared >= mark for shared, mark in zip(earlier, marks)]
+        return (
+            sum(cacheable(m) for m, hit in zip(marks, hits) if m > 0 and hit),
+            sum(cacheable(m) for m, hit in zip(marks, hits) if m > 0 and not hit),
+        )
+    read = [cacheable(c) for c in earlier]
+    later = _shared_with_earlier(texts[::-1])[::-1]
+    return sum(read), sum(max(0, cacheable(c) - r) for c, r in zip(later, read))

@@ -240,6 +240,8 @@ def stats_metadata(stats: RunStats) -> dict[str, Any]:
         "provider_billed_attempts_per_answer": dg.MetadataValue.float(d["billed_attempts_per_answer"] or 0.0),
         "provider_calls_answered_by_other_runs": dg.MetadataValue.int(d["waited_for_other_runs"]),
         "provider_input_tokens": dg.MetadataValue.int(d["input_tokens"]),
+        # Of the input tokens: read from the provider's prompt cache (billed at its cached rate).
+        "provider_cached_input_tokens": dg.MetadataValue.int(d["cached_input_tokens"]),
         "provider_output_tokens": dg.MetadataValue.int(d["output_tokens"]),
         "provider_cost_usd": dg.MetadataValue.float(d["cost_usd"]),
         "provider_cost_usd_incl_store": dg.MetadataValue.float(d["cost_usd_incl_store"]),

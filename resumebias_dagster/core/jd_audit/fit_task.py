@@ -79,8 +79,32 @@ def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     }, None
 
 
+class FitPrompt(str):
+    """A fit prompt that knows how many of its leading characters every prompt of its job
+    description shares (``shared_chars``: the template up to the résumé, the job description
+    filled in): the prefix a provider's prompt cache can serve (``fit_requests``)."""
+
+    shared_chars: int
+
+    def __new__(cls, text: str, shared_chars: int = 0) -> FitPrompt:
+        prompt = super().__new__(cls, text)
+        prompt.shared_chars = shared_chars
+        return prompt
+
+
+_RESUME_MARK = "\x00resume\x00"
+
+
 def fit_prompts(variants: pd.DataFrame, job_description: str, template: str) -> list[str]:
-    return [fit_prompt(template, job_description, text) for text in variants["text"]]
+    """The fit prompt of each variant (``FitPrompt``s: each knows its shared prefix)."""
+    # The shared prefix: what the template makes before the résumé, the job description filled in.
+    marked = fit_prompt(template, job_description, _RESUME_MARK)
+    shared = max(0, marked.find(_RESUME_MARK))
+    prompts: list[str] = []
+    for text in variants["text"]:
+        prompt = fit_prompt(template, job_description, text)
+        prompts.append(FitPrompt(prompt, shared if prompt[:shared] == marked[:shared] else 0))
+    return prompts
 
 
 def local_fit_prompts(variants: pd.DataFrame, job_description: str, template: str) -> list[str]:
@@ -117,11 +141,17 @@ def fit_rows(variants: pd.DataFrame, model: str, jd: str, runs: int, fields: dic
 
 
 def fit_requests(prompts: list[str], runs: int) -> list:
-    """The provider requests of one (model, JD): ``runs`` per prompt, prompt-major."""
+    """The provider requests of one (model, JD): ``runs`` per prompt, prompt-major; each marks
+    its prompt's shared prefix (``FitPrompt.shared_chars``; none for a plain string) for the
+    provider's prompt cache, which does not change its key."""
     from resumebias_dagster.core.providers.types import ChatRequest
 
     return [
-        ChatRequest.from_prompt(p, json_mode=True, sample_index=r, task="fit") for p in prompts for r in range(runs)
+        ChatRequest.from_prompt(
+            str(p), json_mode=True, sample_index=r, task="fit", cache_prefix_chars=getattr(p, "shared_chars", 0)
+        )
+        for p in prompts
+        for r in range(runs)
     ]
 
 

@@ -6,6 +6,12 @@ temperature, the asymmetry study 003 notes for its Claude runs (``ProviderSettin
 sends_temperature`` keeps temperature out of the request and its key). It has no JSON mode
 without a schema and no log-probabilities: ``json_mode`` relies on the prompt (the answer
 is still parsed strictly) and ``logprobs`` is ignored.
+
+Prompt caching: a request's shared prefix (``ChatRequest.cache_prefix_chars``) is sent as a
+text block of its own marked ``cache_control: ephemeral`` (the 5-minute cache), the rest of
+the message as a second block; the model reads the same text. The usage of an answer counts
+input tokens read from the cache and written to it apart from ``input_tokens``; the result's
+``input_tokens`` is their sum, the whole input, as the other wires count it.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ class AnthropicClient(ProviderClient):
     async def _call(self, request: ChatRequest) -> ChatResult:
         kwargs: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": [{"role": role, "content": text} for role, text in request.messages],
+            "messages": messages_with_cache_marker(request),
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS["anthropic"],
         }
         if request.system:
@@ -51,11 +57,19 @@ class AnthropicClient(ProviderClient):
             kwargs["extra_body"] = self.settings.extra_body
         response = await self._sdk.messages.create(**kwargs)
         usage = response.usage
+        # Anthropic's input_tokens leaves out the tokens read from the cache and written to
+        # it; the result's input_tokens is the whole input (as OpenAI's prompt_tokens and
+        # Gemini's promptTokenCount count it), of which the cached and written ones are parts.
+        read = getattr(usage, "cache_read_input_tokens", None)
+        written = getattr(usage, "cache_creation_input_tokens", None)
+        uncached = usage.input_tokens if usage else None
         result = ChatResult(
             key="",
             resolved_model=response.model,
-            input_tokens=usage.input_tokens if usage else None,
+            input_tokens=None if uncached is None else uncached + (read or 0) + (written or 0),
             output_tokens=usage.output_tokens if usage else None,
+            cached_input_tokens=read,
+            cache_write_tokens=written,
             finish_reason=response.stop_reason,
         )
         text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
@@ -69,3 +83,20 @@ class AnthropicClient(ProviderClient):
 
     def _classify(self, exc: BaseException) -> tuple[str, str]:
         return self._classify_stainless(anthropic, exc)
+
+
+def messages_with_cache_marker(request: ChatRequest) -> list[dict[str, Any]]:
+    """The Messages API's ``messages`` of ``request``: plain text, save the last user message
+    when the request has a shared prefix: then two text blocks, the prefix marked for the
+    prompt cache and the rest (one marked block where the prefix is the whole message)."""
+    messages: list[dict[str, Any]] = [{"role": role, "content": text} for role, text in request.messages]
+    last_user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None)
+    if request.cache_prefix_chars <= 0 or last_user is None or not messages[last_user]["content"]:
+        return messages
+    text = messages[last_user]["content"]
+    prefix, rest = text[: request.cache_prefix_chars], text[request.cache_prefix_chars :]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}}]
+    if rest:
+        blocks.append({"type": "text", "text": rest})
+    messages[last_user] = {"role": "user", "content": blocks}
+    return messages

@@ -57,7 +57,11 @@ class RunStats:
     # Attempts the provider may bill: answers, and attempts abandoned at their read timeout.
     billed_attempts: int = 0
     answered_calls: int = 0
+    # The whole input of the calls made; of it, the tokens read from the provider's prompt
+    # cache and those written to it.
     input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
     cost_unknown_calls: int = 0
@@ -94,6 +98,8 @@ class RunStats:
                 round(self.billed_attempts / self.answered_calls, 4) if self.answered_calls else None
             ),
             "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": round(self.cost_usd, 6),
             "cost_unknown_calls": self.cost_unknown_calls,
@@ -156,18 +162,30 @@ def claim_lease_s(settings: ProviderSettings) -> float:
 
 
 class _Prices:
+    """The dollars of each answer: the model's list prices with its wire's cache rates."""
+
     def __init__(self, settings: ProviderSettings, catalog_dir):
         self._catalog_dir = catalog_dir
+        self._provider = settings.provider
         self._cache: dict[str | None, Any] = {}
-        self._alias = price_for(settings.model, catalog_dir)
+        self._alias = price_for(settings.model, catalog_dir, provider=settings.provider)
 
     def cost(self, result: ChatResult) -> float | None:
         price = self._alias
         if price is None:
             if result.resolved_model not in self._cache:
-                self._cache[result.resolved_model] = price_for(result.resolved_model, self._catalog_dir)
+                self._cache[result.resolved_model] = price_for(
+                    result.resolved_model, self._catalog_dir, provider=self._provider
+                )
             price = self._cache[result.resolved_model]
-        return cost_usd(price, result.input_tokens, result.output_tokens)
+        # input_tokens is the whole input, the cached and written tokens parts of it.
+        return cost_usd(
+            price,
+            result.input_tokens,
+            result.output_tokens,
+            cached_input_tokens=result.cached_input_tokens,
+            cache_write_tokens=result.cache_write_tokens,
+        )
 
 
 async def run_requests_async(
@@ -288,6 +306,8 @@ async def _call_missing(settings, client, store, *, prices, todo, fresh, stored,
             stats.billed_attempts += result.billed_attempts
             stats.answered_calls += int(result.ok)
             stats.input_tokens += result.input_tokens or 0
+            stats.cached_input_tokens += result.cached_input_tokens or 0
+            stats.cache_write_tokens += result.cache_write_tokens or 0
             stats.output_tokens += result.output_tokens or 0
             if result.cost_usd is None:
                 stats.cost_unknown_calls += 1

@@ -101,7 +101,9 @@ class GoogleClient(ProviderClient):
         result = ChatResult(
             key="",
             resolved_model=response.model_version,
+            # The whole input; of it, cachedContentTokenCount were read from the (implicit) cache.
             input_tokens=getattr(usage, "prompt_token_count", None),
+            cached_input_tokens=getattr(usage, "cached_content_token_count", None),
             # Thinking tokens are billed as output.
             output_tokens=None if candidates_tokens is None and not thoughts else (candidates_tokens or 0) + thoughts,
             reasoning_tokens=thoughts or None,

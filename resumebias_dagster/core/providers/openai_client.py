@@ -63,12 +63,18 @@ class OpenAIClient(ProviderClient):
         response = await self._sdk.post("/chat/completions", body=self._body(request), cast_to=ChatCompletion)
         usage = getattr(response, "usage", None)
         details = getattr(usage, "completion_tokens_details", None)
+        # prompt_tokens is the whole input; of it, cached_tokens were read from the prefix cache
+        # (OpenAI caches long prefixes by itself) and cache_write_tokens, where a gateway counts
+        # them (OpenRouter in front of Anthropic), written to it.
+        prompt_details = getattr(usage, "prompt_tokens_details", None)
         result = ChatResult(
             key="",
             resolved_model=getattr(response, "model", None),
             input_tokens=getattr(usage, "prompt_tokens", None),
             output_tokens=getattr(usage, "completion_tokens", None),
             reasoning_tokens=getattr(details, "reasoning_tokens", None),
+            cached_input_tokens=getattr(prompt_details, "cached_tokens", None),
+            cache_write_tokens=getattr(prompt_details, "cache_write_tokens", None),
         )
         if not getattr(response, "choices", None):
             # OpenRouter answers some upstream failures with 200 and an error object.

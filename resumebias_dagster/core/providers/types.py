@@ -124,6 +124,12 @@ class ChatRequest:
     answer; it is neither sent nor part of the key (the limit it picked is both).
     ``logprobs`` asks for that many top alternatives per output token where the API offers
     them (OpenAI-compatible, Gemini); Anthropic has none and ignores it.
+    ``cache_prefix_chars``: how many leading characters of the last user message are shared
+    with other requests (a fit prompt's instructions and job description): the Anthropic
+    client marks them for its prompt cache (``cache_control``); OpenAI and Gemini cache
+    prefixes by themselves. Not part of the key: the model reads the same text either way (a
+    cache marker changes what a call is billed, not its answer), so a request keeps its key,
+    and its stored answer, with or without a marked prefix.
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -135,6 +141,7 @@ class ChatRequest:
     sample_index: int = 0
     tag: str = ""
     task: str = field(default="", compare=False)
+    cache_prefix_chars: int = field(default=0, compare=False)
 
     @classmethod
     def from_prompt(cls, prompt: str, **kwargs: Any) -> ChatRequest:
@@ -184,6 +191,10 @@ class ChatResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
+    # Of input_tokens (always the whole input, whatever the wire counts): those read from the
+    # provider's prompt cache, and those written to it (Anthropic's cache_control).
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
     resolved_model: str | None = None
     latency_s: float | None = None
     attempts: int = 0

@@ -197,6 +197,8 @@ class FakeRequest:
     model: str = ""
     api_key: str | None = None
     logprobs: int = 0
+    # Anthropic: the prompt's text up to its block marked with cache_control (None: none marked).
+    cache_prefix: str | None = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from resumebias_dagster.testing.fake_providers.cache import CHARS_PER_TOKEN, MIN_TOKENS, PrefixCache
 from resumebias_dagster.testing.fake_providers.replies import (
     _ANTHROPIC_TYPE,
     _GEMINI_STATUS,
@@ -47,10 +48,13 @@ class FakeProviderServer:
         port: int = 0,
         stall_share: float = 0.0,
         stall_delay_s: float = 1.0,
+        cache_min_tokens: int | None = MIN_TOKENS,
     ):
         """``stall_share``: the share of prompts (chosen by a hash of the prompt, so the same
         prompts every time) that stall ``stall_delay_s`` on every attempt: a generation too
-        long for the client's timeout, as opposed to the random faults of ``faults``."""
+        long for the client's timeout, as opposed to the random faults of ``faults``.
+        ``cache_min_tokens``: the shortest prefix the server's prompt cache keeps (``cache.py``;
+        its answers report cached input tokens in the wire's usage); None: no cache."""
         if wire not in WIRES:
             raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
         self.wire = wire
@@ -62,6 +66,7 @@ class FakeProviderServer:
         self.stall_share = stall_share
         self.stall_delay_s = stall_delay_s
         self.record = record
+        self.cache = None if cache_min_tokens is None else PrefixCache(cache_min_tokens)
         self.requests: list[FakeRequest] = []
         self.stats = Stats()
         self._script: list[Reply] = []
@@ -285,6 +290,7 @@ class FakeProviderServer:
             req.api_key = headers.get("x-api-key") or bearer
             req.model = str(payload.get("model", ""))
             req.prompt = _last_user_text(payload.get("messages") or [])
+            req.cache_prefix = _marked_prefix(payload.get("messages") or [])
         else:
             req.api_key = headers.get("x-goog-api-key")
             req.model = target.rsplit("/models/", 1)[-1].split(":", 1)[0]
@@ -303,8 +309,8 @@ class FakeProviderServer:
     def _answer_body(self, req: FakeRequest, text: str, finish: str | None) -> dict[str, Any]:
         if self.wire == "scorer":
             return json.loads(text)
-        tokens_in = max(1, len(req.prompt) // 4)
         tokens_out = 0 if finish in ("empty", "content_filter") else max(1, len(text) // 4)
+        usage = self._usage(req, tokens_out)
         model = self._resolved(req.model)
         if self.wire == "openai":
             message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
@@ -323,11 +329,7 @@ class FakeProviderServer:
                 "created": int(time.time()),
                 "model": model,
                 "choices": [choice],
-                "usage": {
-                    "prompt_tokens": tokens_in,
-                    "completion_tokens": tokens_out,
-                    "total_tokens": tokens_in + tokens_out,
-                },
+                "usage": usage,
             }
         if self.wire == "anthropic":
             stop = "refusal" if finish == "refusal" else "end_turn"
@@ -340,13 +342,8 @@ class FakeProviderServer:
                 "content": content,
                 "stop_reason": stop,
                 "stop_sequence": None,
-                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                "usage": usage,
             }
-        usage = {
-            "promptTokenCount": tokens_in,
-            "candidatesTokenCount": tokens_out,
-            "totalTokenCount": tokens_in + tokens_out,
-        }
         if finish == "content_filter":
             return {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": usage, "modelVersion": model}
         if finish == "refusal":
@@ -365,6 +362,36 @@ class FakeProviderServer:
                 ],
             }
         return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "fake"}
+
+    def _usage(self, req: FakeRequest, tokens_out: int) -> dict[str, Any]:
+        """The usage of an answer in the wire's words, with what the prompt cache served: the
+        whole input counted as each wire counts it (Anthropic's input_tokens leaves out the
+        tokens read from the cache and written to it; OpenAI's and Gemini's include them)."""
+        tokens_in = max(1, len(req.prompt) // CHARS_PER_TOKEN)
+        if self.wire == "anthropic":
+            read, written = (0, 0)
+            if self.cache is not None and req.cache_prefix:
+                read, written = self.cache.marked(req.model, req.cache_prefix)
+            read, written = read // CHARS_PER_TOKEN, written // CHARS_PER_TOKEN
+            return {
+                "input_tokens": tokens_in - read - written,
+                "output_tokens": tokens_out,
+                "cache_creation_input_tokens": written,
+                "cache_read_input_tokens": read,
+            }
+        cached = self.cache.automatic(req.model, req.prompt) // CHARS_PER_TOKEN if self.cache is not None else 0
+        if self.wire == "openai":
+            return {
+                "prompt_tokens": tokens_in,
+                "completion_tokens": tokens_out,
+                "total_tokens": tokens_in + tokens_out,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+            }
+        usage = {"promptTokenCount": tokens_in, "candidatesTokenCount": tokens_out}
+        if cached:
+            # Gemini names the cached tokens only when there are some.
+            usage["cachedContentTokenCount"] = cached
+        return {**usage, "totalTokenCount": tokens_in + tokens_out}
 
     def _hostile_body(self, req: FakeRequest, text: str, kind: str | None) -> bytes:
         """The bytes of a 2xx answer of ``text`` made hostile in the way ``kind`` names."""
@@ -426,6 +453,20 @@ def _last_user_text(messages: list[Any]) -> str:
             if isinstance(content, list):
                 return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return ""
+
+
+def _marked_prefix(messages: list[Any]) -> str | None:
+    """The text of the last user message up to and including its last block marked with
+    ``cache_control`` (Anthropic), or None where nothing is marked."""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if not isinstance(content, list):
+                return None
+            blocks = [b for b in content if isinstance(b, dict)]
+            marked = [i for i, b in enumerate(blocks) if b.get("cache_control")]
+            return "".join(str(b.get("text", "")) for b in blocks[: marked[-1] + 1]) if marked else None
+    return None
 
 
 def _top(text: str, k: int) -> list[tuple[str, float]]:

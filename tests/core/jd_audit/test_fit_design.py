@@ -124,11 +124,11 @@ def test_the_study003_preset_reproduces_study_003s_design():
     assert len(variants) == 37  # study 003: the baseline and 36 variants
     names = variants.loc[variants["axis"] == "firstName", "name"].tolist()
     assert names == [name for name, _ in STUDY003_NAMES.values()]
-    # The preset holds only these two files: every other catalog file falls back to the packaged one.
-    assert sorted(p.name for p in (PACKAGED_DIR / "presets" / "study003").iterdir()) == [
-        "fit_design.yaml",
-        "probe_axes.yaml",
-    ]
+    # The preset holds only these files (study 003's fit prompt, in its order: the packaged one puts
+    # the shared part first for prompt caching): every other catalog file falls back to the packaged one.
+    preset = PACKAGED_DIR / "presets" / "study003"
+    assert sorted(p.name for p in preset.iterdir()) == ["fit_design.yaml", "probe_axes.yaml", "prompts"]
+    assert sorted(p.name for p in (preset / "prompts").iterdir()) == ["fit_scoring.txt"]
 
 
 def test_the_study003_preset_through_the_environment_gives_17_jd_partitions_and_one_resume():

@@ -238,7 +238,7 @@ def test_a_store_of_an_older_version_is_migrated_forward(postgres_server, postgr
     )
     with ResponseStore(postgres_url) as store:
         assert store.get_many(["old"])["old"].text == "senior"
-    assert versions(postgres_server, postgres_url) == [1, 2, 3]
+    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4]
     indexes = {r[0] for r in postgres_server.admin("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'", db)}
     assert {"responses_model", "responses_alias", "claims_owner"} <= indexes
 
@@ -248,9 +248,9 @@ def test_a_store_of_a_newer_version_is_refused(postgres_server, postgres_url):
     postgres_server.admin(
         "INSERT INTO resumebias_store_version (version, description) VALUES (99, 'future')", db_of(postgres_url)
     )
-    with pytest.raises(StoreError, match=r"newer version \(99; this code knows up to 3\).*upgrade resumebias_dagster"):
+    with pytest.raises(StoreError, match=r"newer version \(99; this code knows up to 4\).*upgrade resumebias_dagster"):
         ResponseStore(postgres_url)
-    assert versions(postgres_server, postgres_url) == [1, 2, 3, 99]
+    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4, 99]
 
 
 def test_a_database_of_another_program_is_refused_untouched(postgres_server, postgres_url):

@@ -2,8 +2,9 @@
 the DDL each backend renders is, word for word, the DDL every existing store was created
 with (frozen below), and a fresh store of each backend has exactly the schema that DDL gives.
 
-A change to a table in base.py fails here: it is a new schema version of both backends (a
-SQLite version and a PostgreSQL migration), and the frozen DDL of the old one stays as it is.
+A change to a table in schema.py fails here: it is a new schema version of both backends (a
+SQLite version and a PostgreSQL migration), and the frozen DDL of the old one stays as it is;
+a column added since (the prompt-cache columns) is added by a migration to every store.
 """
 
 import sqlite3
@@ -68,7 +69,7 @@ CLAIMS_COLUMNS = """
     pid INTEGER NOT NULL,
     expires_at {real} NOT NULL
 """
-# SQLite: the tables created at open (version 4).
+# SQLite: the tables created at open (version 4), then version 5's columns.
 SQLITE_DDL = f"""
 CREATE TABLE IF NOT EXISTS responses ({RESPONSES_COLUMNS.format(text="TEXT", answer="TEXT", real="REAL")});
 CREATE INDEX IF NOT EXISTS responses_model ON responses (model);
@@ -76,7 +77,12 @@ CREATE TABLE IF NOT EXISTS snapshots ({SNAPSHOTS_COLUMNS});
 CREATE TABLE IF NOT EXISTS snapshot_epochs ({SNAPSHOT_EPOCHS_COLUMNS});
 CREATE TABLE IF NOT EXISTS claims ({CLAIMS_COLUMNS.format(real="REAL")});
 """
-# PostgreSQL: migrations 1 and 3 (2 adds indexes).
+# Version 5 (SQLite), migration 4 (PostgreSQL): the prompt-cache columns.
+ADD_CACHE_COLUMNS = """
+ALTER TABLE responses ADD COLUMN cached_input_tokens INTEGER;
+ALTER TABLE responses ADD COLUMN cache_write_tokens INTEGER;
+"""
+# PostgreSQL: migrations 1 and 3 (2 adds indexes), then 4.
 POSTGRES_MIGRATION_1 = f"""
 CREATE TABLE responses ({RESPONSES_COLUMNS.format(text="TEXT", answer="BYTEA", real="DOUBLE PRECISION")});
 COMMENT ON COLUMN responses.text IS 'the answer as UTF-8 bytes, exactly as it came (text cannot hold NUL)';
@@ -93,17 +99,26 @@ def words(sql: str) -> str:
 
 def test_the_sqlite_ddl_is_the_ddl_of_every_store():
     assert words(lite._TABLES) == words(SQLITE_DDL)
+    assert lite._SCHEMA_VERSION == 5
+    assert words(store_schema.add_columns("responses", store_schema.CACHE_COLUMNS, lite.TYPES)) == words(
+        ADD_CACHE_COLUMNS
+    )
 
 
 def test_the_postgres_migrations_are_the_ddl_of_every_store():
     assert [(n, words(sql)) for n, _, sql in pg.MIGRATIONS if n != 2] == [
         (1, words(POSTGRES_MIGRATION_1)),
         (3, words(POSTGRES_MIGRATION_3)),
+        (4, words(ADD_CACHE_COLUMNS)),
     ]
 
 
 def test_the_row_columns_follow_the_tables():
-    assert store_schema.COLUMNS == tuple(line.split()[0] for line in RESPONSES_COLUMNS.strip().splitlines())
+    assert store_schema.COLUMNS == (
+        *(line.split()[0] for line in RESPONSES_COLUMNS.strip().splitlines()),
+        "cached_input_tokens",
+        "cache_write_tokens",
+    )
     assert store_schema.CLAIM_COLUMNS == ("key", "owner", "host", "pid", "expires_at")
     assert all(table.names == tuple(dict.fromkeys(table.names)) for table in _tables())
 
@@ -131,7 +146,7 @@ def test_a_new_sqlite_store_has_the_schema_of_the_frozen_ddl(tmp_path):
     ResponseStore(tmp_path / "new.sqlite").close()
     frozen = tmp_path / "frozen.sqlite"
     conn = sqlite3.connect(frozen)
-    conn.executescript(SQLITE_DDL)
+    conn.executescript(SQLITE_DDL + ADD_CACHE_COLUMNS)
     conn.close()
     assert _sqlite_schema(tmp_path / "new.sqlite") == _sqlite_schema(frozen)
 
@@ -155,7 +170,7 @@ def test_a_new_postgres_store_has_the_schema_of_the_frozen_ddl(postgres_server):
     new = postgres_server.create_database(f"new_{uuid.uuid4().hex[:8]}")
     ResponseStore(postgres_server.url(new)).close()
     frozen = postgres_server.create_database(f"frozen_{uuid.uuid4().hex[:8]}")
-    postgres_server.admin(POSTGRES_MIGRATION_1 + pg.MIGRATIONS[1][2] + POSTGRES_MIGRATION_3, frozen)
+    postgres_server.admin(POSTGRES_MIGRATION_1 + pg.MIGRATIONS[1][2] + POSTGRES_MIGRATION_3 + ADD_CACHE_COLUMNS, frozen)
     for sql in (_PG_COLUMNS, _PG_KEYS, _PG_TABLES):
         assert postgres_server.admin(sql, new) == postgres_server.admin(sql, frozen), sql
 

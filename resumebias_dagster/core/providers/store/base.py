@@ -174,6 +174,8 @@ def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatRes
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         "reasoning_tokens": result.reasoning_tokens,
+        "cached_input_tokens": result.cached_input_tokens,
+        "cache_write_tokens": result.cache_write_tokens,
         "cost_usd": result.cost_usd,
         "latency_s": result.latency_s,
         "attempts": result.attempts,
@@ -195,6 +197,8 @@ def result_of(record: dict[str, Any]) -> ChatResult:
         input_tokens=record["input_tokens"],
         output_tokens=record["output_tokens"],
         reasoning_tokens=record["reasoning_tokens"],
+        cached_input_tokens=record["cached_input_tokens"],
+        cache_write_tokens=record["cache_write_tokens"],
         resolved_model=record["resolved_model"],
         latency_s=record["latency_s"],
         attempts=record["attempts"] or 0,
@@ -250,6 +254,9 @@ class ResponseStore:
     location: str
     read_only: bool
     _lock: threading.RLock
+    # Columns of responses a store opened read-only lacks (one a version behind, not migrated:
+    # nothing is written to it); they read as NULL.
+    _absent: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ backend hooks
 
@@ -290,6 +297,11 @@ class ResponseStore:
     def _records(self, sql: str, args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return [self._decode(dict(zip(COLUMNS, row))) for row in self._query(sql, args)]
 
+    @property
+    def _selected(self) -> str:
+        """The SELECT list of a whole row, in COLUMNS order (NULL for an absent column)."""
+        return ", ".join(f"NULL AS {c}" if c in self._absent else c for c in COLUMNS)
+
     @_operation
     def get_many(self, keys: Iterable[str], include_transient: bool = False) -> dict[str, ChatResult]:
         """The stored outcomes of ``keys`` that are final (and transient ones if asked)."""
@@ -298,7 +310,7 @@ class ResponseStore:
         for i in range(0, len(keys), _CHUNK):
             chunk = keys[i : i + _CHUNK]
             where = f"key IN ({', '.join('?' for _ in chunk)})" + ("" if include_transient else " AND done = 1")
-            for record in self._records(f"SELECT {', '.join(COLUMNS)} FROM responses WHERE {where}", chunk):
+            for record in self._records(f"SELECT {self._selected} FROM responses WHERE {where}", chunk):
                 found[record["key"]] = result_of(record)
         return found
 
@@ -308,7 +320,7 @@ class ResponseStore:
 
     @_operation
     def _all_rows(self, model: str | None) -> list[dict[str, Any]]:
-        sql = f"SELECT {', '.join(COLUMNS)} FROM responses"
+        sql = f"SELECT {self._selected} FROM responses"
         args: tuple = ()
         if model is not None:
             sql += " WHERE model = ?"

@@ -46,15 +46,17 @@ from resumebias_dagster.core.providers.store.base import (
 )
 from resumebias_dagster.core.providers.store.schema import (
     ANSWER,
+    CACHE_COLUMNS,
     CLAIMS,
     COLUMNS,
     INTEGER,
     REAL,
-    RESPONSES,
+    RESPONSES_CREATED,
     SNAPSHOT_EPOCHS,
     SNAPSHOTS,
     TEXT,
     UPSERT,
+    add_columns,
     create_table,
 )
 from resumebias_dagster.core.providers.types import redact
@@ -66,16 +68,17 @@ MIGRATION_LOCK = 0x52427273
 # bytes (text cannot hold NUL).
 TYPES = {TEXT: "TEXT", INTEGER: "INTEGER", REAL: "DOUBLE PRECISION", ANSWER: "BYTEA"}
 # Applied in order, each once (the version table records them); a store of version n runs
-# those after n. Migrations 1 and 3 render base.py's tables, whose DDL is frozen by
+# those after n. Migrations 1 and 3 render schema.py's tables, whose DDL is frozen by
 # tests/core/providers/test_store_schema.py: a store created long ago and a new one must end
-# up alike, so changing a table there takes a new migration here (and a new SQLite version).
+# up alike, so changing a table there takes a new migration here (and a new SQLite version),
+# as migration 4 adds schema.py's CACHE_COLUMNS.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         1,
         "responses, snapshots and claims",
         "\n".join(
             (
-                create_table(RESPONSES, TYPES),
+                create_table(RESPONSES_CREATED, TYPES),
                 "COMMENT ON COLUMN responses.text IS "
                 "'the answer as UTF-8 bytes, exactly as it came (text cannot hold NUL)';",
                 create_table(SNAPSHOTS, TYPES),
@@ -94,8 +97,17 @@ CREATE INDEX claims_owner ON claims (owner);
 """,
     ),
     (3, "snapshot_epochs: each snapshot an alias resolved to keeps its epoch", create_table(SNAPSHOT_EPOCHS, TYPES)),
+    (
+        4,
+        "responses: cached_input_tokens and cache_write_tokens (prompt caching)",
+        add_columns("responses", CACHE_COLUMNS, TYPES),
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+# The responses columns each later migration adds: a store of READABLE_VERSION or later opened
+# read-only (nothing migrated) reads those it lacks as NULL.
+ADDED_BY = {4: CACHE_COLUMNS}
+READABLE_VERSION = 3
 _CREATE_VERSION_TABLE = f"""
 CREATE TABLE {VERSION_TABLE} (
     version INTEGER PRIMARY KEY,
@@ -275,7 +287,7 @@ class PostgresStore(ResponseStore):
                 f"{self.setting}: {self.location} is a response store of a newer version ({version}; this code "
                 f"knows up to {SCHEMA_VERSION}); upgrade resumebias_dagster on this machine"
             )
-        if self.read_only and version < SCHEMA_VERSION:
+        if self.read_only and version < READABLE_VERSION:
             raise StoreError(
                 f"{self.setting}: {self.location} is {'a response store of an older version' if ours else 'empty'}; "
                 "open it once for writing to create or upgrade it"
@@ -284,7 +296,9 @@ class PostgresStore(ResponseStore):
     def _open(self) -> None:
         relations, version = self._inspect()
         self._check(relations, version)
-        if version == SCHEMA_VERSION:
+        if self.read_only:
+            self._absent = frozenset(c.name for n, added in ADDED_BY.items() if n > version for c in added)
+        if version == SCHEMA_VERSION or self.read_only:
             return
         import psycopg
 

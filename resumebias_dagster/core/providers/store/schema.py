@@ -12,6 +12,9 @@ from resumebias_dagster.core.providers.types import BILLED_CALL_LIMIT, EMPTY, EM
 # with its ``TYPES``): sqlite.py creates them at open, postgres.py in its migrations. The
 # DDL they render is the DDL every existing store was created with
 # (tests/core/providers/test_store_schema.py holds it): a change here is a new schema version.
+# A column added since is declared once below (``CACHE_COLUMNS``), at the end of its table;
+# each backend adds it in a migration (``add_columns``), to old and new stores alike, so every
+# store ends up with the same table.
 
 # Portable types. ANSWER: the text of an answer, stored exactly as it came (lone surrogates,
 # NUL): SQLite's TEXT (a BLOB of its bytes where it cannot be text), PostgreSQL's BYTEA.
@@ -42,6 +45,21 @@ class Table:
         return tuple(c.name for c in self.columns)
 
 
+def _column_sql(c: Column, types: dict[str, str]) -> str:
+    line = f"{c.name} {types[c.type]}"
+    if c.not_null:
+        line += " NOT NULL"
+    if c.default is not None:
+        line += f" DEFAULT {c.default}"
+    return line
+
+
+def add_columns(table: str, columns: tuple[Column, ...], types: dict[str, str]) -> str:
+    """The statements adding ``columns`` to ``table`` (nullable or with a default: a table
+    with rows takes them), in a backend's words."""
+    return "\n".join(f"ALTER TABLE {table} ADD COLUMN {_column_sql(c, types)};" for c in columns)
+
+
 def create_table(table: Table, types: dict[str, str], *, prefix: str = "CREATE TABLE") -> str:
     """``table``'s DDL in a backend's words: ``types`` maps each portable type to its SQL type;
     ``prefix`` e.g. ``CREATE TABLE IF NOT EXISTS``, ``CREATE UNLOGGED TABLE``."""
@@ -61,7 +79,8 @@ def create_table(table: Table, types: dict[str, str], *, prefix: str = "CREATE T
     return f"{prefix} {table.name} (\n{body}\n);"
 
 
-RESPONSES = Table(
+# The responses table as every store was created (migration 1, SQLite's tables up to version 4).
+RESPONSES_CREATED = Table(
     "responses",
     (
         Column("key", TEXT),
@@ -91,6 +110,11 @@ RESPONSES = Table(
     ),
     key=("key",),
 )
+# Columns added to responses since: of an answer's input tokens, those read from the provider's
+# prompt cache and those written to it (SQLite version 5, PostgreSQL migration 4).
+CACHE_COLUMNS = (Column("cached_input_tokens", INTEGER), Column("cache_write_tokens", INTEGER))
+# The responses table as it is now: as created, then the columns added since.
+RESPONSES = Table("responses", RESPONSES_CREATED.columns + CACHE_COLUMNS, key=RESPONSES_CREATED.key)
 # What each alias resolved to when last probed, and that snapshot's epoch.
 SNAPSHOTS = Table(
     "snapshots",

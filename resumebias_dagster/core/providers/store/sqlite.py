@@ -39,28 +39,34 @@ from resumebias_dagster.core.providers.store.base import (
 )
 from resumebias_dagster.core.providers.store.schema import (
     ANSWER,
+    CACHE_COLUMNS,
     CLAIMS,
     COLUMNS,
     INTEGER,
     REAL,
-    RESPONSES,
+    RESPONSES_CREATED,
     SNAPSHOT_EPOCHS,
     SNAPSHOTS,
     TEXT,
+    add_columns,
     create_table,
 )
 
 # "RBrs": marks the file as a response store of this project.
 APPLICATION_ID = 0x52427273
 # 4: snapshot_epochs (each snapshot keeps its epoch); a store of version 3 gains the table at open.
-_SCHEMA_VERSION = 4
+# 5: responses.cached_input_tokens and cache_write_tokens (prompt caching); a store of an earlier
+# version gains them when opened for writing, and one of version 4 opened read-only reads them as
+# NULL.
+_SCHEMA_VERSION = 5
+_READABLE_VERSION = 4
 # The portable types of base.py's tables in SQLite's words (an answer that cannot be text is
 # kept as a BLOB of its bytes in its TEXT column).
 TYPES = {TEXT: "TEXT", INTEGER: "INTEGER", REAL: "REAL", ANSWER: "TEXT"}
 _CREATE = "CREATE TABLE IF NOT EXISTS"
 _TABLES = "\n".join(
     (
-        create_table(RESPONSES, TYPES, prefix=_CREATE),
+        create_table(RESPONSES_CREATED, TYPES, prefix=_CREATE),
         "CREATE INDEX IF NOT EXISTS responses_model ON responses (model);",
         create_table(SNAPSHOTS, TYPES, prefix=_CREATE),
         create_table(SNAPSHOT_EPOCHS, TYPES, prefix=_CREATE),
@@ -217,10 +223,11 @@ class SQLiteStore(ResponseStore):
         if ours and version > _SCHEMA_VERSION:
             raise StoreError(f"{self.path}: response store of a newer version ({version}); upgrade resumebias_dagster")
         if self.read_only:
-            if v2 or fresh or version < _SCHEMA_VERSION:
+            if v2 or fresh or version < _READABLE_VERSION:
                 raise StoreError(
                     f"{self.path}: response store of an older version; open it once for writing to upgrade it"
                 )
+            self._absent = frozenset(COLUMNS) - self._columns("responses")
             return
         # Switching to WAL takes a lock of its own; once set it is a property of the file.
         if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -236,6 +243,11 @@ class SQLiteStore(ResponseStore):
                 # _TABLES creates only what is missing: a store of version 3 gains snapshot_epochs.
                 script = (_MIGRATE_V2 if v2 and not ours_now else "") + _TABLES
                 for statement in filter(str.strip, script.split(";")):
+                    self._conn.execute(statement)
+                # Version 5, for a new store as for an old one: the columns added since, where missing.
+                present = self._columns("responses")
+                missing = tuple(c for c in CACHE_COLUMNS if c.name not in present)
+                for statement in filter(str.strip, add_columns("responses", missing, TYPES).split(";")):
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
