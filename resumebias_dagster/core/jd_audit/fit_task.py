@@ -280,20 +280,13 @@ def predict_fit_with_http(run: Transport, variants: pd.DataFrame, *, jd: str, jd
     through the store; returns (rows, stats). A call that failed is an error row; a reply the
     answer paths cannot read an "unparsable" one, and none readable stops the run (the paths
     are wrong: the replies are stored, so fixing them costs no call)."""
-    from resumebias_dagster.core.models.http_endpoint import endpoint_of
-    from resumebias_dagster.core.providers.http_scorer import http_requests, read_replies, unreadable_everywhere
+    from resumebias_dagster.core.providers.http_scorer import score_over_http
 
-    endpoint = endpoint_of(spec)
     items = [
         {"id": fit_item_id(jd, row), "task": "fit", "resume": row.text, "job_description": jd_text}
         for row in variants.itertuples(index=False)
     ]
-    results, stats = run(http_requests(items, spec.runs_per_cell))
-    replies = read_replies(endpoint, results, "fit")
-    problem = unreadable_everywhere(spec.name, replies, endpoint, "fit")
-    if problem:
-        raise ValueError(problem)
-    stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith("unparsable: ") for r in replies)
+    results, replies, stats = score_over_http(run, spec, items, "fit")
     n = len(results)
     fields = {
         "score": np.asarray([np.nan if isinstance(r, str) else r.score for r in replies], dtype=float),

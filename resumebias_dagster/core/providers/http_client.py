@@ -15,7 +15,7 @@ import asyncio
 import json
 from typing import Any
 
-from resumebias_dagster.core.models.http_endpoint import HttpEndpoint, endpoint_from_entry
+from resumebias_dagster.core.models.http_endpoint import HttpEndpoint
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
 from resumebias_dagster.core.providers.http_scorer import item_of
@@ -28,19 +28,18 @@ BODY_CHARS = 300
 
 
 def endpoint_of_settings(settings: ProviderSettings) -> HttpEndpoint:
-    """The endpoint the settings were made from (its templates are the settings' ``wire``)."""
+    """The endpoint the settings were made from: its templates are the settings' ``wire``,
+    checked when the models file was read. The answer paths are the task's to read."""
     wire = settings.wire
-    entry = {
-        "name": settings.name,
-        "url": settings.base_url,
-        "method": wire["method"],
-        "body": wire["body"],
-        "headers": dict(wire["headers"]) or None,
-        "api_key_env": settings.api_key_env,
-        # The answer paths are read by the task, not here: any valid one passes the check.
-        "answer": {"score": "$.score"},
-    }
-    return endpoint_from_entry(entry, f"model {settings.name!r}")
+    return HttpEndpoint(
+        model=settings.name,
+        url=settings.base_url or "",
+        method=wire["method"],
+        body=wire["body"],
+        headers=tuple((str(name), str(source)) for name, source in wire["headers"]),
+        answer=(),
+        has_key=bool(settings.api_key_env),
+    )
 
 
 def _retry_after(response: Any, fallback: float) -> float:

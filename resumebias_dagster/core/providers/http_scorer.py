@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from resumebias_dagster.core.models.http_endpoint import HttpEndpoint
+from resumebias_dagster.core.models.http_endpoint import ANSWER_PARTS, HttpEndpoint, endpoint_of
 from resumebias_dagster.core.models.scorer_answers import Answer
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
 
 _TAG = "http"
+UNPARSABLE = "unparsable: "
 
 
 def http_requests(items: Sequence[dict[str, Any]], runs: int) -> list[ChatRequest]:
@@ -58,21 +59,37 @@ def read_replies(endpoint: HttpEndpoint, results: Sequence[ChatResult], task: st
             out.append(f"{result.error_kind}: {result.error_message or ''}".rstrip(": "))
             continue
         answer = endpoint.read_answer(result.text, task)
-        out.append(f"unparsable: {answer}" if isinstance(answer, str) else answer)
+        out.append(f"{UNPARSABLE}{answer}" if isinstance(answer, str) else answer)
     return out
 
 
 def unreadable_everywhere(model: str, replies: Sequence[Answer | str], endpoint: HttpEndpoint, task: str) -> str | None:
     """A message when every reply that came back was unreadable: the answer paths are likely
     wrong, and the stored replies can be read again once they are fixed (None otherwise)."""
-    unparsable = [r for r in replies if isinstance(r, str) and r.startswith("unparsable: ")]
+    unparsable = [r for r in replies if isinstance(r, str) and r.startswith(UNPARSABLE)]
     answered = sum(1 for r in replies if not isinstance(r, str)) + len(unparsable)
     if not unparsable or len(unparsable) < answered:
         return None
-    parts = dict(endpoint.answer)
-    paths = ", ".join(f"answer.{part} {parts[part]!r}" for part in parts if part in ("label",) or task == "fit")
+    paths = ", ".join(f"answer.{part} {path!r}" for part, path in endpoint.answer if ANSWER_PARTS[part] == task)
     return (
         f"models.{model} (kind http): none of the {answered} replies could be read for the {task} task with "
-        f"{paths}: {unparsable[0][len('unparsable: ') :]}. The replies are kept in the response store: fix the "
+        f"{paths}: {unparsable[0][len(UNPARSABLE) :]}. The replies are kept in the response store: fix the "
         "answer paths in the models file and run again; nothing is called twice"
     )
+
+
+def score_over_http(
+    run: Any, spec: Any, items: Sequence[dict[str, Any]], task: str
+) -> tuple[list[ChatResult], list[Answer | str], Any]:
+    """The calls of ``items`` (``runs_per_cell`` each) through ``run`` (the store and the
+    fan-out), their replies read with the model's answer paths, and the run's stats (its
+    unparsable replies counted). Every reply unreadable stops the task (``ValueError``): the
+    paths are wrong, and fixing them costs no call."""
+    endpoint = endpoint_of(spec)
+    results, stats = run(http_requests(items, spec.runs_per_cell))
+    replies = read_replies(endpoint, results, task)
+    problem = unreadable_everywhere(spec.name, replies, endpoint, task)
+    if problem:
+        raise ValueError(problem)
+    stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith(UNPARSABLE) for r in replies)
+    return results, replies, stats

@@ -145,7 +145,6 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     import time
 
     from resumebias_dagster.core.models.finetune import classify, load_classifier, trained_metrics
-    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
 
     model, tokenizer = load_classifier(model_dir, settings)
     metrics = trained_metrics(model_dir)
@@ -154,13 +153,21 @@ def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, f
     started = time.perf_counter()
     probs = classify(model, tokenizer, variants["text"].tolist(), settings, max_length)
     per_variant = (time.perf_counter() - started) / max(1, len(variants))
+    return sampled_rows(spec, variants, probs, resolved_model=f"{spec.name}@{fingerprint}", per_variant=per_variant)
+
+
+def sampled_rows(spec, variants: pd.DataFrame, probs: np.ndarray, *, resolved_model: str, per_variant: float):
+    """Rows of a classifier that labelled each variant once: ``runs_per_cell`` labels sampled from
+    its distribution at the entry's temperature, which ``p_*`` hold."""
+    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
+
     samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
     return rows_from_distributions(
         variants,
         tempered(probs, spec.temperature),
         samples,
         model=spec.name,
-        resolved_model=f"{spec.name}@{fingerprint}",
+        resolved_model=resolved_model,
         latency_s=np.full(len(variants), per_variant),
     )
 
@@ -173,21 +180,12 @@ def predict_with_hf_classifier(spec, variants: pd.DataFrame, settings, *, log=No
     import time
 
     from resumebias_dagster.core.models.hf_classifier import classifier_probabilities, load_hf_classifier
-    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
 
     classifier = load_hf_classifier(spec, settings, log=log)
     started = time.perf_counter()
     probs = classifier_probabilities(classifier, variants["text"].tolist(), settings)
     per_variant = (time.perf_counter() - started) / max(1, len(variants))
-    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
-    frame = rows_from_distributions(
-        variants,
-        tempered(probs, spec.temperature),
-        samples,
-        model=spec.name,
-        resolved_model=classifier.identity,
-        latency_s=np.full(len(variants), per_variant),
-    )
+    frame = sampled_rows(spec, variants, probs, resolved_model=classifier.identity, per_variant=per_variant)
     return conform(frame, SeniorityPredictions)
 
 
@@ -250,21 +248,14 @@ def predict_with_http(run: Transport, variants: pd.DataFrame, spec) -> tuple[pd.
     and the run's stats. A label is the prediction; a distribution is kept in ``p_*`` and its
     most probable label (the first of a tie) is the prediction: each run is its own call, so
     nothing is sampled here. Failed calls and unreadable replies are rows with their reason."""
-    from resumebias_dagster.core.models.http_endpoint import endpoint_of
-    from resumebias_dagster.core.providers.http_scorer import http_requests, read_replies, unreadable_everywhere
+    from resumebias_dagster.core.providers.http_scorer import score_over_http
 
-    endpoint = endpoint_of(spec)
     runs = spec.runs_per_cell
     items = [
         {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
         for row in variants.itertuples(index=False)
     ]
-    results, stats = run(http_requests(items, runs))
-    replies = read_replies(endpoint, results, "seniority")
-    problem = unreadable_everywhere(spec.name, replies, endpoint, "seniority")
-    if problem:
-        raise ValueError(problem)
-    stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith("unparsable: ") for r in replies)
+    results, replies, stats = score_over_http(run, spec, items, "seniority")
     probs = np.full((len(replies), len(SENIORITY_LEVELS)), np.nan)
     predictions = []
     for i, reply in enumerate(replies):
