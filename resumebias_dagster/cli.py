@@ -481,6 +481,37 @@ def _pull_tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batches_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", help="response store: a file or a postgresql:// URL (default: the run's store)")
+    parser.add_argument("--model", help="only this model's batches")
+    parser.add_argument("--json", action="store_true", help="print JSON: one object per batch")
+
+
+def _batches(args: argparse.Namespace) -> int:
+    import json
+
+    try:
+        store, where = _read_only_store(args.store)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    try:
+        rows = store.batches(args.model) if store is not None else []
+    except Exception:  # noqa: BLE001 - a store of a version before batch mode, read-only: none
+        rows = []
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{len(rows)} batch(es) in {where}")
+    for r in rows:
+        counts = f"{r['succeeded'] or 0:,} answered, {r['errored'] or 0:,} failed of {r['requests']:,}"
+        provider = f" ({r['provider_state']})" if r["provider_state"] else ""
+        print(
+            f"{r['created_at'][:19]}  {r['model']}  {r['batch_id'] or r['submission_id']}  {r['state']}{provider}  {counts}"
+        )
+    return 0
+
+
 def _asset_names() -> set[str]:
     """The tables this project writes: its assets' names (pull-tables pulls no other folder)."""
     from resumebias_dagster.definitions import defs
@@ -514,6 +545,11 @@ COMMANDS: dict[str, Command] = {
         "calls, expected tokens and dollars of the configured provider models for the study, and how many are stored",
         _estimate_cost_arguments,
         _estimate_cost,
+    ),
+    "batches": Command(
+        "the provider batches of the response store: model, batch id, state, answered and failed requests",
+        _batches_arguments,
+        _batches,
     ),
     "pull-tables": Command(
         "copy the shared tables of a multi-machine deployment (Parquet on S3) into a local DuckDB file to inspect",

@@ -20,6 +20,7 @@ from resumebias_dagster.catalog import PACKAGED_DIR
 from resumebias_dagster.core.models.model_config import load_judges, load_models, models_file
 from resumebias_dagster.core.providers.base import guard_logs, scrubbed_exception
 from resumebias_dagster.core.providers.fanout import RunStats, Transport, run_requests
+from resumebias_dagster.core.providers.registry import BATCH_WIRES
 from resumebias_dagster.core.providers.store import (
     STORE_FILE,
     STORE_URL_ENV,
@@ -61,6 +62,12 @@ class ProvidersResource(dg.ConfigurableResource):
         f"~/.pgpass); empty = store_path, else ${STORE_URL_ENV}, else <data dir>/{STORE_FILE}",
     )
     durable: bool = Field(default=False, description="fsync every stored response (survives power loss, slower)")
+    batch: bool = Field(
+        default=False,
+        description="send every provider model's missing requests as provider batches (half the list price, "
+        "answers within a day), as `batch: true` on each model entry does; a scoring endpoint (kind http) "
+        "has no batch protocol and keeps calling live",
+    )
 
     _models: dict[str, ProviderSettings] = PrivateAttr(default_factory=dict)
     _audited: list[str] = PrivateAttr(default_factory=list)
@@ -90,6 +97,8 @@ class ProvidersResource(dg.ConfigurableResource):
         models += [ProviderSettings.from_spec(j) for j in judges if j.name not in self._audited]
         # Scoring endpoints of the user's (kind http): the same store and fan-out, no alias to probe.
         models += [ProviderSettings.from_spec(s) for s in specs if s.kind == "http"]
+        if self.batch:
+            models = [replace(m, batch=True) if m.provider in BATCH_WIRES else m for m in models]
         self._keys = check_credentials(models)
         guard_logs(*(k.reveal() for k in self._keys.values() if k), *(s for m in models for s in m.secrets_in_url))
         self._models = {m.name: m for m in models}
@@ -151,7 +160,11 @@ class ProvidersResource(dg.ConfigurableResource):
         return self._store
 
     def run(
-        self, name: str, requests: Sequence[ChatRequest], progress: Callable[[int, int], None] | None = None
+        self,
+        name: str,
+        requests: Sequence[ChatRequest],
+        progress: Callable[[int, int], None] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> tuple[list[ChatResult], RunStats]:
         """``requests`` through model ``name``: stored answers first, then only missing calls."""
         with _scrubbed_errors():
@@ -162,12 +175,15 @@ class ProvidersResource(dg.ConfigurableResource):
                 api_key=self._keys.get(name),
                 progress=progress,
                 catalog_dir=self._catalog_dir,
+                notify=notify,
             )
 
     def run_of(self, name: str, log: Any) -> Transport:
-        """The ``run`` callable a task takes for provider model ``name``, its progress logged to ``log``."""
+        """The ``run`` callable a task takes for provider model ``name``, its progress logged to
+        ``log``, and what its batches do (submitted, their state at each change, collected)."""
         progress = progress_logger(log)
-        return lambda requests: self.run(name, requests, progress=progress)
+        notify = getattr(log, "info", None)
+        return lambda requests: self.run(name, requests, progress=progress, notify=notify)
 
 
 def _store_identity(url: str) -> tuple[str, str, int, str]:

@@ -25,7 +25,7 @@ def model_runtime(
     return ModelRuntime(
         resolve_compute=compute.settings,
         cache_dir=model_cache_dir(),
-        provider_run=lambda model, requests, progress: providers.run(model, requests, progress=progress),
+        provider_run=lambda model, requests, progress: providers.run(model, requests, progress=progress, notify=log),
         classifiers=classifiers_from_table(fine_tuned_classifiers) if fine_tuned_classifiers is not None else {},
         fetch_classifier=(lambda trained: fetch_classifier(shared, trained)) if shared is not None else None,
         log=log,

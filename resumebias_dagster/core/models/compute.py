@@ -23,6 +23,9 @@ class ComputeSettings:
     # dtype "auto" on a CPU: ``dtype`` is the flag-based guess, and the embedded LLM measures
     # the candidates on its first load instead (core/models/calibration.py).
     calibrate: bool = False
+    # dtype "auto" on CUDA: the encoders train in ``dtype`` (bf16), the embedded LLM scores in
+    # fp32 (calibration.calibrated_settings says why).
+    dtype_auto: bool = False
 
     @property
     def torch_dtype(self):
@@ -102,6 +105,7 @@ def resolve_compute(
         raise ValueError(f"compute.device: {device!r} requested but CUDA is not available on this machine")
     on_cuda = device.startswith("cuda")
     calibrate = dtype == "auto" and device == "cpu"
+    dtype_auto = dtype == "auto" and on_cuda
     if dtype == "auto":
         if on_cuda:
             dtype = "bfloat16" if cuda_bf16 else "float16"
@@ -118,5 +122,10 @@ def resolve_compute(
         # caches. A GPU wants far larger batches.
         batch_size = 64 if on_cuda else CPU_BATCH_SIZE
     return ComputeSettings(
-        device=device, dtype=dtype, num_threads=num_threads, batch_size=batch_size, calibrate=calibrate
+        device=device,
+        dtype=dtype,
+        num_threads=num_threads,
+        batch_size=batch_size,
+        calibrate=calibrate,
+        dtype_auto=dtype_auto,
     )

@@ -72,6 +72,9 @@ _KIND_FIELDS = {
         "family",
         "retry_initial_delay_s",
         "retry_timeouts",
+        "batch",
+        "batch_poll_s",
+        "batch_wait_s",
     },
     "python": {"entry_point", "batch_size"},
     "http": {

@@ -22,7 +22,7 @@ import anthropic
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient
-from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult
+from resumebias_dagster.core.providers.types import DEFAULT_MAX_TOKENS, ChatRequest, ChatResult, ProviderSettings
 from resumebias_dagster.core.providers.urls import split_query
 
 # What an endpoint without keys gets instead of a key the SDK would find in the environment.
@@ -46,43 +46,56 @@ class AnthropicClient(ProviderClient):
         )
 
     async def _call(self, request: ChatRequest) -> ChatResult:
-        kwargs: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": messages_with_cache_marker(request),
-            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS["anthropic"],
-        }
-        if request.system:
-            kwargs["system"] = request.system
+        kwargs = message_params(self.settings, request)
         if self.settings.extra_body:
             kwargs["extra_body"] = self.settings.extra_body
-        response = await self._sdk.messages.create(**kwargs)
-        usage = response.usage
-        # Anthropic's input_tokens leaves out the tokens read from the cache and written to
-        # it; the result's input_tokens is the whole input (as OpenAI's prompt_tokens and
-        # Gemini's promptTokenCount count it), of which the cached and written ones are parts.
-        read = getattr(usage, "cache_read_input_tokens", None)
-        written = getattr(usage, "cache_creation_input_tokens", None)
-        uncached = usage.input_tokens if usage else None
-        result = ChatResult(
-            key="",
-            resolved_model=response.model,
-            input_tokens=None if uncached is None else uncached + (read or 0) + (written or 0),
-            output_tokens=usage.output_tokens if usage else None,
-            cached_input_tokens=read,
-            cache_write_tokens=written,
-            finish_reason=response.stop_reason,
-        )
-        text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
-        if response.stop_reason == "refusal":
-            result.error_kind, result.error_message = t.REFUSAL, text.strip() or "stop_reason refusal"
-        elif not text.strip():
-            result.error_kind, result.error_message = t.EMPTY, f"no text (stop_reason {response.stop_reason})"
-        else:
-            result.text = text
-        return result
+        return result_of_message(await self._sdk.messages.create(**kwargs))
 
     def _classify(self, exc: BaseException) -> tuple[str, str]:
         return self._classify_stainless(anthropic, exc)
+
+
+def message_params(settings: ProviderSettings, request: ChatRequest) -> dict[str, Any]:
+    """The parameters of a Messages API request (``messages.create``'s keyword arguments, a
+    batch item's ``params``) without ``extra_body``: the live call passes it to the SDK, a
+    batch item carries its keys among the params."""
+    params: dict[str, Any] = {
+        "model": settings.model,
+        "messages": messages_with_cache_marker(request),
+        "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS["anthropic"],
+    }
+    if request.system:
+        params["system"] = request.system
+    return params
+
+
+def result_of_message(response: Any) -> ChatResult:
+    """What a Message says, a live answer or a batch item's: text, usage, resolved model,
+    refusal or empty (key and attempts are the caller's). Raises where it cannot read it."""
+    usage = response.usage
+    # Anthropic's input_tokens leaves out the tokens read from the cache and written to
+    # it; the result's input_tokens is the whole input (as OpenAI's prompt_tokens and
+    # Gemini's promptTokenCount count it), of which the cached and written ones are parts.
+    read = getattr(usage, "cache_read_input_tokens", None)
+    written = getattr(usage, "cache_creation_input_tokens", None)
+    uncached = usage.input_tokens if usage else None
+    result = ChatResult(
+        key="",
+        resolved_model=response.model,
+        input_tokens=None if uncached is None else uncached + (read or 0) + (written or 0),
+        output_tokens=usage.output_tokens if usage else None,
+        cached_input_tokens=read,
+        cache_write_tokens=written,
+        finish_reason=response.stop_reason,
+    )
+    text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
+    if response.stop_reason == "refusal":
+        result.error_kind, result.error_message = t.REFUSAL, text.strip() or "stop_reason refusal"
+    elif not text.strip():
+        result.error_kind, result.error_message = t.EMPTY, f"no text (stop_reason {response.stop_reason})"
+    else:
+        result.text = text
+    return result
 
 
 def messages_with_cache_marker(request: ChatRequest) -> list[dict[str, Any]]:

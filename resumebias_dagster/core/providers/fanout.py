@@ -21,7 +21,9 @@ from typing import Any, Protocol
 
 from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.providers import types as t
+from resumebias_dagster.core.providers.batch import run_batches
 from resumebias_dagster.core.providers.pricing import cost_usd, price_for
+from resumebias_dagster.core.providers.registry import make_batch_backend, make_client
 from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
 from resumebias_dagster.core.providers.types import (
     ChatRequest,
@@ -63,6 +65,9 @@ class RunStats:
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
     output_tokens: int = 0
+    # Batch mode: batches this run submitted, and answers it read from batches (any run's).
+    batches_submitted: int = 0
+    batch_answers: int = 0
     cost_usd: float = 0.0
     cost_unknown_calls: int = 0
     stored_cost_usd: float = 0.0
@@ -101,6 +106,8 @@ class RunStats:
             "cached_input_tokens": self.cached_input_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "output_tokens": self.output_tokens,
+            "batches_submitted": self.batches_submitted,
+            "batch_answers": self.batch_answers,
             "cost_usd": round(self.cost_usd, 6),
             "cost_unknown_calls": self.cost_unknown_calls,
             "cost_usd_incl_store": round(self.cost_usd + self.stored_cost_usd, 6),
@@ -170,7 +177,10 @@ class _Prices:
         self._cache: dict[str | None, Any] = {}
         self._alias = price_for(settings.model, catalog_dir, provider=settings.provider)
 
-    def cost(self, result: ChatResult) -> float | None:
+    def batch_cost(self, result: ChatResult) -> float | None:
+        return self.cost(result, batch=True)
+
+    def cost(self, result: ChatResult, batch: bool = False) -> float | None:
         price = self._alias
         if price is None:
             if result.resolved_model not in self._cache:
@@ -185,7 +195,23 @@ class _Prices:
             result.output_tokens,
             cached_input_tokens=result.cached_input_tokens,
             cache_write_tokens=result.cache_write_tokens,
+            batch=batch,
         )
+
+
+def _count_call(stats: RunStats, result: ChatResult) -> None:
+    """Add one call's outcome (live or from a batch) to the run's stats."""
+    stats.http_attempts += result.attempts
+    stats.billed_attempts += result.billed_attempts
+    stats.answered_calls += int(result.ok)
+    stats.input_tokens += result.input_tokens or 0
+    stats.cached_input_tokens += result.cached_input_tokens or 0
+    stats.cache_write_tokens += result.cache_write_tokens or 0
+    stats.output_tokens += result.output_tokens or 0
+    if result.cost_usd is None:
+        stats.cost_unknown_calls += 1
+    else:
+        stats.cost_usd += result.cost_usd
 
 
 async def run_requests_async(
@@ -198,13 +224,14 @@ async def run_requests_async(
     environ: dict[str, str] | None = None,
     progress: Progress | None = None,
     catalog_dir=None,
+    notify: Callable[[str], None] | None = None,
 ) -> tuple[list[ChatResult], RunStats]:
     """Results in the order of ``requests``, and the run's stats.
 
     ``client`` defaults to a new client of the model's provider (closed at the end) with
     ``api_key``, else the key from ``environ`` (default ``os.environ``); a missing key
     raises ``ProviderConfigError`` before any call. ``progress(calls_done, calls_to_make)``
-    is called after each call.
+    is called after each call; ``notify(line)`` is told what batch mode does (``batch.py``).
     """
     started = time.perf_counter()
     requests = [normalise(settings, r) for r in requests]
@@ -216,28 +243,38 @@ async def run_requests_async(
     fresh: dict[str, ChatResult] = {}
     if missing:
         prices = _Prices(settings, catalog_dir)
-        own_client = client is None
-        if own_client:
-            from resumebias_dagster.core.providers.registry import make_client
-
-            client = make_client(settings, api_key or settings.api_key(environ))
         owner = ClaimOwner.this_process()
+        own_client = client is None
         try:
-            await _call_missing(
+            live = await _batched(
                 settings,
-                client,
                 store,
-                prices=prices,
-                todo=[(k, by_key[k]) for k in missing],
-                fresh=fresh,
-                stored=stored,
-                stats=stats,
-                progress=progress,
+                [(k, by_key[k]) for k in missing],
+                key=lambda: api_key or settings.api_key(environ),
                 owner=owner,
+                prices=prices,
+                notify=notify,
+                fresh=fresh,
+                stats=stats,
             )
+            if live:
+                if own_client:
+                    client = make_client(settings, api_key or settings.api_key(environ))
+                await _call_missing(
+                    settings,
+                    client,
+                    store,
+                    prices=prices,
+                    todo=live,
+                    fresh=fresh,
+                    stored=stored,
+                    stats=stats,
+                    progress=progress,
+                    owner=owner,
+                )
         finally:
             store.release(owner)
-            if own_client:
+            if own_client and client is not None:
                 await client.aclose()
     stats.served_from_store = sum(1 for k in keys if k not in fresh)
     results = []
@@ -302,17 +339,7 @@ async def _call_missing(settings, client, store, *, prices, todo, fresh, stored,
             store.put(settings, request, result, owner=owner)
             fresh[key] = result
             stats.calls_made += 1
-            stats.http_attempts += result.attempts
-            stats.billed_attempts += result.billed_attempts
-            stats.answered_calls += int(result.ok)
-            stats.input_tokens += result.input_tokens or 0
-            stats.cached_input_tokens += result.cached_input_tokens or 0
-            stats.cache_write_tokens += result.cache_write_tokens or 0
-            stats.output_tokens += result.output_tokens or 0
-            if result.cost_usd is None:
-                stats.cost_unknown_calls += 1
-            else:
-                stats.cost_usd += result.cost_usd
+            _count_call(stats, result)
             if result.error_kind in t.RUN_STOPPING_KINDS and not stop:
                 stop.append(result)
             left[0] -= 1
@@ -320,6 +347,34 @@ async def _call_missing(settings, client, store, *, prices, todo, fresh, stored,
                 progress(stats.calls_made, total)
 
     await asyncio.gather(*(worker(i) for i in range(min(settings.max_concurrency, len(todo)))))
+
+
+async def _batched(settings, store, todo, *, key, owner, prices, notify, fresh, stats) -> list:
+    """``batch.run_batches`` for the missing items: the open batches that hold any of them are
+    polled, and with ``batch: true`` the rest is submitted as batches; their results go to
+    ``fresh`` (this run's keys) and ``stats``. Returns the items left to live calls."""
+    live, run = await run_batches(
+        settings,
+        store,
+        todo,
+        backend_factory=lambda: make_batch_backend(settings, key()),
+        owner=owner,
+        price=prices.batch_cost,
+        notify=notify or (lambda line: None),
+        lease_s=claim_lease_s(settings),
+    )
+    if run is None:
+        return live
+    wanted = {k for k, _ in todo}
+    for result in run.fresh.values():
+        if result.key in wanted:
+            fresh[result.key] = result
+        if result.attempts:
+            # A batch answer is one call, whichever run submitted its batch.
+            stats.calls_made += 1
+            _count_call(stats, result)
+    stats.batches_submitted, stats.batch_answers = run.submissions, run.answers
+    return live
 
 
 def run_requests(

@@ -22,6 +22,14 @@ WIRES: dict[str, tuple[str, str]] = {
 }
 
 
+# The batch protocol of each wire that has one (``batch_api.BatchBackend``); a scoring endpoint has none.
+BATCH_WIRES: dict[str, tuple[str, str]] = {
+    "openai": ("resumebias_dagster.core.providers.batch_openai", "OpenAIBatchBackend"),
+    "anthropic": ("resumebias_dagster.core.providers.batch_anthropic", "AnthropicBatchBackend"),
+    "google": ("resumebias_dagster.core.providers.batch_gemini", "GeminiBatchBackend"),
+}
+
+
 def client_class(settings: t.ProviderSettings) -> type:
     """The client class of ``settings.provider`` (its module imported now)."""
     entry = WIRES.get(settings.provider)
@@ -36,3 +44,12 @@ def client_class(settings: t.ProviderSettings) -> type:
 def make_client(settings: t.ProviderSettings, api_key: t.Secret | None, **kwargs: Any):
     """The client of ``settings.provider``; imports only that provider's SDK."""
     return client_class(settings)(settings, api_key, **kwargs)
+
+
+def make_batch_backend(settings: t.ProviderSettings, api_key: t.Secret | None):
+    """The batch backend of ``settings.provider``, or None where its wire has no batch protocol."""
+    entry = BATCH_WIRES.get(settings.provider)
+    if entry is None:
+        return None
+    module, name = entry
+    return getattr(importlib.import_module(module), name)(settings, api_key)

@@ -164,9 +164,32 @@ class ChatRequest:
             "tag": self.tag,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any], task: str = "") -> ChatRequest:
+        """The request ``as_json`` wrote (a batch's stored request; ``task`` stored beside it)."""
+        return cls(
+            messages=tuple((str(role), str(text)) for role, text in data["messages"]),
+            system=data.get("system"),
+            temperature=data.get("temperature"),
+            max_tokens=data.get("max_tokens"),
+            json_mode=bool(data.get("json_mode", False)),
+            logprobs=int(data.get("logprobs") or 0),
+            sample_index=int(data.get("sample_index") or 0),
+            tag=str(data.get("tag") or ""),
+            task=task,
+        )
+
 
 TASKS = ("seniority", "fit", "judge", "generation", "ranking")
 _GENERATION_TAGS = ("fields", "neutral/", "overstated/", "understated/")
+
+
+def _seconds(name: str, options: dict[str, Any], setting: str, default: float) -> float:
+    """A positive number of seconds from a model entry, or a message naming the setting."""
+    value = options.get(setting, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ProviderConfigError(f"model {name!r}: {setting} must be a number of seconds > 0, got {value!r}")
+    return float(value)
 
 
 def task_of(request: ChatRequest) -> str:
@@ -251,6 +274,12 @@ class ProviderSettings:
     # What shapes a request beyond the item for a wire without a chat format (kind http: the
     # method, body and header templates); part of the key when set.
     wire: dict[str, Any] = field(default_factory=dict)
+    # Batch mode (core/providers/batch.py): missing requests go as provider batches, polled
+    # every batch_poll_s for at most batch_wait_s per run. Not part of the key: a batch answer
+    # and a live one of the same request are the same answer.
+    batch: bool = False
+    batch_poll_s: float = 30.0
+    batch_wait_s: float = 86_400.0
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
@@ -290,11 +319,9 @@ class ProviderSettings:
             max_tokens = resolve_max_tokens(o.get("max_tokens", ...), f"model {spec.name!r}")
         except ModelConfigError as exc:
             raise ProviderConfigError(str(exc)) from None
-        retry_timeouts = o.get("retry_timeouts", False)
-        if not isinstance(retry_timeouts, bool):
-            raise ProviderConfigError(
-                f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}"
-            )
+        for flag in ("retry_timeouts", "batch"):
+            if not isinstance(o.get(flag, False), bool):
+                raise ProviderConfigError(f"model {spec.name!r}: {flag} must be true or false, got {o[flag]!r}")
         settings = cls(
             name=spec.name,
             provider=provider,
@@ -308,8 +335,11 @@ class ProviderSettings:
             max_tokens=max_tokens,
             timeout_s=float(o.get("timeout_s", 120.0)),
             max_retries=int(o.get("max_retries", 3)),
-            retry_timeouts=retry_timeouts,
+            retry_timeouts=o.get("retry_timeouts", False),
             retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
+            batch=o.get("batch", False),
+            batch_poll_s=_seconds(spec.name, o, "batch_poll_s", 30.0),
+            batch_wait_s=_seconds(spec.name, o, "batch_wait_s", 86_400.0),
             vertex_project=o.get("vertex_project"),
             vertex_location=o.get("vertex_location"),
             extra_body=dict(o.get("extra_body") or {}),

@@ -49,12 +49,16 @@ class FakeProviderServer:
         stall_share: float = 0.0,
         stall_delay_s: float = 1.0,
         cache_min_tokens: int | None = MIN_TOKENS,
+        batch: bool = True,
+        batch_polls_to_finish: int = 1,
     ):
         """``stall_share``: the share of prompts (chosen by a hash of the prompt, so the same
         prompts every time) that stall ``stall_delay_s`` on every attempt: a generation too
         long for the client's timeout, as opposed to the random faults of ``faults``.
         ``cache_min_tokens``: the shortest prefix the server's prompt cache keeps (``cache.py``;
-        its answers report cached input tokens in the wire's usage); None: no cache."""
+        its answers report cached input tokens in the wire's usage); None: no cache.
+        ``batch``: the wire's batch endpoints are served (``batches``, ``batch.py``); False: they
+        answer 404, as an OpenAI-compatible server without a Batch API does."""
         if wire not in WIRES:
             raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
         self.wire = wire
@@ -76,6 +80,9 @@ class FakeProviderServer:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self.batches = _batches_of(self, batch_polls_to_finish)
+        if self.batches is not None:
+            self.batches.enabled = batch
 
     # ------------------------------------------------------------------ control
 
@@ -200,6 +207,11 @@ class FakeProviderServer:
             self._write(writer, 200, {})
             await writer.drain()
             return True
+        handled = self.batches.handle(method, path, target.partition("?")[2], headers, body) if self.batches else None
+        if handled is not None:
+            self._write_raw(writer, handled[0], handled[1], handled[2])
+            await writer.drain()
+            return True
         try:
             payload = json.loads(body or b"null")
         except json.JSONDecodeError:
@@ -300,6 +312,11 @@ class FakeProviderServer:
             config = payload.get("generationConfig") or {}
             req.logprobs = int(config.get("logprobs") or (1 if config.get("responseLogprobs") else 0))
         return req
+
+    def answer_item(self, target: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The answer body to ``payload`` sent live to ``target`` (a batch item's answer)."""
+        request = self._parse("POST", target, {}, payload)
+        return self._answer_body(request, self.answer(request), None)
 
     def _resolved(self, alias: str) -> str:
         if callable(self.resolved_model):
@@ -435,6 +452,23 @@ class FakeProviderServer:
         if self.wire == "anthropic":
             return {"type": "error", "error": {"type": _ANTHROPIC_TYPE.get(code, "api_error"), "message": message}}
         return {"error": {"code": code, "message": message, "status": _GEMINI_STATUS.get(code, "UNKNOWN")}}
+
+
+def _batches_of(server: FakeProviderServer, polls_to_finish: int) -> Any:
+    """The batch protocol of the server's wire (none for the scorer)."""
+    if server.wire == "openai":
+        from resumebias_dagster.testing.fake_providers.batch_openai import OpenAIBatches
+
+        return OpenAIBatches(server, polls_to_finish=polls_to_finish)
+    if server.wire == "anthropic":
+        from resumebias_dagster.testing.fake_providers.batch_anthropic import AnthropicBatches
+
+        return AnthropicBatches(server, polls_to_finish=polls_to_finish)
+    if server.wire == "gemini":
+        from resumebias_dagster.testing.fake_providers.batch_gemini import GeminiBatches
+
+        return GeminiBatches(server, polls_to_finish=polls_to_finish)
+    return None
 
 
 def _share_of(text: str) -> float:

@@ -249,3 +249,20 @@ def test_gemma_calibration_keeps_the_distributions_within_the_limit(tmp_path):
     # The chosen precision reproduces fp32's distributions within the limit on every prompt.
     tv = 0.5 * np.abs(score(chosen, prompts) - score(replace(chosen, dtype="float32"), prompts)).sum(axis=1)
     assert tv.max() <= TV_LIMIT
+
+
+def test_on_cuda_the_embedded_llm_scores_in_fp32_unless_told_otherwise(tmp_path):
+    """An H100 (2026-11-26) put bf16's label distributions up to 0.0155 TV from CPU fp32 on the
+    default graph's style prompts, past the 0.01 limit, at 1.2-1.5x fp32's speed on a 15-second
+    asset: dtype auto scores in fp32 on CUDA (the encoders keep bf16), an explicit dtype is kept."""
+    auto = resolve_compute("cuda", "auto", cuda_available=True, cuda_bf16=True)
+    assert auto.dtype == "bfloat16"  # what the encoders train in
+    score = scorer({"float32": 0.0, "bfloat16": 0.0})
+    lines = []
+    chosen, found = calibrated_settings(
+        auto, score, PROMPTS, count, model="m", task="t", cache_dir=tmp_path, log=lines.append
+    )
+    assert chosen.dtype == "float32" and found is None and score.calls == []
+    assert lines and "fp32" in lines[0] and "0.01" in lines[0]
+    explicit = resolve_compute("cuda", "bfloat16", cuda_available=True, cuda_bf16=True)
+    assert calibrated_settings(explicit, score, PROMPTS, count, model="m", task="t", cache_dir=tmp_path)[0] == explicit

@@ -238,7 +238,7 @@ def test_a_sqlite_store_of_version_4_is_read_as_it_is_and_gains_the_columns_when
         assert sorted(r["cached_input_tokens"] or 0 for r in store.rows()) == [0, 0, 512]
     assert _columns(path)[-2:] == ["cached_input_tokens", "cache_write_tokens"]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6
 
 
 def test_a_sqlite_store_older_than_version_4_is_refused_read_only(tmp_path):
@@ -269,7 +269,7 @@ def test_a_postgres_store_of_version_3_is_read_as_it_is_and_migrated_when_writte
     assert [r[0] for r in postgres_server.admin(versions, db)] == [1, 2, 3]
     with ResponseStore(postgres_url) as store:
         assert store.get_many(["old"])["old"].text == "senior"
-    assert [r[0] for r in postgres_server.admin(versions, db)] == [1, 2, 3, 4]
+    assert [r[0] for r in postgres_server.admin(versions, db)] == [1, 2, 3, 4, 5]
     columns = postgres_server.admin(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'responses' ORDER BY ordinal_position",
         db,

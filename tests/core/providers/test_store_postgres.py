@@ -184,6 +184,8 @@ def test_a_new_database_gets_every_migration_once(postgres_server, postgres_url)
         assert store.count() == 1
     assert versions(postgres_server, postgres_url) == list(range(1, SCHEMA_VERSION + 1))
     assert relations(postgres_server, postgres_url) == [
+        "batch_items",
+        "batches",
         "claims",
         "responses",
         "resumebias_store_version",
@@ -238,7 +240,7 @@ def test_a_store_of_an_older_version_is_migrated_forward(postgres_server, postgr
     )
     with ResponseStore(postgres_url) as store:
         assert store.get_many(["old"])["old"].text == "senior"
-    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4]
+    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4, 5]
     indexes = {r[0] for r in postgres_server.admin("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'", db)}
     assert {"responses_model", "responses_alias", "claims_owner"} <= indexes
 
@@ -248,9 +250,9 @@ def test_a_store_of_a_newer_version_is_refused(postgres_server, postgres_url):
     postgres_server.admin(
         "INSERT INTO resumebias_store_version (version, description) VALUES (99, 'future')", db_of(postgres_url)
     )
-    with pytest.raises(StoreError, match=r"newer version \(99; this code knows up to 4\).*upgrade resumebias_dagster"):
+    with pytest.raises(StoreError, match=r"newer version \(99; this code knows up to 5\).*upgrade resumebias_dagster"):
         ResponseStore(postgres_url)
-    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4, 99]
+    assert versions(postgres_server, postgres_url) == [1, 2, 3, 4, 5, 99]
 
 
 def test_a_database_of_another_program_is_refused_untouched(postgres_server, postgres_url):
@@ -277,6 +279,8 @@ def test_a_schema_of_its_own_inside_a_shared_database(postgres_server, postgres_
         store.put(*_put_args("k"))
         assert store.count() == 1
     assert relations(postgres_server, url, "resumebias") == [
+        "batch_items",
+        "batches",
         "claims",
         "responses",
         "resumebias_store_version",

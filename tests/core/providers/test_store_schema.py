@@ -82,6 +82,41 @@ ADD_CACHE_COLUMNS = """
 ALTER TABLE responses ADD COLUMN cached_input_tokens INTEGER;
 ALTER TABLE responses ADD COLUMN cache_write_tokens INTEGER;
 """
+# Version 6 (SQLite), migration 5 (PostgreSQL): the provider batches.
+BATCHES_COLUMNS = """
+    submission_id TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    batch_id TEXT,
+    state TEXT NOT NULL,
+    provider_state TEXT,
+    requests INTEGER NOT NULL,
+    succeeded INTEGER,
+    errored INTEGER,
+    message TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+"""
+BATCH_ITEMS_COLUMNS = """
+    key TEXT NOT NULL,
+    submission_id TEXT NOT NULL,
+    task TEXT,
+    request_json TEXT NOT NULL,
+    PRIMARY KEY (key, submission_id)
+"""
+BATCH_INDEX = "CREATE INDEX IF NOT EXISTS batch_items_submission ON batch_items (submission_id);"
+SQLITE_BATCH_DDL = f"""
+CREATE TABLE IF NOT EXISTS batches ({BATCHES_COLUMNS});
+CREATE TABLE IF NOT EXISTS batch_items ({BATCH_ITEMS_COLUMNS});
+{BATCH_INDEX}
+"""
+POSTGRES_MIGRATION_5 = f"""
+CREATE TABLE batches ({BATCHES_COLUMNS});
+CREATE TABLE batch_items ({BATCH_ITEMS_COLUMNS});
+{BATCH_INDEX}
+"""
 # PostgreSQL: migrations 1 and 3 (2 adds indexes), then 4.
 POSTGRES_MIGRATION_1 = f"""
 CREATE TABLE responses ({RESPONSES_COLUMNS.format(text="TEXT", answer="BYTEA", real="DOUBLE PRECISION")});
@@ -99,7 +134,8 @@ def words(sql: str) -> str:
 
 def test_the_sqlite_ddl_is_the_ddl_of_every_store():
     assert words(lite._TABLES) == words(SQLITE_DDL)
-    assert lite._SCHEMA_VERSION == 5
+    assert words(lite._BATCH_TABLES) == words(SQLITE_BATCH_DDL)
+    assert lite._SCHEMA_VERSION == 6
     assert words(store_schema.add_columns("responses", store_schema.CACHE_COLUMNS, lite.TYPES)) == words(
         ADD_CACHE_COLUMNS
     )
@@ -110,6 +146,7 @@ def test_the_postgres_migrations_are_the_ddl_of_every_store():
         (1, words(POSTGRES_MIGRATION_1)),
         (3, words(POSTGRES_MIGRATION_3)),
         (4, words(ADD_CACHE_COLUMNS)),
+        (5, words(POSTGRES_MIGRATION_5)),
     ]
 
 
@@ -124,7 +161,14 @@ def test_the_row_columns_follow_the_tables():
 
 
 def _tables():
-    return (store_schema.RESPONSES, store_schema.SNAPSHOTS, store_schema.SNAPSHOT_EPOCHS, store_schema.CLAIMS)
+    return (
+        store_schema.RESPONSES,
+        store_schema.SNAPSHOTS,
+        store_schema.SNAPSHOT_EPOCHS,
+        store_schema.CLAIMS,
+        store_schema.BATCHES,
+        store_schema.BATCH_ITEMS,
+    )
 
 
 def _sqlite_schema(path) -> dict:
@@ -146,7 +190,7 @@ def test_a_new_sqlite_store_has_the_schema_of_the_frozen_ddl(tmp_path):
     ResponseStore(tmp_path / "new.sqlite").close()
     frozen = tmp_path / "frozen.sqlite"
     conn = sqlite3.connect(frozen)
-    conn.executescript(SQLITE_DDL + ADD_CACHE_COLUMNS)
+    conn.executescript(SQLITE_DDL + ADD_CACHE_COLUMNS + SQLITE_BATCH_DDL)
     conn.close()
     assert _sqlite_schema(tmp_path / "new.sqlite") == _sqlite_schema(frozen)
 
@@ -170,7 +214,10 @@ def test_a_new_postgres_store_has_the_schema_of_the_frozen_ddl(postgres_server):
     new = postgres_server.create_database(f"new_{uuid.uuid4().hex[:8]}")
     ResponseStore(postgres_server.url(new)).close()
     frozen = postgres_server.create_database(f"frozen_{uuid.uuid4().hex[:8]}")
-    postgres_server.admin(POSTGRES_MIGRATION_1 + pg.MIGRATIONS[1][2] + POSTGRES_MIGRATION_3 + ADD_CACHE_COLUMNS, frozen)
+    postgres_server.admin(
+        POSTGRES_MIGRATION_1 + pg.MIGRATIONS[1][2] + POSTGRES_MIGRATION_3 + ADD_CACHE_COLUMNS + POSTGRES_MIGRATION_5,
+        frozen,
+    )
     for sql in (_PG_COLUMNS, _PG_KEYS, _PG_TABLES):
         assert postgres_server.admin(sql, new) == postgres_server.admin(sql, frozen), sql
 

@@ -29,7 +29,6 @@ it and the key is not paid twice.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import socket
@@ -43,6 +42,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from resumebias_dagster.core.common.processes import pid_alive
+from resumebias_dagster.core.providers.store.batches import BATCH_HOST, BatchRecords, batch_token
+from resumebias_dagster.core.providers.store.operation import _operation, json_text, now_iso
 from resumebias_dagster.core.providers.store.schema import CLAIM_COLUMNS, COLUMNS, UPSERT
 from resumebias_dagster.core.providers.types import (
     BILLED_CALL_LIMIT,
@@ -81,6 +82,11 @@ class ClaimOwner:
     @classmethod
     def this_process(cls) -> ClaimOwner:
         return cls(socket.gethostname(), os.getpid(), f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}")
+
+
+def batch_owner(submission_id: str) -> ClaimOwner:
+    """The owner of a recorded batch's claims (store/batches.py): never a process of a machine."""
+    return ClaimOwner(BATCH_HOST, 0, batch_token(submission_id))
 
 
 def default_store_path() -> Path:
@@ -133,22 +139,6 @@ def backend_class(target: str | os.PathLike | None, setting: str | None = None) 
     else:
         module, name = BACKENDS["sqlite"]
     return getattr(importlib.import_module(module), name)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def json_text(value: Any, sort_keys: bool = False) -> str:
-    """``value`` as JSON text that any backend stores: UTF-8 as is, and where a string holds a
-    lone surrogate (which no UTF-8 text column takes), ASCII with ``\\uXXXX`` escapes, which
-    read back to the same value."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, ensure_ascii=True, sort_keys=sort_keys)
-    return text
 
 
 def row_values(settings: ProviderSettings, request: ChatRequest, result: ChatResult) -> dict[str, Any]:
@@ -212,24 +202,7 @@ def result_of(record: dict[str, Any]) -> ChatResult:
     )
 
 
-def _operation(method):
-    """One public operation: under the store's lock, tried once more on a fresh connection
-    when the backend says the connection was lost (a server restart, an idle cut)."""
-
-    @functools.wraps(method)
-    def wrapper(self: ResponseStore, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            try:
-                return method(self, *args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - re-raised unless the backend reconnected
-                if not self._reconnected_after(exc):
-                    raise
-            return method(self, *args, **kwargs)
-
-    return wrapper
-
-
-class ResponseStore:
+class ResponseStore(BatchRecords):
     """The response store: thread-safe within a process, safe across processes (and, with
     PostgreSQL, across machines).
 
@@ -392,7 +365,9 @@ class ResponseStore:
                 return CLAIMED
             # A query's result: its rows.
             holder, host, pid, expired = cast(list[tuple], held)[0]
-            if holder == owner.token or expired or (host == owner.host and not pid_alive(pid)):
+            # A batch's claim is no process's: it ends when its batch is closed (or expires).
+            dead = host == owner.host and not str(holder).startswith("batch:") and not pid_alive(pid)
+            if holder == owner.token or expired or dead:
                 self._execute(
                     f"UPDATE claims SET owner = ?, host = ?, pid = ?, expires_at = {self._now_sql} + ? WHERE key = ?",
                     (*mine, key),

@@ -46,6 +46,9 @@ from resumebias_dagster.core.providers.store.base import (
 )
 from resumebias_dagster.core.providers.store.schema import (
     ANSWER,
+    BATCH_INDEX,
+    BATCH_ITEMS,
+    BATCHES,
     CACHE_COLUMNS,
     CLAIMS,
     COLUMNS,
@@ -101,6 +104,11 @@ CREATE INDEX claims_owner ON claims (owner);
         4,
         "responses: cached_input_tokens and cache_write_tokens (prompt caching)",
         add_columns("responses", CACHE_COLUMNS, TYPES),
+    ),
+    (
+        5,
+        "batches and batch_items: provider batches, recorded before they are sent",
+        create_table(BATCHES, TYPES) + "\n" + create_table(BATCH_ITEMS, TYPES) + "\n" + BATCH_INDEX,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

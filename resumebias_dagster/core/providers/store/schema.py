@@ -154,6 +154,40 @@ CLAIMS = Table(
     ),
     key=("key",),
 )
+# Provider batches (core/providers/batch.py): one row per submission, recorded before it is sent
+# (batch_id NULL until the provider confirms it), and the requests each holds (a key may be in an
+# expired batch and later in another one). SQLite version 6, PostgreSQL migration 5.
+BATCHES = Table(
+    "batches",
+    (
+        Column("submission_id", TEXT),
+        Column("model", TEXT, not_null=True),
+        Column("provider", TEXT, not_null=True),
+        Column("endpoint", TEXT, not_null=True),
+        Column("alias", TEXT, not_null=True),
+        Column("batch_id", TEXT),
+        Column("state", TEXT, not_null=True),
+        Column("provider_state", TEXT),
+        Column("requests", INTEGER, not_null=True),
+        Column("succeeded", INTEGER),
+        Column("errored", INTEGER),
+        Column("message", TEXT),
+        Column("created_at", TEXT, not_null=True),
+        Column("updated_at", TEXT, not_null=True),
+    ),
+    key=("submission_id",),
+)
+BATCH_ITEMS = Table(
+    "batch_items",
+    (
+        Column("key", TEXT, not_null=True),
+        Column("submission_id", TEXT, not_null=True),
+        Column("task", TEXT),
+        Column("request_json", TEXT, not_null=True),
+    ),
+    key=("key", "submission_id"),
+)
+BATCH_INDEX = "CREATE INDEX IF NOT EXISTS batch_items_submission ON batch_items (submission_id);"
 COLUMNS = RESPONSES.names
 CLAIM_COLUMNS = CLAIMS.names
 _UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]

@@ -39,6 +39,9 @@ from resumebias_dagster.core.providers.store.base import (
 )
 from resumebias_dagster.core.providers.store.schema import (
     ANSWER,
+    BATCH_INDEX,
+    BATCH_ITEMS,
+    BATCHES,
     CACHE_COLUMNS,
     CLAIMS,
     COLUMNS,
@@ -58,7 +61,9 @@ APPLICATION_ID = 0x52427273
 # 5: responses.cached_input_tokens and cache_write_tokens (prompt caching); a store of an earlier
 # version gains them when opened for writing, and one of version 4 opened read-only reads them as
 # NULL.
-_SCHEMA_VERSION = 5
+# 6: batches and batch_items (provider batch mode); an older store gains them when opened for
+# writing; one of version 4 or 5 opened read-only lists no batches.
+_SCHEMA_VERSION = 6
 _READABLE_VERSION = 4
 # The portable types of base.py's tables in SQLite's words (an answer that cannot be text is
 # kept as a BLOB of its bytes in its TEXT column).
@@ -72,6 +77,10 @@ _TABLES = "\n".join(
         create_table(SNAPSHOT_EPOCHS, TYPES, prefix=_CREATE),
         create_table(CLAIMS, TYPES, prefix=_CREATE),
     )
+)
+# Version 6: the provider batches.
+_BATCH_TABLES = "\n".join(
+    (create_table(BATCHES, TYPES, prefix=_CREATE), create_table(BATCH_ITEMS, TYPES, prefix=_CREATE), BATCH_INDEX)
 )
 # Version 2 (before claims): the same responses table with parsed_json, without task and
 # billed_attempts. Migrated in place; its keys stay valid.
@@ -241,7 +250,7 @@ class SQLiteStore(ResponseStore):
             if not ours_now or self._conn.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
                 # Statement by statement: executescript would commit the open transaction first.
                 # _TABLES creates only what is missing: a store of version 3 gains snapshot_epochs.
-                script = (_MIGRATE_V2 if v2 and not ours_now else "") + _TABLES
+                script = (_MIGRATE_V2 if v2 and not ours_now else "") + _TABLES + "\n" + _BATCH_TABLES
                 for statement in filter(str.strip, script.split(";")):
                     self._conn.execute(statement)
                 # Version 5, for a new store as for an old one: the columns added since, where missing.

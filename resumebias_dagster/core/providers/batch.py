@@ -1,0 +1,279 @@
+"""Batch mode: a run's missing requests sent as provider batches (half the list price), polled
+until they end, each answer stored by the store's rules (raw answer first, typed errors).
+
+The store is the batch's memory. Before a batch is submitted its keys are claimed for it and the
+batch is recorded with its requests (``record_batch``), the provider's batch id as soon as the
+provider confirms it (``batch_submitted``). So a run killed at any point after the record finds
+the batch again: the next run polls it and submits nothing, and no run calls a key of an open
+batch live (its claim is the batch's until the batch is collected). A run killed between the
+record and the provider's confirmation leaves a batch without an id: the next run asks the
+provider for a batch of that label (OpenAI's metadata, Gemini's display name); where none is
+found the keys are free again. Anthropic keeps no label, so there the next run cannot tell and
+says so before it submits those keys again.
+
+A run polls every ``batch_poll_s`` for at most ``batch_wait_s``; then it stops with
+``BatchesPending``, naming the batches and their state, and the next run picks them up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from resumebias_dagster.core.providers.batch_api import (
+    FINISHED_STATES,
+    NOT_RUN,
+    NOT_SUBMITTED,
+    BatchBackend,
+    BatchError,
+    BatchStatus,
+    BatchUnsupported,
+)
+from resumebias_dagster.core.providers.store import CLAIMED, ClaimOwner, ResponseStore
+from resumebias_dagster.core.providers.store.base import batch_owner
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings
+
+# The most requests and bytes of one batch, under each provider's documented limits
+# (OpenAI: 50,000 requests, 200 MB file; Anthropic: 100,000 requests, 256 MB; Gemini inline
+# requests: 20 MB in all): larger runs are cut into several batches.
+LIMITS = {"openai": (50_000, 190_000_000), "anthropic": (100_000, 240_000_000), "google": (10_000, 19_000_000)}
+# A batch recorded but never confirmed is looked for at the provider; so young a record may
+# belong to a run still submitting it, so it is left alone.
+UNCONFIRMED_GRACE_S = 600.0
+
+Notify = Callable[[str], None]
+
+
+class BatchesPending(RuntimeError):
+    """The run's wait for its batches ran out before they ended; nothing is lost: the next run
+    polls the same batches and submits none of their requests again."""
+
+
+@dataclass
+class BatchRun:
+    """One run's batch work for one model: what it needs and what it found."""
+
+    settings: ProviderSettings
+    store: ResponseStore
+    backend: BatchBackend
+    owner: ClaimOwner
+    price: Callable[[ChatResult], float | None]
+    notify: Notify
+    # Results of this run's keys, by key.
+    fresh: dict[str, ChatResult] = field(default_factory=dict)
+    submissions: int = 0
+    answers: int = 0
+    unkeyed_lines: int = 0
+    states: dict[str, str] = field(default_factory=dict)
+
+    async def submit(self, items: Sequence[tuple[str, ChatRequest]], lease_s: float) -> list[tuple[str, ChatRequest]]:
+        """Submit ``items`` in batches; return the items left to live calls: those another run
+        holds or answered, and all of them where the endpoint has no batch protocol."""
+        taken: list[tuple[str, ChatRequest]] = []
+        left: list[tuple[str, ChatRequest]] = []
+        for key, request in items:
+            (taken if self.store.claim(key, self.owner, lease_s) == CLAIMED else left).append((key, request))
+        for chunk in chunks(self.settings.provider, taken):
+            submission_id = f"rb-{uuid.uuid4().hex[:20]}"
+            self.store.record_batch(self.settings, submission_id, chunk, self.owner)
+            try:
+                batch_id = await self.backend.submit(chunk, submission_id)
+            except BatchUnsupported as exc:
+                self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
+                self.notify(f"{self.settings.name}: {exc}; making live calls instead")
+                position = taken.index(chunk[0])
+                return left + taken[position:]
+            except BatchError as exc:
+                self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
+                for key, _ in taken[taken.index(chunk[0]) :]:
+                    self.fresh[key] = ChatResult(
+                        key=key, error_kind=exc.kind, error_message=f"batch not submitted: {exc}"
+                    )
+                return left
+            self.store.batch_submitted(submission_id, batch_id)
+            self.submissions += 1
+            self.notify(f"{self.settings.name}: batch {batch_id} submitted ({len(chunk):,} requests)")
+        return left
+
+    async def collect(self, records: list[dict[str, Any]], *, wait_s: float, poll_s: float) -> list[str]:
+        """Poll the batches of ``records`` until each has ended and its results are stored, or
+        ``wait_s`` has passed (then ``BatchesPending``). Returns the submission ids found never
+        submitted (their keys are free again)."""
+        deadline = time.monotonic() + wait_s
+        pending = {r["submission_id"]: r for r in records}
+        dropped: list[str] = []
+        while pending:
+            for submission_id, record in list(pending.items()):
+                if not record.get("batch_id") and not await self._confirm(record):
+                    del pending[submission_id]
+                    dropped.append(submission_id)
+                    continue
+                status = await self.backend.status(record["batch_id"])
+                self._note(submission_id, record, status)
+                if status.state in FINISHED_STATES:
+                    await self._store_results(submission_id, record)
+                    del pending[submission_id]
+            if not pending:
+                break
+            if time.monotonic() + poll_s > deadline:
+                raise BatchesPending(self._pending_message(pending))
+            await asyncio.sleep(poll_s)
+        return dropped
+
+    async def _confirm(self, record: dict[str, Any]) -> bool:
+        """Whether a batch recorded without an id reached the provider (its id is stored then)."""
+        submission_id = record["submission_id"]
+        found = await self.backend.find(submission_id)
+        if found:
+            self.store.batch_submitted(submission_id, found)
+            record["batch_id"] = found
+            return True
+        if _age_s(record["created_at"]) < UNCONFIRMED_GRACE_S:
+            raise BatchesPending(
+                f"{self.settings.name}: batch submission {submission_id} ({record['requests']:,} requests) was "
+                "recorded moments ago and is not confirmed yet (another run may be submitting it); run again "
+                "in a few minutes"
+            )
+        self.store.close_batch(submission_id, NOT_SUBMITTED, message="the provider shows no batch of this submission")
+        self.notify(
+            f"{self.settings.name}: batch submission {submission_id} was interrupted before the provider confirmed "
+            f"it and the provider shows no batch labelled so; its {record['requests']:,} requests are asked again"
+            + (
+                " (this provider keeps no batch label: if the interrupted submission did reach it, those requests "
+                "are answered twice)"
+                if type(self.backend).find is BatchBackend.find
+                else ""
+            )
+        )
+        return False
+
+    def _note(self, submission_id: str, record: dict[str, Any], status: BatchStatus) -> None:
+        self.store.set_batch_state(
+            submission_id,
+            status.state,
+            provider_state=status.provider_state,
+            succeeded=status.succeeded,
+            errored=status.errored,
+            message=status.message,
+        )
+        line = (
+            f"{self.settings.name}: batch {record['batch_id']} {status.provider_state}"
+            + (f", {status.succeeded or 0:,} answered" if status.succeeded is not None else "")
+            + (f", {status.errored:,} failed" if status.errored else "")
+            + f" of {record['requests']:,}"
+        )
+        if self.states.get(submission_id) != line:
+            self.states[submission_id] = line
+            self.notify(line)
+
+    async def _store_results(self, submission_id: str, record: dict[str, Any]) -> None:
+        """Store every result of an ended batch (its answers priced at the batch rate), mark
+        items the provider did not run, and close the batch."""
+        items = {
+            key: ChatRequest.from_json(data, task or "") for key, task, data in self.store.batch_requests(submission_id)
+        }
+        owner = batch_owner(submission_id)
+        seen: set[str] = set()
+        for result in await self.backend.results(record["batch_id"]):
+            if result.key not in items or result.key in seen:
+                self.unkeyed_lines += 1
+                continue
+            seen.add(result.key)
+            result.cost_usd = self.price(result)
+            # Stored first, as it came, releasing the batch's claim of the key in the same transaction.
+            self.store.put(self.settings, items[result.key], result, owner=owner)
+            self.fresh[result.key] = result
+            self.answers += int(result.ok)
+        for key in items.keys() - seen:
+            self.fresh[key] = ChatResult(
+                key=key, error_kind=NOT_RUN, error_message=f"batch {record['batch_id']} ended without running it"
+            )
+        self.store.close_batch(submission_id)
+
+    def _pending_message(self, pending: dict[str, dict[str, Any]]) -> str:
+        lines = [
+            self.states.get(sid) or f"batch {r.get('batch_id') or sid}: {r['state']}" for sid, r in pending.items()
+        ]
+        return (
+            f"{self.settings.name}: {len(pending)} batch(es) still running after batch_wait_s "
+            f"({self.settings.batch_wait_s:g} s): " + "; ".join(lines) + ". Nothing is lost: materialise again "
+            "to collect them (no request is submitted twice)"
+        )
+
+
+def chunks(provider: str, items: Sequence[tuple[str, ChatRequest]]) -> list[list[tuple[str, ChatRequest]]]:
+    """``items`` cut under the provider's batch limits (requests and, roughly, bytes)."""
+    max_requests, max_bytes = LIMITS.get(provider, (50_000, 190_000_000))
+    out: list[list[tuple[str, ChatRequest]]] = []
+    current: list[tuple[str, ChatRequest]] = []
+    size = 0
+    for key, request in items:
+        # The prompt dominates a request's bytes; a margin covers the envelope of each wire.
+        n = len("".join(text for _, text in request.messages).encode("utf-8", "surrogatepass")) + 1_000
+        if current and (len(current) >= max_requests or size + n > max_bytes):
+            out.append(current)
+            current, size = [], 0
+        current.append((key, request))
+        size += n
+    if current:
+        out.append(current)
+    return out
+
+
+def _age_s(created_at: str) -> float:
+    try:
+        created = datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):
+        return float("inf")
+    return (datetime.now(timezone.utc) - created).total_seconds()
+
+
+async def run_batches(
+    settings: ProviderSettings,
+    store: ResponseStore,
+    todo: list[tuple[str, ChatRequest]],
+    *,
+    backend_factory: Callable[[], BatchBackend | None],
+    owner: ClaimOwner,
+    price: Callable[[ChatResult], float | None],
+    notify: Notify,
+    lease_s: float,
+) -> tuple[list[tuple[str, ChatRequest]], BatchRun | None]:
+    """The batch part of a run: first the open batches that hold any of ``todo``'s keys are
+    polled (whatever the model's ``batch`` setting: none of their keys is called again), then,
+    with ``batch: true``, the rest is submitted and polled. Returns the items left to live calls
+    and the batch run (its ``fresh`` results), or None where no batch was involved."""
+    records = store.open_batches([key for key, _ in todo])
+    if not records and not settings.batch:
+        return todo, None
+    backend = backend_factory()
+    if backend is None:
+        notify(f"{settings.name}: its wire ({settings.provider}) has no batch protocol; making live calls")
+        return todo, None
+    run = BatchRun(settings, store, backend, owner, price, notify)
+    try:
+        if records:
+            notify(
+                f"{settings.name}: {len(records)} batch(es) submitted earlier hold some of these requests: "
+                "polling them; none of their requests is submitted or called again"
+            )
+            await run.collect(records, wait_s=settings.batch_wait_s, poll_s=settings.batch_poll_s)
+        todo = [(key, request) for key, request in todo if key not in run.fresh]
+        if settings.batch and todo:
+            live = await run.submit(todo, lease_s)
+            live_keys = {key for key, _ in live}
+            submitted = [key for key, _ in todo if key not in live_keys and key not in run.fresh]
+            records = store.open_batches(submitted) if submitted else []
+            if records:
+                await run.collect(records, wait_s=settings.batch_wait_s, poll_s=settings.batch_poll_s)
+            todo = live
+        else:
+            todo = [(key, request) for key, request in todo if key not in run.fresh]
+    finally:
+        await backend.aclose()
+    return todo, run

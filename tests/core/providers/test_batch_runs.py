@@ -1,0 +1,223 @@
+"""Batch mode end to end: the fan-out's batch part (core/providers/batch.py) against fake servers on
+127.0.0.1 that speak each provider's batch protocol, through the real SDKs and a real store."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from resumebias_dagster.core.providers import ChatRequest, run_requests
+from resumebias_dagster.core.providers import batch as batch_module
+from resumebias_dagster.core.providers.batch import BatchesPending
+from resumebias_dagster.core.providers.batch_api import COLLECTED, NOT_RUN
+from resumebias_dagster.core.providers.fanout import normalise
+from resumebias_dagster.core.providers.store import ClaimOwner
+from resumebias_dagster.core.providers.types import ProviderConfigError, request_key
+
+WIRES = ("openai", "anthropic", "gemini")
+
+
+def fit_answer(request) -> str:
+    """A fit answer in JSON, its score read off the résumé's number (so answers differ)."""
+    number = int(request.prompt.rsplit("RESUME ", 1)[-1].split(":", 1)[0])
+    return json.dumps({"score": 3 + number % 7, "recommend": "yes", "justification": "Relevant."})
+
+
+def fit_requests(n: int) -> list[ChatRequest]:
+    """Fit-scoring requests as the JD audit sends them: a shared prefix, JSON answers."""
+    prefix = "Score this candidate for the job below from 1 to 10. Answer in JSON.\nJOB: Staff engineer.\n"
+    return [
+        ChatRequest.from_prompt(
+            prefix + f"RESUME {i}: ten years of Python.", json_mode=True, task="fit", cache_prefix_chars=len(prefix)
+        )
+        for i in range(n)
+    ]
+
+
+def batch_settings(settings_for, wire, server, **options):
+    options = {"batch": True, "batch_poll_s": 0.05, "batch_wait_s": 20, **options}
+    return settings_for(wire, server.base_url, **options)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_batch_run_stores_every_answer_once(wire, fake_server, settings_for, store, fake_key):
+    server = fake_server(wire, answer=fit_answer)
+    settings = batch_settings(settings_for, wire, server)
+    requests = fit_requests(6)
+    lines = []
+    results, stats = run_requests(settings, requests, store, notify=lines.append)
+    assert server.batches.submissions == 1
+    assert server.batches.items_submitted == 6
+    assert server.count == 0, "no live call"
+    assert all(r.ok and r.parsed_json["score"] == 3 + i % 7 for i, r in enumerate(results))
+    assert stats.batches_submitted == 1 and stats.batch_answers == 6 and stats.calls_made == 6
+    assert stats.retries == 0
+    assert store.count(done=True) == 6
+    assert [b["state"] for b in store.batches()] == [COLLECTED]
+    assert store.claims() == []
+    assert any("submitted (6 requests)" in line for line in lines)
+    # The same requests again: all from the store, nothing submitted or called.
+    again, stats = run_requests(settings, requests, store)
+    assert [r.text for r in again] == [r.text for r in results]
+    assert server.batches.submissions == 1 and server.count == 0 and stats.served_from_store == 6
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_batch_answers_equal_live_answers_and_cost_half(wire, fake_server, settings_for, tmp_path, fake_key):
+    from resumebias_dagster.core.providers.store import ResponseStore
+
+    server = fake_server(wire, answer=fit_answer, cache_min_tokens=None)
+    requests = fit_requests(3)
+    with ResponseStore(tmp_path / "live.sqlite") as live_store, ResponseStore(tmp_path / "batch.sqlite") as batch_store:
+        live, live_stats = run_requests(settings_for(wire, server.base_url), requests, live_store)
+        batched, batch_stats = run_requests(batch_settings(settings_for, wire, server), requests, batch_store)
+    assert [r.text for r in batched] == [r.text for r in live]
+    assert [r.input_tokens for r in batched] == [r.input_tokens for r in live]
+    assert [r.resolved_model for r in batched] == [r.resolved_model for r in live]
+    # Every fake alias is in prices.yaml; each wire's batch rate is half its list price.
+    assert live_stats.cost_usd > 0
+    assert batch_stats.cost_usd == pytest.approx(live_stats.cost_usd / 2, rel=1e-9)
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    sys.path[:0] = [os.environ["TESTS_DIR"], os.path.join(os.environ["TESTS_DIR"], "core", "providers")]
+    from conftest import settings_for
+    from resumebias_dagster.core.providers import ChatRequest, run_requests
+    from resumebias_dagster.core.providers.store import ResponseStore
+    from test_batch_runs import fit_requests
+    args = json.loads(sys.argv[1])
+    settings = settings_for(args["wire"], args["base_url"], batch=True, batch_poll_s=0.05, batch_wait_s=600)
+    with ResponseStore(args["store"]) as store:
+        run_requests(settings, fit_requests(args["n"]), store)
+    """
+)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_killed_after_submission_the_next_run_polls_the_same_batch(wire, fake_server, settings_for, tmp_path, fake_key):
+    from resumebias_dagster.core.providers.store import ResponseStore
+
+    server = fake_server(wire, answer=fit_answer)
+    server.batches.hold()
+    path = tmp_path / "responses.sqlite"
+    args = json.dumps({"wire": wire, "base_url": server.base_url, "store": str(path), "n": 5})
+    env = {**os.environ, "TESTS_DIR": str(Path(__file__).parents[2])}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, args], env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while server.batches.status_reads == 0:
+            assert child.poll() is None, "the run ended before it polled its batch"
+            assert time.monotonic() < deadline, "the run never polled its batch"
+            time.sleep(0.05)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert server.batches.submissions == 1
+    server.batches.hold(False)
+    with ResponseStore(path) as store:
+        assert [b["state"] for b in store.batches()] == ["in_progress"]
+        lines = []
+        results, stats = run_requests(
+            batch_settings(settings_for, wire, server), fit_requests(5), store, notify=lines.append
+        )
+        assert server.batches.submissions == 1, "the second run submitted nothing"
+        assert stats.batches_submitted == 0 and stats.batch_answers == 5
+        assert server.count == 0
+        assert all(r.ok for r in results)
+        assert store.count(done=True) == 5
+        assert any("polling them" in line for line in lines)
+
+
+def test_a_live_run_never_calls_a_key_held_by_an_open_batch(fake_server, settings_for, store, fake_key):
+    server = fake_server("openai", answer=fit_answer)
+    server.batches.hold()
+    settings = batch_settings(settings_for, "openai", server, batch_wait_s=0.3)
+    with pytest.raises(BatchesPending, match="materialise again"):
+        run_requests(settings, fit_requests(4), store)
+    assert server.batches.submissions == 1
+    # The model turned back to live calls: its open batch is polled, nothing is called live.
+    live = settings_for("openai", server.base_url, batch_poll_s=0.05, batch_wait_s=0.3)
+    with pytest.raises(BatchesPending):
+        run_requests(live, fit_requests(4), store)
+    assert server.count == 0
+    server.batches.hold(False)
+    results, stats = run_requests(live, fit_requests(4), store)
+    assert server.count == 0 and server.batches.submissions == 1
+    assert all(r.ok for r in results) and stats.batch_answers == 4
+
+
+def test_a_server_without_batches_gets_live_calls_and_says_so(fake_server, settings_for, store, fake_key):
+    server = fake_server("openai", answer=fit_answer, batch=False)
+    lines = []
+    results, stats = run_requests(
+        batch_settings(settings_for, "openai", server), fit_requests(3), store, notify=lines.append
+    )
+    assert all(r.ok for r in results)
+    assert server.count == 3 and stats.calls_made == 3 and stats.batches_submitted == 0
+    assert any("making live calls instead" in line for line in lines)
+    assert store.claims() == []
+
+
+def test_items_an_expired_batch_did_not_run_are_asked_again(fake_server, settings_for, store, fake_key):
+    server = fake_server("anthropic", answer=fit_answer)
+    server.batches.hold()
+    settings = batch_settings(settings_for, "anthropic", server, batch_wait_s=0.3)
+    with pytest.raises(BatchesPending):
+        run_requests(settings, fit_requests(4), store)
+    server.batches.expire(run_count=1)
+    results, stats = run_requests(batch_settings(settings_for, "anthropic", server), fit_requests(4), store)
+    assert [r.error_kind for r in results].count(NOT_RUN) == 3
+    assert store.count(done=True) == 1
+    server.batches.hold(False)
+    results, stats = run_requests(batch_settings(settings_for, "anthropic", server), fit_requests(4), store)
+    assert all(r.ok for r in results)
+    assert server.batches.submissions == 2 and server.batches.items_submitted == 4 + 3
+    assert store.count(done=True) == 4
+
+
+def test_a_submission_interrupted_before_confirmation_is_found_by_its_label(
+    fake_server, settings_for, store, fake_key, monkeypatch
+):
+    """Killed between the store's record and the provider's answer: OpenAI keeps the label, so
+    the next run finds the batch instead of submitting it again."""
+    server = fake_server("openai", answer=fit_answer)
+    settings = batch_settings(settings_for, "openai", server)
+    requests = [normalise(settings, r) for r in fit_requests(3)]
+    items = [(request_key(settings, r), r) for r in requests]
+    owner = ClaimOwner.this_process()
+    for key, _ in items:
+        store.claim(key, owner, 60)
+    store.record_batch(settings, "rb-interrupted", items, owner)
+    # What the killed run had sent: the batch reached the provider under its label.
+    import asyncio
+
+    from resumebias_dagster.core.providers.registry import make_batch_backend
+
+    async def submit():
+        backend = make_batch_backend(settings, settings.api_key())
+        try:
+            return await backend.submit(items, "rb-interrupted")
+        finally:
+            await backend.aclose()
+
+    asyncio.run(submit())
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    results, stats = run_requests(settings, fit_requests(3), store)
+    assert server.batches.submissions == 1
+    assert all(r.ok for r in results) and stats.batch_answers == 3
+
+
+def test_batch_settings_are_checked(settings_for):
+    with pytest.raises(ProviderConfigError, match="batch must be true or false"):
+        settings_for("openai", "http://127.0.0.1:9/v1", batch="yes")
+    with pytest.raises(ProviderConfigError, match="batch_poll_s must be a number of seconds > 0"):
+        settings_for("openai", "http://127.0.0.1:9/v1", batch_poll_s=0)
