@@ -242,7 +242,7 @@ def test_a_store_made_before_the_history_was_kept_counts_on_from_its_epoch(tmp_p
         assert store.observe_snapshot(settings, B) == (True, 1)
         assert store.observe_snapshot(settings, A) == (True, 3)
     with sqlite3.connect(path) as con:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 6
 
 
 def test_a_postgres_store_of_version_2_is_migrated_and_keeps_its_epoch(postgres_server, postgres_url):
@@ -267,4 +267,5 @@ def test_a_postgres_store_of_version_2_is_migrated_and_keeps_its_epoch(postgres_
         2,
         3,
         4,
+        5,
     ]
