@@ -43,6 +43,7 @@ from typing import Any, cast
 
 from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.core.providers.store.batches import BATCH_HOST, BatchRecords, batch_token
+from resumebias_dagster.core.providers.store.batches import BATCH_LEASE_S as BATCH_LEASE_S
 from resumebias_dagster.core.providers.store.operation import _operation, json_text, now_iso
 from resumebias_dagster.core.providers.store.schema import CLAIM_COLUMNS, COLUMNS, UPSERT
 from resumebias_dagster.core.providers.types import (
@@ -365,8 +366,10 @@ class ResponseStore(BatchRecords):
                 return CLAIMED
             # A query's result: its rows.
             holder, host, pid, expired = cast(list[tuple], held)[0]
-            # A batch's claim is no process's: it ends when its batch is closed (or expires).
-            dead = host == owner.host and not str(holder).startswith("batch:") and not pid_alive(pid)
+            # A batch's claim (host "batch", pid 0) is no process's: it ends when its batch is
+            # closed, or when its lease does; pid 0 would name our own process group.
+            batch = host == BATCH_HOST or str(holder).startswith(batch_token(""))
+            dead = host == owner.host and not batch and int(pid) > 0 and not pid_alive(int(pid))
             if holder == owner.token or expired or dead:
                 self._execute(
                     f"UPDATE claims SET owner = ?, host = ?, pid = ?, expires_at = {self._now_sql} + ? WHERE key = ?",

@@ -112,6 +112,8 @@ CREATE INDEX claims_owner ON claims (owner);
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+# The migration creating the batch tables: a store before it, opened read-only, lists no batches.
+BATCH_MIGRATION = 5
 # The responses columns each later migration adds: a store of READABLE_VERSION or later opened
 # read-only (nothing migrated) reads those it lacks as NULL.
 ADDED_BY = {4: CACHE_COLUMNS}
@@ -306,6 +308,7 @@ class PostgresStore(ResponseStore):
         self._check(relations, version)
         if self.read_only:
             self._absent = frozenset(c.name for n, added in ADDED_BY.items() if n > version for c in added)
+            self._batch_tables = version >= BATCH_MIGRATION
         if version == SCHEMA_VERSION or self.read_only:
             return
         import psycopg

@@ -237,6 +237,7 @@ class SQLiteStore(ResponseStore):
                     f"{self.path}: response store of an older version; open it once for writing to upgrade it"
                 )
             self._absent = frozenset(COLUMNS) - self._columns("responses")
+            self._batch_tables = {BATCHES.name, BATCH_ITEMS.name} <= set(tables)
             return
         # Switching to WAL takes a lock of its own; once set it is a property of the file.
         if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
