@@ -68,7 +68,6 @@ class BatchRun:
     fresh: dict[str, ChatResult] = field(default_factory=dict)
     submissions: int = 0
     answers: int = 0
-    unkeyed_lines: int = 0
     states: dict[str, str] = field(default_factory=dict)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], lease_s: float) -> list[tuple[str, ChatRequest]]:
@@ -78,6 +77,7 @@ class BatchRun:
         left: list[tuple[str, ChatRequest]] = []
         for key, request in items:
             (taken if self.store.claim(key, self.owner, lease_s) == CLAIMED else left).append((key, request))
+        sent = 0  # items of ``taken`` in batches submitted so far
         for chunk in chunks(self.settings.provider, taken):
             submission_id = f"rb-{uuid.uuid4().hex[:20]}"
             self.store.record_batch(self.settings, submission_id, chunk, self.owner)
@@ -86,16 +86,16 @@ class BatchRun:
             except BatchUnsupported as exc:
                 self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
                 self.notify(f"{self.settings.name}: {exc}; making live calls instead")
-                position = taken.index(chunk[0])
-                return left + taken[position:]
+                return left + taken[sent:]
             except BatchError as exc:
                 self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
-                for key, _ in taken[taken.index(chunk[0]) :]:
+                for key, _ in taken[sent:]:
                     self.fresh[key] = ChatResult(
                         key=key, error_kind=exc.kind, error_message=f"batch not submitted: {exc}"
                     )
                 return left
             self.store.batch_submitted(submission_id, batch_id)
+            sent += len(chunk)
             self.submissions += 1
             self.notify(f"{self.settings.name}: batch {batch_id} submitted ({len(chunk):,} requests)")
         return left
@@ -179,9 +179,10 @@ class BatchRun:
         }
         owner = batch_owner(submission_id)
         seen: set[str] = set()
+        stray = 0
         for result in await self.backend.results(record["batch_id"]):
             if result.key not in items or result.key in seen:
-                self.unkeyed_lines += 1
+                stray += 1
                 continue
             seen.add(result.key)
             result.cost_usd = self.price(result)
@@ -194,6 +195,8 @@ class BatchRun:
                 key=key, error_kind=NOT_RUN, error_message=f"batch {record['batch_id']} ended without running it"
             )
         self.store.close_batch(submission_id)
+        if stray:
+            self.notify(f"{self.settings.name}: batch {record['batch_id']}: {stray} result line(s) of no request of it")
 
     def _pending_message(self, pending: dict[str, dict[str, Any]]) -> str:
         lines = [
@@ -272,8 +275,6 @@ async def run_batches(
             if records:
                 await run.collect(records, wait_s=settings.batch_wait_s, poll_s=settings.batch_poll_s)
             todo = live
-        else:
-            todo = [(key, request) for key, request in todo if key not in run.fresh]
     finally:
         await backend.aclose()
     return todo, run
