@@ -10,6 +10,7 @@ dequantise, only when the cache is cold or ``--fresh-cache``) and a cached reloa
     python benchmarks/bench_local_llm.py --isa AVX512_CORE_BF16   # as on a Xeon with AVX512-BF16 and no AMX
     python benchmarks/bench_local_llm.py --fresh-cache --batch-sizes 4 8 16 --compile
     python benchmarks/bench_local_llm.py --attn band sdpa   # the scorer's CPU attention vs transformers'
+    python benchmarks/bench_local_llm.py --layers onednn torch   # the scorer's oneDNN layers vs torch's own
 
 It ends with the calibrated choice (core.models.calibration): every candidate precision's
 prompt tokens/s and TV from fp32 on the calibration sample, the one picked, and the picked
@@ -36,7 +37,7 @@ from _machine import machine_busy_seconds, own_cpu_seconds
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt, seniority_prompt
-from resumebias_dagster.core.models import band_attention, local_llm
+from resumebias_dagster.core.models import band_attention, local_llm, onednn_layers
 from resumebias_dagster.core.models.calibration import calibrated_settings, cpu_identity
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.local_llm import (
@@ -89,6 +90,14 @@ def main() -> None:
         help="band: the scorer's own CPU attention (core.models.band_attention); sdpa/eager: "
         "transformers' masked attention instead",
     )
+    parser.add_argument(
+        "--layers",
+        nargs="*",
+        default=["onednn"],
+        choices=["onednn", "torch"],
+        help="onednn: the decoder's linear layers on oneDNN with the MLP fused (core.models.onednn_layers); "
+        "torch: the model's own layers",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure; the fastest counts")
     parser.add_argument("--compile", action="store_true", help="also try torch.compile on the decoder")
     parser.add_argument(
@@ -135,16 +144,19 @@ def main() -> None:
     print(f"prompt tokens: total {n_tokens}, min {min(lengths)}, median {int(np.median(lengths))}, max {max(lengths)}")
 
     band_types = band_attention.MODEL_TYPES
-    variants = [(attn, False) for attn in args.attn] + ([("sdpa", True)] if args.compile else [])
+    own_layers = onednn_layers.supported
+    variants = [(attn, False, layers) for attn in args.attn for layers in args.layers]
+    variants += [("sdpa", True, "torch")] if args.compile else []
     batch_sizes = args.batch_sizes or [settings.batch_size]
     print(
-        f"\n{'attn':<6}{'compile':<9}{'batch':>6}{'warm-up s':>10}{'bf16 tok/s':>12}{'fp32 tok/s':>12}"
+        f"\n{'attn':<6}{'layers':<8}{'compile':<9}{'batch':>6}{'warm-up s':>10}{'bf16 tok/s':>12}{'fp32 tok/s':>12}"
         f"{'ratio':>7}{'max TV':>9}{'min mass':>10}{'others':>8}"
     )
-    for attn, compiled in variants:
+    for attn, compiled, layers in variants:
         model, tokenizer = load_causal_lm(args.source, cache_dir, settings, compile=compiled)
         model.set_attn_implementation("sdpa" if attn == "band" else attn)
         band_attention.MODEL_TYPES = band_types if attn == "band" else frozenset()
+        onednn_layers.supported = own_layers if layers == "onednn" else (lambda *_: False)
         for batch_size in batch_sizes:
             bf16 = replace(settings, dtype="bfloat16", batch_size=batch_size)
             fp32 = replace(settings, dtype="float32", batch_size=batch_size)
@@ -163,11 +175,12 @@ def main() -> None:
             best = max(rate_fp32, rate_bf16 if tv.max() <= TV_TARGET else 0.0)
             verdict = "meets" if best >= TARGET_TOK_S else "MISSES"
             print(
-                f"{attn:<6}{str(compiled):<9}{batch_size:>6}{warmup:>10.1f}{rate_bf16:>12.0f}{rate_fp32:>12.0f}"
+                f"{attn:<6}{layers:<8}{str(compiled):<9}{batch_size:>6}{warmup:>10.1f}{rate_bf16:>12.0f}{rate_fp32:>12.0f}"
                 f"{rate_bf16 / rate_fp32:>7.2f}{tv.max():>9.4f}{mass.min():>10.3f}{others:>8.2f}  {verdict}",
                 flush=True,
             )
     band_attention.MODEL_TYPES = band_types
+    onednn_layers.supported = own_layers
     print(
         f"\ntarget: >= {TARGET_TOK_S:.0f} prompt tok/s in fp32, or in bf16 with max TV <= {TV_TARGET}; "
         "'others': cores other processes used while the row was timed"

@@ -49,9 +49,10 @@ SAMPLE_PROMPTS = 16
 GIVE_UP_BELOW = 0.5  # of fp32's rate: a candidate this slow after a batch cannot win
 MIN_PROMPTS = 8  # fewer prompts than this: the flag-based guess (measuring would cost more than it saves)
 CACHE_FILE = "calibration.json"
-# Bumped when the scorer changes speed in a way that can reorder the candidates (2: the CPU band
-# attention, which speeds up the fp32 attention both candidates share), so old choices are measured again.
-SCORER_REVISION = 2
+# Bumped when the scorer changes speed or rounding in a way that can reorder the candidates (2: the
+# CPU band attention, which speeds up the fp32 attention both candidates share; 3: oneDNN layers,
+# whose fused MLP moves bf16 about half as far from fp32), so old choices are measured again.
+SCORER_REVISION = 3
 # CPU flags that change which kernels a precision runs on.
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
 

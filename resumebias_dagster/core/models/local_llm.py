@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import band_attention, batched_decoder, decoder_hooks, prefixes
+from . import band_attention, batched_decoder, decoder_hooks, onednn_layers, prefixes
 from .compute import ComputeSettings
 from .model_sources import ModelSourceError, resolve_model_source
 
@@ -385,6 +385,7 @@ def next_token_probs(
         torch.inference_mode(),
         decoder_hooks.attention_outside_autocast(model, settings),
         band_attention.installed(model, settings.device),
+        onednn_layers.installed(model, settings),
     ):
         opening = batched_decoder.prefix_cache(model, encoded[0][:shared], None, 0, settings) if shared else None
         tails = [t[shared:] for t in encoded]
