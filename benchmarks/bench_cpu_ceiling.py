@@ -10,8 +10,8 @@ rate here (torch's own or oneDNN's, which the scorer uses on a CPU, in any preci
 floor **within the results' tolerance**: each task's work in the precision the calibration chose
 for it on this machine (calibration.json in the model cache, or ``--precision``), with the
 attention blocks at fp32's rate, since under 16-bit autocast the scorer keeps them in fp32 (the
-only way a 16-bit precision stays within 0.01 total variation of fp32). Then it scores a sample of seniority prompts with the real scorer and says what fraction
-of that rate it reaches, and what the default graph's LLM time is at that fraction.
+only way a 16-bit precision stays within 0.01 total variation of fp32). Then it scores a sample
+of seniority prompts with the real scorer in fp32 and says what fraction of fp32's rate it reaches.
 
 Nothing here is a target; it says whether one is reachable. `bench_default_graph.py` measures the
 whole graph.
@@ -23,7 +23,6 @@ Run: python benchmarks/bench_cpu_ceiling.py [--sample 16] [--threads 0] [--llm-s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from dataclasses import replace
@@ -38,7 +37,7 @@ from resumebias_dagster.core.jd_audit.fit_task import local_fit_prompts
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template, load_job_descriptions
 from resumebias_dagster.core.jd_audit.probes.variants import probe_variants, select_probe_resumes
 from resumebias_dagster.core.models import local_llm, onednn_layers, prefixes
-from resumebias_dagster.core.models.calibration import CACHE_FILE, cache_key, cpu_identity, matmul_rates
+from resumebias_dagster.core.models.calibration import best_seconds, cached_choice, cpu_identity, matmul_rates
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.decoder_hooks import ATTENTION_MODULE_SUFFIX
 from resumebias_dagster.core.models.local_llm import DEFAULT_LOCAL_LLM, load_causal_lm, score_labels_with_mass
@@ -90,7 +89,7 @@ def work(encoded: list[list[int]], shape) -> tuple[int, float, float]:
     return positions, flops, attention
 
 
-def onednn_rates(settings, shape: tuple[int, int, int], candidates) -> dict[str, float]:
+def onednn_rates(shape: tuple[int, int, int], candidates) -> dict[str, float]:
     """GFLOP/s of oneDNN's product (what the scorer calls on a CPU, ``onednn_layers``) in each
     candidate that runs here, best of 3 after a warm-up."""
     import torch
@@ -102,14 +101,8 @@ def onednn_rates(settings, shape: tuple[int, int, int], candidates) -> dict[str,
             continue
         x = torch.randn(rows, inputs).to(getattr(torch, dtype))
         weight = (torch.randn(outputs, inputs) / inputs**0.5).to(x.dtype)
-        op = torch.ops.mkldnn._linear_pointwise
         with torch.inference_mode():
-            op(x, weight, None, "none", [], "")
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                op(x, weight, None, "none", [], "")
-                best = min(best, time.perf_counter() - start)
+            best = best_seconds(lambda: torch.ops.mkldnn._linear_pointwise(x, weight, None, "none", [], ""))
         rates[dtype] = 2 * rows * inputs * outputs / best / 1e9
     return rates
 
@@ -118,13 +111,12 @@ def chosen_precisions(settings, cache: Path, given: list[str]) -> dict[str, str]
     """Each task's precision: ``--precision task=dtype``, else the calibration's choice on this
     machine (the model cache's calibration.json), else fp32."""
     chosen = dict(item.split("=", 1) for item in given)
-    records = json.loads((cache / CACHE_FILE).read_text()) if (cache / CACHE_FILE).exists() else {}
     for task in ("seniority", "fit"):
         if task not in chosen:
-            record = records.get(cache_key(settings, DEFAULT_LOCAL_LLM, task), {})
-            chosen[task] = record.get("choice", "float32")
-            if not record:
+            found = cached_choice(settings, DEFAULT_LOCAL_LLM, task, cache)
+            if found is None:
                 print(f"{task}: no calibration on this machine in {cache}; fp32 assumed (--precision sets it)")
+            chosen[task] = found or "float32"
     return chosen
 
 
@@ -164,7 +156,7 @@ def main() -> None:
     ]:
         for found, measured in (
             (torch_rates, matmul_rates(settings, shape=shape_, candidates=candidates)),
-            (onednn, onednn_rates(settings, shape_, candidates)),
+            (onednn, onednn_rates(shape_, candidates)),
         ):
             for dtype, rate in measured.items():
                 found[dtype] = max(found.get(dtype, 0.0), rate)

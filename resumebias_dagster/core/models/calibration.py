@@ -129,6 +129,24 @@ def _read_cache(path: Path) -> dict:
         return {}
 
 
+def cached_choice(settings: ComputeSettings, model: str, task: str, cache_dir: str | os.PathLike) -> str | None:
+    """The precision the calibration chose for ``task`` on this machine, if it has measured it."""
+    record = _read_cache(Path(cache_dir) / CACHE_FILE).get(cache_key(settings, model, task))
+    choice = record.get("choice") if isinstance(record, dict) else None
+    return choice if choice in CANDIDATES else None
+
+
+def best_seconds(call: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` timed calls of ``call``, after one untimed warm-up call."""
+    call()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return max(best, 1e-9)
+
+
 def _write_cache(path: Path, key: str, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = _read_cache(path)
@@ -235,13 +253,8 @@ def matmul_rates(
         with torch.no_grad():
             for dtype in candidates:
                 with replace(settings, dtype=dtype).autocast_context():
-                    torch.nn.functional.linear(x, weight)
-                    best = float("inf")
-                    for _ in range(3):
-                        start = time.perf_counter()
-                        torch.nn.functional.linear(x, weight)
-                        best = min(best, time.perf_counter() - start)
-                rates[dtype] = 2 * rows * inputs * outputs / max(best, 1e-9) / 1e9
+                    best = best_seconds(lambda: torch.nn.functional.linear(x, weight))
+                rates[dtype] = 2 * rows * inputs * outputs / best / 1e9
         _matmul_rates[key] = rates
     return _matmul_rates[key]
 

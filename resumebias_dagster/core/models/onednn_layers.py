@@ -79,10 +79,10 @@ class _Layers:
             self.cast[key] = tensor.detach().to(dtype)
         return self.cast[key]
 
-    def linear(self, module, x, post: tuple[str, str] = ("none", "")):
+    def linear(self, module, x):
         dtype = self.dtype(module.weight)
         rows = x.reshape(-1, x.shape[-1]).to(dtype)
-        out = self.op(rows, self.param(module.weight, dtype), self.param(module.bias, dtype), post[0], [], post[1])
+        out = self.op(rows, self.param(module.weight, dtype), self.param(module.bias, dtype), "none", [], "")
         return out.view(*x.shape[:-1], out.shape[-1])
 
     def gated_mlp(self, mlp, x, post: tuple[str, str]):
@@ -124,12 +124,12 @@ def installed(model, settings: ComputeSettings) -> Iterator[None]:
         replaced.append((module, module.__dict__.get("forward")))
         setattr(module, "forward", forward)  # an instance attribute: hooks still run around it
 
+    # named_modules lists a module before its children: a fused MLP's projections come after it.
     for _name, module in model.get_decoder().named_modules():
         if post is not None and _is_gated_mlp(module, torch.nn.Linear):
             replace_forward(module, functools.partial(layers.gated_mlp, module, post=post))
             fused.update(id(getattr(module, n)) for n in ("gate_proj", "up_proj", "down_proj"))
-    for _name, module in model.get_decoder().named_modules():
-        if isinstance(module, torch.nn.Linear) and id(module) not in fused:
+        elif isinstance(module, torch.nn.Linear) and id(module) not in fused:
             replace_forward(module, functools.partial(layers.linear, module))
     try:
         yield

@@ -123,6 +123,33 @@ def test_the_choice_is_cached_per_machine_and_measured_again_elsewhere(tmp_path,
     assert len(json.loads((tmp_path / CACHE_FILE).read_text())) == 3
 
 
+def test_the_cached_choice_is_read_back_per_task_and_a_bad_record_is_none(tmp_path):
+    """What `bench_cpu_ceiling.py` reads to price each task's floor in its chosen precision."""
+    assert calibration.cached_choice(AUTO_CPU, "gemma", "seniority", tmp_path) is None  # no file yet
+    score = scorer({"float32": 0.003, "bfloat16": 0.001})
+    calibrated_settings(AUTO_CPU, score, PROMPTS, count, model="gemma", task="seniority", cache_dir=tmp_path)
+    assert calibration.cached_choice(AUTO_CPU, "gemma", "seniority", tmp_path) == "bfloat16"
+    assert calibration.cached_choice(AUTO_CPU, "gemma", "fit", tmp_path) is None
+    key = next(iter(json.loads((tmp_path / CACHE_FILE).read_text())))
+    (tmp_path / CACHE_FILE).write_text(json.dumps({key: {"choice": "int4"}}))
+    assert calibration.cached_choice(AUTO_CPU, "gemma", "seniority", tmp_path) is None
+
+
+def test_best_seconds_warms_up_once_and_keeps_the_fastest_call():
+    durations = iter([0.05, 0.03, 0.001, 0.02])  # the warm-up's is never counted
+    calls = []
+
+    def call():
+        calls.append(1)
+        end = time.perf_counter() + next(durations)
+        while time.perf_counter() < end:
+            pass
+
+    best = calibration.best_seconds(call, repeats=3)
+    assert len(calls) == 4
+    assert 0.001 <= best < 0.015
+
+
 def test_a_damaged_cache_is_measured_over_not_trusted(tmp_path):
     (tmp_path / CACHE_FILE).write_text("{not json")
     settings, found = calibrated_settings(
