@@ -12,7 +12,10 @@ found the keys are free again. Anthropic keeps no label, so there the next run c
 says so before it submits those keys again.
 
 A run polls every ``batch_poll_s`` for at most ``batch_wait_s``; then it stops with
-``BatchesPending``, naming the batches and their state, and the next run picks them up.
+``BatchesPending``, naming the batches and their state, and the next run picks them up. A poll
+that fails for a reason that passes (a connection, a time-out, a 5xx, a rate limit: after the
+SDK's own retries) is said and tried again at the next poll; one that will not pass (a refused
+key, an unknown batch) stops the run with its reason, the batch kept for the next run.
 """
 
 from __future__ import annotations
@@ -36,7 +39,15 @@ from resumebias_dagster.core.providers.batch_api import (
 )
 from resumebias_dagster.core.providers.store import CLAIMED, ClaimOwner, ResponseStore
 from resumebias_dagster.core.providers.store.base import batch_owner
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings
+from resumebias_dagster.core.providers.types import (
+    CONNECTION,
+    RATE_LIMITED,
+    SERVER_ERROR,
+    TIMEOUT,
+    ChatRequest,
+    ChatResult,
+    ProviderSettings,
+)
 
 # The most requests and bytes of one batch, under each provider's documented limits
 # (OpenAI: 50,000 requests, 200 MB file; Anthropic: 100,000 requests, 256 MB; Gemini inline
@@ -45,6 +56,8 @@ LIMITS = {"openai": (50_000, 190_000_000), "anthropic": (100_000, 240_000_000), 
 # A batch recorded but never confirmed is looked for at the provider; so young a record may
 # belong to a run still submitting it, so it is left alone.
 UNCONFIRMED_GRACE_S = 600.0
+# Why a poll (status, results, finding a batch) may fail and the next poll succeed.
+PASSING_POLL_ERRORS = frozenset({CONNECTION, TIMEOUT, SERVER_ERROR, RATE_LIMITED})
 
 Notify = Callable[[str], None]
 
@@ -69,6 +82,8 @@ class BatchRun:
     submissions: int = 0
     answers: int = 0
     states: dict[str, str] = field(default_factory=dict)
+    # The last poll of a batch that failed for a passing reason, by submission id (None once one succeeds).
+    poll_errors: dict[str, str | None] = field(default_factory=dict)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], lease_s: float) -> list[tuple[str, ChatRequest]]:
         """Submit ``items`` in batches; return the items left to live calls: those another run
@@ -109,15 +124,26 @@ class BatchRun:
         dropped: list[str] = []
         while pending:
             for submission_id, record in list(pending.items()):
-                if not record.get("batch_id") and not await self._confirm(record):
-                    del pending[submission_id]
-                    dropped.append(submission_id)
-                    continue
-                status = await self.backend.status(record["batch_id"])
-                self._note(submission_id, record, status)
-                if status.state in FINISHED_STATES:
-                    await self._store_results(submission_id, record)
-                    del pending[submission_id]
+                try:
+                    if not record.get("batch_id") and not await self._confirm(record):
+                        del pending[submission_id]
+                        dropped.append(submission_id)
+                        continue
+                    status = await self.backend.status(record["batch_id"])
+                    self._note(submission_id, record, status)
+                    if status.state in FINISHED_STATES:
+                        await self._store_results(submission_id, record)
+                        del pending[submission_id]
+                    self.poll_errors[submission_id] = None
+                except BatchError as exc:
+                    if exc.kind not in PASSING_POLL_ERRORS:
+                        raise
+                    # The results are fetched whole before any is stored, so a failed poll stored nothing.
+                    self.poll_errors[submission_id] = f"{exc.kind}: {exc}"
+                    self.notify(
+                        f"{self.settings.name}: could not read the state of batch {record.get('batch_id') or submission_id} "
+                        f"({exc.kind}: {exc}); polling again in {poll_s:g} s"
+                    )
             if not pending:
                 break
             if time.monotonic() + poll_s > deadline:
@@ -200,7 +226,13 @@ class BatchRun:
 
     def _pending_message(self, pending: dict[str, dict[str, Any]]) -> str:
         lines = [
-            self.states.get(sid) or f"batch {r.get('batch_id') or sid}: {r['state']}" for sid, r in pending.items()
+            (self.states.get(sid) or f"batch {r.get('batch_id') or sid}: {r['state']}")
+            + (
+                f" (its state could not be read ({error}) at the last poll)"
+                if (error := self.poll_errors.get(sid))
+                else ""
+            )
+            for sid, r in pending.items()
         ]
         return (
             f"{self.settings.name}: {len(pending)} batch(es) still running after batch_wait_s "

@@ -5,8 +5,10 @@ batches here and answer each item as the server answers the same request live (`
 the same text, usage and prompt cache), so a batch answer and a live one differ only in how
 they travel. A batch stays in progress for ``polls_to_finish`` status reads (0: finished at
 once), or until ``finish`` is called; ``hold()`` keeps every batch in progress (a run that
-gives up polling), ``expire``/``cancel`` end one with some items not run. Every submission and
-status read is counted, so tests can assert that a resumed run submitted nothing.
+gives up polling), ``expire``/``cancel`` end one with some items not run, and
+``fail_status_reads`` answers the next status reads with an error (a provider's outage while a run
+polls). Every submission and status read is counted, so tests can assert that a resumed run
+submitted nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ from typing import Any
 
 # (status code, body bytes, content type) of one HTTP answer.
 Response = tuple[int, bytes, str]
+
+
+class StatusReadFailed(Exception):
+    """A status read answered with an error (``fail_status_reads``): the server writes ``status``
+    with a provider-style error body instead of the batch."""
+
+    def __init__(self, status: int):
+        super().__init__(f"status read failed with {status}")
+        self.status = status
 
 
 @dataclass
@@ -54,6 +65,8 @@ class FakeBatches:
         self.status_reads = 0
         self.result_reads = 0
         self._held = False
+        self._failing_reads: list[int] = []  # the status codes the next status reads answer with
+        self.failed_status_reads = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -62,6 +75,12 @@ class FakeBatches:
     def hold(self, held: bool = True) -> None:
         """Keep every batch in progress whatever ``polls_to_finish`` says."""
         self._held = held
+
+    def fail_status_reads(self, count: int, status: int = 503) -> None:
+        """Answer the next ``count`` status reads of any batch with ``status`` (the batch is not
+        read: it stays as it was)."""
+        with self._lock:
+            self._failing_reads = [status] * count
 
     def finish(self, batch_id: str | None = None) -> None:
         """End ``batch_id`` (every batch if None) now, every item run."""
@@ -106,6 +125,9 @@ class FakeBatches:
             if batch is None:
                 return None
             self.status_reads += 1
+            if self._failing_reads:
+                self.failed_status_reads += 1
+                raise StatusReadFailed(self._failing_reads.pop(0))
             batch.polls += 1
             due = batch.polls >= self.polls_to_finish
         if batch.outcome is None and not self._held and due:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from resumebias_dagster.testing.fake_providers.batch import StatusReadFailed
 from resumebias_dagster.testing.fake_providers.cache import CHARS_PER_TOKEN, MIN_TOKENS, PrefixCache
 from resumebias_dagster.testing.fake_providers.replies import (
     _ANTHROPIC_TYPE,
@@ -207,7 +208,7 @@ class FakeProviderServer:
             self._write(writer, 200, {})
             await writer.drain()
             return True
-        handled = self.batches.handle(method, path, target.partition("?")[2], headers, body) if self.batches else None
+        handled = self._batch_reply(method, target, headers, body)
         if handled is not None:
             self._write_raw(writer, handled[0], handled[1], handled[2])
             await writer.drain()
@@ -261,6 +262,17 @@ class FakeProviderServer:
             self._write(writer, 200, self._answer_body(request, text, reply.finish))
         await writer.drain()
         return True
+
+    def _batch_reply(self, method: str, target: str, headers: dict[str, str], body: bytes):
+        """The batch protocol's answer to a request of its endpoints, or None for every other request."""
+        if not self.batches:
+            return None
+        path, _, query = target.partition("?")
+        try:
+            return self.batches.handle(method, path, query, headers, body)
+        except StatusReadFailed as exc:  # a scripted outage of status reads
+            error = json.dumps(self._error_body(exc.status, "service unavailable")).encode()
+            return exc.status, error, "application/json"
 
     def _count(self, outcome: str) -> None:
         with self._lock:

@@ -15,7 +15,7 @@ import pytest
 from resumebias_dagster.core.providers import ChatRequest, run_requests
 from resumebias_dagster.core.providers import batch as batch_module
 from resumebias_dagster.core.providers.batch import BatchesPending
-from resumebias_dagster.core.providers.batch_api import COLLECTED, NOT_RUN
+from resumebias_dagster.core.providers.batch_api import COLLECTED, NOT_RUN, BatchError
 from resumebias_dagster.core.providers.fanout import normalise
 from resumebias_dagster.core.providers.store import ClaimOwner
 from resumebias_dagster.core.providers.types import ProviderConfigError, request_key
@@ -135,6 +135,52 @@ def test_killed_after_submission_the_next_run_polls_the_same_batch(wire, fake_se
         assert all(r.ok for r in results)
         assert store.count(done=True) == 5
         assert any("polling them" in line for line in lines)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_an_outage_while_polling_is_waited_out(wire, fake_server, settings_for, store, fake_key):
+    """The provider answers the batch's status reads with 503 for a while (past the SDK's own
+    retries): the run says so, polls again and collects every answer, submitting nothing twice."""
+    server = fake_server(wire, answer=fit_answer)
+    server.batches.fail_status_reads(3)
+    settings = batch_settings(settings_for, wire, server, max_retries=0)
+    lines = []
+    results, stats = run_requests(settings, fit_requests(3), store, notify=lines.append)
+    assert server.batches.failed_status_reads == 3
+    assert all(r.ok for r in results)
+    assert server.batches.submissions == 1 and server.count == 0
+    assert stats.batch_answers == 3 and store.count(done=True) == 3
+    assert [b["state"] for b in store.batches()] == [COLLECTED]
+    failed = [line for line in lines if "could not read the state of batch" in line]
+    assert len(failed) == 3 and all("server_error" in line and "polling again" in line for line in failed)
+    assert not any(fake_key in line for line in lines)
+
+
+def test_an_outage_past_the_wait_leaves_the_batch_for_the_next_run(fake_server, settings_for, store, fake_key):
+    server = fake_server("openai", answer=fit_answer)
+    server.batches.fail_status_reads(10_000)
+    settings = batch_settings(settings_for, "openai", server, max_retries=0, batch_wait_s=0.4)
+    with pytest.raises(BatchesPending, match=r"its state could not be read \(server_error: .*503"):
+        run_requests(settings, fit_requests(3), store)
+    assert [b["state"] for b in store.batches()] == ["in_progress"]
+    server.batches.fail_status_reads(0)
+    results, stats = run_requests(batch_settings(settings_for, "openai", server), fit_requests(3), store)
+    assert all(r.ok for r in results)
+    assert server.batches.submissions == 1 and stats.batch_answers == 3
+
+
+def test_a_refused_key_while_polling_stops_the_run(fake_server, settings_for, store, fake_key):
+    """Not an outage: a key the provider refuses stays refused, so the run stops at once with the
+    provider's reason instead of polling until batch_wait_s."""
+    server = fake_server("anthropic", answer=fit_answer)
+    server.batches.fail_status_reads(1, status=401)
+    settings = batch_settings(settings_for, "anthropic", server, max_retries=0, batch_wait_s=60)
+    started = time.monotonic()
+    with pytest.raises(BatchError, match="401|auth") as caught:
+        run_requests(settings, fit_requests(2), store)
+    assert caught.value.kind == "auth" and time.monotonic() - started < 30
+    assert fake_key not in str(caught.value)
+    assert [b["state"] for b in store.batches()] == ["in_progress"], "kept for the next run to poll"
 
 
 def test_a_live_run_never_calls_a_key_held_by_an_open_batch(fake_server, settings_for, store, fake_key):
