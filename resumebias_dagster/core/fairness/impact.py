@@ -94,8 +94,11 @@ def _ratio_bounds(s, group, resume, name, *, rates, counts, k, g):
     return lr, se, df
 
 
-def _dimension_table(d: pd.DataFrame, value: np.ndarray, confidence: float) -> pd.DataFrame:
-    """Rows of one (model, selection, dimension): counts, rates, ratio, interval, p."""
+def group_ratios(d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """Rows of one (model, selection, dimension), one per group of ``d`` (columns ``group``,
+    ``resume``, ``name``; ``sex`` and ``race_ethnicity`` are carried where present), each
+    individual's selection value in ``value`` (NaN: none): counts, rates, the impact ratio, its
+    interval and p-value as the module says. Other studies' tables (the ranking task's) reuse it."""
     groups = sorted(d["group"].unique())
     k = len(groups)
     code = pd.Categorical(d["group"], categories=groups).codes
@@ -114,8 +117,9 @@ def _dimension_table(d: pd.DataFrame, value: np.ndarray, confidence: float) -> p
             "rate": rates,
         }
     )
-    first = d.groupby("group", sort=True)[["sex", "race_ethnicity"]].first().reindex(groups)
-    out["sex"], out["race_ethnicity"] = first["sex"].to_numpy(), first["race_ethnicity"].to_numpy()
+    if {"sex", "race_ethnicity"} <= set(d.columns):
+        first = d.groupby("group", sort=True)[["sex", "race_ethnicity"]].first().reindex(groups)
+        out["sex"], out["race_ethnicity"] = first["sex"].to_numpy(), first["race_ethnicity"].to_numpy()
     rated = np.flatnonzero(counts > 0)
     ref = rated[np.argmax(rates[rated])] if len(rated) else -1
     out["reference_group"] = groups[ref] if ref >= 0 else None
@@ -172,7 +176,7 @@ def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: floa
             for name in selections:
                 value = pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
                 frames.append(
-                    _dimension_table(m, value, confidence).assign(model=model, selection=name, dimension=dimension)
+                    group_ratios(m, value, confidence).assign(model=model, selection=name, dimension=dimension)
                 )
     if not frames:
         return pd.DataFrame()

@@ -10,7 +10,9 @@ name's group, either a list parallel to ``shown`` or an object mapping every sho
 group; a group is a string (``"W_M"``) or an object ``{"sex": ..., "race_ethnicity": ...}``,
 labelled ``<race_ethnicity>_<sex>`` as the impact tables label an intersection. ``answer``: the
 model's raw text (``null``: no answer), parsed by ``parse.parse_ranking`` exactly as the
-project's own runs are. Other keys are ignored. Anything else stops the reading with a
+project's own runs are. Optional ``resume``: the id of the base résumé every candidate of the
+ranking is a copy of (the design's unit); with it the impact ratios get intervals and tests
+(``tables.py``), without it they have none. Other keys are ignored. Anything else stops the reading with a
 ``RankingFileError`` naming the file, the line and what is wrong.
 """
 
@@ -109,6 +111,7 @@ def ranking_record(obj: Any, where: str) -> dict[str, Any]:
         "model": _text(obj["model"], "model", where),
         "jd": _text(obj["job"], "job", where),
         "item_id": where,
+        "resume_id": None if obj.get("resume") is None else _text(obj["resume"], "resume", where),
         "shown": as_json(shown),
         "groups": as_json(groups),
         "ranked": as_json(parsed.ranked) if parsed.ok else None,
@@ -169,8 +172,13 @@ GROUP_FIELDS = (
     "selection_rate",
     "chance_rate",
     "impact_ratio",
+    "impact_ratio_ci_low",
+    "impact_ratio_ci_high",
+    "ci_below_four_fifths",
     "below_four_fifths",
     "reference_group",
+    "n_resumes",
+    "impact_ratio_p_value",
     "n_top_k",
     "top_k_rate",
     "top_k_impact_ratio",
@@ -206,14 +214,15 @@ def rank_json(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
 
 def format_rank_report(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> str:
     """The tables as text, for ``analyze-rank`` without ``--json``."""
-    groups = selection_table(rows, k)[list(GROUP_FIELDS[:10])].rename(columns={"jd": "job"})
+    groups = selection_table(rows, k)[list(GROUP_FIELDS[:13])].rename(columns={"jd": "job"})
     positions = position_table(rows)[list(POSITION_FIELDS)].rename(columns={"jd": "job"})
     n_err = int(rows["error"].notna().sum())
     none = "(no valid ranking)"
     lines = [
         f"{len(rows)} rankings, {n_err} without a ranking (see --json for the reasons)",
         "",
-        "Selection rate (share ranked first) by group; impact ratio against the highest group:",
+        "Selection rate (share ranked first) by group; impact ratio against the highest group, its 95% interval "
+        "(rankings that give a `resume` id: the résumé as the unit), whether all of it is below 0.8:",
         groups.round(3).to_string(index=False) if len(groups) else none,
         "",
         "Position bias: share of rankings putting the candidate shown at each position first:",

@@ -21,6 +21,17 @@ Per (model, jd, group), over the valid rankings (those with at least one ranked 
   ``core/fairness/impact.py``;
 * ``exp_selection_rate``: the mean probability of being ranked first where the model gives
   one (an embedded LLM, ``p_first``): the exact expectation of the sampled rate.
+* The impact ratio's interval (``impact_ratio_ci_low``/``_high``, 95%), ``impact_ratio_p_value``
+  ("the group is ranked first as often as any other") and ``ci_below_four_fifths`` (the whole
+  interval under 0.8), with the **base résumé as the unit**: the G candidates of one résumé are
+  the same text under G names, so each (résumé, group) is one individual, selected in the share
+  of its valid rankings (rotations x runs: repeated measures, not individuals) that put it
+  first, and ``core/fairness/impact.group_ratios`` (the Local Law 144 tables' method: the
+  within-résumé contrast, names as a random effect where they recur, the winner's curse of the
+  reference handled) gives the interval. ``n_resumes`` counts the résumés behind a group. Rows
+  without a résumé id (an imported ranking that gives none) get no interval. The interval
+  weights each résumé's candidate equally and ``impact_ratio`` counts rankings: they are the
+  same when every candidate has as many valid rankings, as in the balanced design.
 
 Position bias, per (model, jd, shown position 1..N): how often the candidate shown there was
 ranked first (``share_first``), against ``chance_rate``.
@@ -38,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from resumebias_dagster.core.fairness.impact import group_ratios
 from resumebias_dagster.core.tables import RankingPositions, Rankings, RankingSelection, columns, conform, empty_table
 
 # The stored table's columns (``core/tables/ranking.py``'s ``Rankings``), in order.
@@ -62,8 +74,9 @@ def as_json(values: Sequence | None) -> str | None:
 
 def candidate_rows(rows: pd.DataFrame, by: Sequence[str] = KEYS) -> pd.DataFrame:
     """One row per (ranking, shown candidate): ``by`` columns, ``item``, ``position`` (1-based),
-    ``name``, ``group``, ``n_shown``, ``valid``, ``rank`` (1-based; NaN when not ranked),
-    ``n_ranked`` and ``p_first`` (NaN without one)."""
+    ``name``, ``group``, ``resume`` (the base résumé's id, None without one), ``n_shown``,
+    ``valid``, ``rank`` (1-based; NaN when not ranked), ``n_ranked`` and ``p_first`` (NaN
+    without one)."""
     records = []
     for i, row in enumerate(rows.to_dict("records")):
         shown, groups = as_list(row["shown"]) or [], as_list(row["groups"]) or []
@@ -80,6 +93,7 @@ def candidate_rows(rows: pd.DataFrame, by: Sequence[str] = KEYS) -> pd.DataFrame
                     "position": pos + 1,
                     "name": name,
                     "group": group,
+                    "resume": row.get("resume_id"),
                     "n_shown": len(shown),
                     "valid": bool(ranked),
                     "rank": place.get(name, np.nan),
@@ -87,7 +101,7 @@ def candidate_rows(rows: pd.DataFrame, by: Sequence[str] = KEYS) -> pd.DataFrame
                     "p_first": np.nan if p_first is None else float(p_first[pos]),
                 }
             )
-    columns = [*by, "item", "position", "name", "group", "n_shown", "valid", "rank", "n_ranked", "p_first"]
+    columns = [*by, "item", "position", "name", "group", "resume", "n_shown", "valid", "rank", "n_ranked", "p_first"]
     return pd.DataFrame(records, columns=columns)
 
 
@@ -145,6 +159,9 @@ def selection_table(rows: pd.DataFrame, k: int = DEFAULT_TOP_K, by: Sequence[str
     t = _with_ratio(t, "selection_rate", "impact_ratio", by)
     t = _with_ratio(t, "top_k_rate", "top_k_impact_ratio", by)
     t["below_four_fifths"] = t["impact_ratio"] < FOUR_FIFTHS
+    t = t.merge(_ratio_intervals(v, by), on=[*by, "group"], how="left")
+    t["n_resumes"] = t["n_resumes"].fillna(0)
+    t["ci_below_four_fifths"] = (t["impact_ratio_ci_high"] < FOUR_FIFTHS).fillna(False).astype(bool)
     t["n_errors"] = [int(errors.get(tuple(key) if len(by) > 1 else key[0], 0)) for key in t[list(by)].to_numpy()]
     order = [
         *by,
@@ -163,12 +180,58 @@ def selection_table(rows: pd.DataFrame, k: int = DEFAULT_TOP_K, by: Sequence[str
         "top_k_impact_ratio",
         "reference_group",
         "below_four_fifths",
+        "n_resumes",
+        "impact_ratio_ci_low",
+        "impact_ratio_ci_high",
+        "impact_ratio_p_value",
+        "ci_below_four_fifths",
         "exp_selection_rate",
         "n_errors",
     ]
-    ints = ["n_rankings", "n_candidates", "shown_first", "ranked_first", "n_top_k", "in_top_k", "top_k", "n_errors"]
+    ints = [
+        "n_rankings",
+        "n_candidates",
+        "shown_first",
+        "ranked_first",
+        "n_top_k",
+        "in_top_k",
+        "top_k",
+        "n_resumes",
+        "n_errors",
+    ]
     t = t[order].astype({c: "int64" for c in ints})
     return conform(t, RankingSelection) if tuple(by) == KEYS else t
+
+
+def _ratio_intervals(v: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Per (``by``, group) of the valid candidate rows ``v``: ``n_resumes`` and the impact
+    ratio's interval and p-value with the base résumé as the unit (see the module)."""
+    out = [*by, "group", "n_resumes", "impact_ratio_ci_low", "impact_ratio_ci_high", "impact_ratio_p_value"]
+    known = v[v["resume"].notna()]
+    if not len(known):
+        return pd.DataFrame({c: pd.Series(dtype=object if c in (*by, "group") else float) for c in out})
+    individuals = (
+        known.groupby([*by, "resume", "group"], sort=True)
+        .agg(value=("first", "mean"), name=("name", "first"))
+        .reset_index()
+    )
+    frames = []
+    for key, d in individuals.groupby(list(by), sort=True):
+        ratios = group_ratios(d, d["value"].to_numpy(dtype=float))
+        n_resumes = d.groupby("group", sort=True)["resume"].nunique().reindex(ratios["group"]).to_numpy()
+        frames.append(
+            pd.DataFrame(
+                {
+                    **dict(zip(by, key if isinstance(key, tuple) else (key,))),
+                    "group": ratios["group"].to_numpy(),
+                    "n_resumes": n_resumes,
+                    "impact_ratio_ci_low": ratios["ci_low"].to_numpy(),
+                    "impact_ratio_ci_high": ratios["ci_high"].to_numpy(),
+                    "impact_ratio_p_value": ratios["p_value"].to_numpy(),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)[out]
 
 
 def position_table(rows: pd.DataFrame, by: Sequence[str] = KEYS) -> pd.DataFrame:

@@ -68,6 +68,15 @@ class RankingSelection(_PerModelAndJD):
     top_k_impact_ratio: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     reference_group: Series[str] = pa.Field(nullable=True)
     below_four_fifths: Series[bool]
+    # The base résumés behind the group (the unit of the interval; 0 where rows name none).
+    n_resumes: Series[int] = pa.Field(ge=0)
+    # The impact ratio's 95% interval and p-value with the base résumé as the unit
+    # (core/ranking/tables.py); null for the reference group's p, one résumé, or no résumé ids.
+    impact_ratio_ci_low: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    impact_ratio_ci_high: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    impact_ratio_p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    # The whole interval under 0.8: below the four-fifths line beyond the design's noise.
+    ci_below_four_fifths: Series[bool]
     # The mean P(ranked first) where the model gives one (an embedded LLM): the exact
     # expectation of the sampled selection rate.
     exp_selection_rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)

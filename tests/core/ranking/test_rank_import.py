@@ -60,8 +60,13 @@ def test_a_hand_computed_example(tmp_path):
         "selection_rate": pytest.approx(2 / 3),
         "chance_rate": 0.5,
         "impact_ratio": 1.0,
+        "impact_ratio_ci_low": None,  # no `resume` ids: no unit, no interval
+        "impact_ratio_ci_high": None,
+        "ci_below_four_fifths": False,
         "below_four_fifths": False,
         "reference_group": "B_M",
+        "n_resumes": 0,
+        "impact_ratio_p_value": None,
         "n_top_k": 3,
         "top_k_rate": pytest.approx(2 / 3),
         "top_k_impact_ratio": 1.0,
@@ -82,6 +87,27 @@ def test_a_hand_computed_example(tmp_path):
     json.dumps(out)  # plain JSON: no NaN objects, no numpy scalars
     text = format_rank_report(rows, k=1)
     assert "4 rankings, 1 without a ranking" in text and "B_M" in text and "Position bias" in text
+
+
+def test_resume_ids_give_the_impact_ratios_intervals(tmp_path):
+    """Thirty résumés, each shown twice (both orders) under the same two names: the résumé is the
+    unit, and a group ranked first on 6 of the 30 is below the four-fifths line beyond noise."""
+    lines = []
+    for r in range(30):
+        names = (f"Brad McCarthy{r}", f"Jamal Booker{r}")
+        winner = names[1] if r >= 6 else names[0]
+        for shown in (names, names[::-1]):
+            groups = ("W_M", "B_M") if shown == names else ("B_M", "W_M")
+            lines.append(ranking(f"1. {winner}", shown=shown, groups=groups, resume=f"cv{r}"))
+    rows = read_ranking_files([write(tmp_path, lines)])
+    assert rows["resume_id"].nunique() == 30
+    groups = {g["group"]: g for g in rank_json(rows, k=1)["groups"]}
+    w = groups["W_M"]
+    assert w["n_resumes"] == 30 and w["impact_ratio"] == pytest.approx(0.25)
+    assert w["impact_ratio_ci_low"] <= w["impact_ratio"] <= w["impact_ratio_ci_high"] < 0.8
+    assert w["ci_below_four_fifths"] is True and w["impact_ratio_p_value"] < 0.05
+    assert groups["B_M"]["impact_ratio_p_value"] is None  # the reference
+    assert "ci_below_four_fifths" in format_rank_report(rows, k=1)
 
 
 def test_object_groups_are_labelled_race_sex(tmp_path):
@@ -127,6 +153,7 @@ def test_object_groups_are_labelled_race_sex(tmp_path):
         (ranking(5), "line 2: answer must be the model's text (a string) or null, got a number"),
         (ranking("x", job=""), 'line 2: job must be a non-empty string, got ""'),
         (ranking("x", model=None), "line 2: model must be a non-empty string, got null"),
+        (ranking("x", resume=5), "line 2: resume must be a non-empty string, got 5"),
     ],
 )
 def test_bad_lines_name_the_file_the_line_and_the_problem(tmp_path, line, message):
