@@ -8,8 +8,10 @@ the batch again: the next run polls it and submits nothing, and no run calls a k
 batch live (its claim is the batch's until the batch is collected). A run killed between the
 record and the provider's confirmation leaves a batch without an id: the next run asks the
 provider for a batch of that label (OpenAI's metadata, Gemini's display name); where none is
-found the keys are free again. Anthropic keeps no label, so there the next run cannot tell and
-says so before it submits those keys again.
+found the keys are free again. Anthropic keeps no label: there the next run takes the one batch
+the store does not know of the same size created within minutes of the record
+(``batch_anthropic.find``), whose results are matched by request key; where there is none, or
+more than one, it says so before it submits those keys again.
 
 A run polls every ``batch_poll_s`` for at most ``batch_wait_s``; then it stops with
 ``BatchesPending``, naming the batches and their state, and the next run picks them up. A poll
@@ -154,10 +156,23 @@ class BatchRun:
     async def _confirm(self, record: dict[str, Any]) -> bool:
         """Whether a batch recorded without an id reached the provider (its id is stored then)."""
         submission_id = record["submission_id"]
-        found = await self.backend.find(submission_id)
+        try:
+            recorded_at = datetime.fromisoformat(record["created_at"])
+        except (TypeError, ValueError):
+            recorded_at = datetime.now(timezone.utc)
+        known = frozenset(b["batch_id"] for b in self.store.batches() if b.get("batch_id"))
+        found = await self.backend.find(
+            submission_id, requests=record["requests"], recorded_at=recorded_at, known=known
+        )
         if found:
             self.store.batch_submitted(submission_id, found)
             record["batch_id"] = found
+            if not self.backend.finds_by_label:
+                self.notify(
+                    f"{self.settings.name}: batch submission {submission_id} was interrupted before the provider "
+                    f"confirmed it; batch {found} has its size ({record['requests']:,} requests) and time and is "
+                    "taken for it: its answers are matched by request key, and keys it does not answer are asked again"
+                )
             return True
         if _age_s(record["created_at"]) < UNCONFIRMED_GRACE_S:
             raise BatchesPending(
@@ -170,9 +185,9 @@ class BatchRun:
             f"{self.settings.name}: batch submission {submission_id} was interrupted before the provider confirmed "
             f"it and the provider shows no batch labelled so; its {record['requests']:,} requests are asked again"
             + (
-                " (this provider keeps no batch label: if the interrupted submission did reach it, those requests "
-                "are answered twice)"
-                if type(self.backend).find is BatchBackend.find
+                " (this provider keeps no batch label, and no single unknown batch of this size was created within "
+                "minutes of it: if the interrupted submission did reach it, those requests are answered twice)"
+                if not self.backend.finds_by_label
                 else ""
             )
         )

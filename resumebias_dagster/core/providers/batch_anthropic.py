@@ -5,8 +5,14 @@ come back as one JSONL file of results.
 Each item's ``params`` are the live client's (``anthropic_client.message_params``, the prompt
 cache marker included) with the model's ``extra_body`` among them, and each answer is read by
 the live client's reader (``anthropic_client.result_of_message``), so a batch answer and a live
-one of the same request are stored alike. Anthropic keeps no label on a batch: ``find`` cannot
-look a submission up.
+one of the same request are stored alike.
+
+Anthropic keeps no label on a batch, so ``find`` looks an interrupted submission up by what it
+can see: a batch the store does not know, of the same number of requests, created within
+``FIND_WINDOW_S`` of the store's record (which is written just before the submission). Only a
+single such batch is taken. Its results are matched to requests by ``custom_id``, which is the
+request key, so a batch that was not ours after all answers none of our keys: they are marked
+not run and asked again by the next run, and nothing is stored under a wrong key.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +54,9 @@ from resumebias_dagster.core.providers.urls import split_query
 # What Anthropic accepts as a custom_id; our request keys (64 hex digits of sha256) fit it.
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _STATES = {"in_progress": IN_PROGRESS, "canceling": IN_PROGRESS, "ended": ENDED}
+# How far from the store's record an interrupted submission's batch may have been created
+# (clock skew between this machine and Anthropic's, and the submission's own retries).
+FIND_WINDOW_S = 900.0
 # The error types of an errored item, as the error kinds of the live client's HTTP statuses.
 ERROR_KINDS = {
     "invalid_request_error": t.BAD_REQUEST,
@@ -63,6 +73,8 @@ ERROR_KINDS = {
 
 
 class AnthropicBatchBackend(BatchBackend):
+    finds_by_label = False
+
     def __init__(self, settings: ProviderSettings, api_key: Secret | None):
         super().__init__(settings, api_key)
         self._secrets = client_secrets(settings, api_key)
@@ -131,6 +143,28 @@ class AnthropicBatchBackend(BatchBackend):
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
             raise self._error(exc) from None
         return [finish_result(_read_line(line), self._secrets) for line in jsonl_lines(response.content)]
+
+    async def find(
+        self,
+        submission_id: str,
+        *,
+        requests: int = 0,
+        recorded_at: datetime | None = None,
+        known: frozenset[str] = frozenset(),
+    ) -> str | None:
+        if recorded_at is None or requests <= 0:
+            return None  # nothing to match a batch by
+        matches = []
+        try:
+            async for batch in self._sdk.messages.batches.list(limit=100):
+                if batch.id in known or abs((batch.created_at - recorded_at).total_seconds()) > FIND_WINDOW_S:
+                    continue
+                c = batch.request_counts
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests:
+                    matches.append(batch.id)
+        except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
+            raise self._error(exc) from None
+        return matches[0] if len(matches) == 1 else None
 
     async def aclose(self) -> None:
         await self._sdk.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret
 
@@ -99,10 +100,24 @@ class BatchBackend(ABC):
         names and messages valid UTF-8 and scrubbed of the key.
         Raises ``BatchError`` when the results cannot be fetched at all."""
 
-    async def find(self, submission_id: str) -> str | None:
+    # Whether ``find`` reads a label the submission put on the batch (exact) or, where the
+    # provider keeps none, matches a batch by its size and time (``find``'s docstring).
+    finds_by_label = True
+
+    async def find(
+        self,
+        submission_id: str,
+        *,
+        requests: int = 0,
+        recorded_at: datetime | None = None,
+        known: frozenset[str] = frozenset(),
+    ) -> str | None:
         """The id of a batch submitted with ``submission_id`` (a run killed between its
-        submission and the store's record of the id), or None when the provider shows none
-        or keeps no label to find it by."""
+        submission and the store's record of the id), or None when the provider shows none.
+        ``requests`` (its size), ``recorded_at`` (when the store recorded it, just before the
+        submission) and ``known`` (every batch id the store holds) let a provider without
+        labels match it instead; a match is checked again by its results, whose ids are the
+        request keys."""
         return None
 
     async def aclose(self) -> None:

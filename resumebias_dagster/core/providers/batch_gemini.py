@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -155,7 +156,14 @@ class GeminiBatchBackend(BatchBackend):
             raise BatchError(t.MALFORMED_RESPONSE, f"batch {batch_id}: its inlined responses are not a list")
         return [finish_result(_read_entry(entry), self._secrets) for entry in entries]
 
-    async def find(self, submission_id: str) -> str | None:
+    async def find(
+        self,
+        submission_id: str,
+        *,
+        requests: int = 0,
+        recorded_at: datetime | None = None,
+        known: frozenset[str] = frozenset(),
+    ) -> str | None:
         if self._sdk is None:
             return None
         seen: set[str] = set()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import openai
@@ -142,7 +143,14 @@ class OpenAIBatchBackend(BatchBackend):
             finish_result(self._read_line(line), self._secrets) for content in files for line in jsonl_lines(content)
         ]
 
-    async def find(self, submission_id: str) -> str | None:
+    async def find(
+        self,
+        submission_id: str,
+        *,
+        requests: int = 0,
+        recorded_at: datetime | None = None,
+        known: frozenset[str] = frozenset(),
+    ) -> str | None:
         try:
             async for batch in self._sdk.batches.list(limit=100):
                 if (batch.metadata or {}).get(LABEL) == submission_id:

@@ -262,6 +262,99 @@ def test_a_submission_interrupted_before_confirmation_is_found_by_its_label(
     assert all(r.ok for r in results) and stats.batch_answers == 3
 
 
+def interrupted_anthropic_submission(server, settings, store, submitted: list[int]):
+    """A run killed after the store recorded its batch of 3 requests and before the provider's
+    answer, with ``submitted`` giving the sizes of the batches that did reach Anthropic (the
+    first ones of the recorded items)."""
+    import asyncio
+
+    from resumebias_dagster.core.providers.registry import make_batch_backend
+
+    requests = [normalise(settings, r) for r in fit_requests(3)]
+    items = [(request_key(settings, r), r) for r in requests]
+    owner = ClaimOwner.this_process()
+    for key, _ in items:
+        store.claim(key, owner, 60)
+    store.record_batch(settings, "rb-interrupted", items, owner)
+
+    async def submit():
+        backend = make_batch_backend(settings, settings.api_key())
+        try:
+            for size in submitted:
+                await backend.submit(items[:size], "rb-interrupted")
+        finally:
+            await backend.aclose()
+
+    asyncio.run(submit())
+
+
+def test_anthropic_finds_an_interrupted_submission_by_its_size_and_time(
+    fake_server, settings_for, store, fake_key, monkeypatch
+):
+    """Anthropic keeps no label: the one unknown batch of the record's size, created within
+    minutes of it, is taken, and its answers are matched by request key."""
+    server = fake_server("anthropic", answer=fit_answer)
+    settings = batch_settings(settings_for, "anthropic", server)
+    # Another batch of the account, known to the store already: never taken for this one.
+    first, _ = run_requests(settings, fit_requests(4)[3:], store)
+    interrupted_anthropic_submission(server, settings, store, submitted=[3])
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    lines = []
+    results, stats = run_requests(settings, fit_requests(3), store, notify=lines.append)
+    assert server.batches.submissions == 2, "the interrupted batch was not submitted again"
+    assert all(r.ok for r in results) and stats.batch_answers == 3
+    assert any("has its size (3 requests) and time and is taken for it" in line for line in lines)
+    assert store.count(done=True) == 4
+
+
+@pytest.mark.parametrize(
+    ("submitted", "why"),
+    [([2], "a batch of another size"), ([3, 3], "two batches of its size: no guess between them")],
+)
+def test_anthropic_takes_no_batch_it_cannot_single_out(
+    fake_server, settings_for, store, fake_key, monkeypatch, submitted, why
+):
+    server = fake_server("anthropic", answer=fit_answer)
+    settings = batch_settings(settings_for, "anthropic", server)
+    interrupted_anthropic_submission(server, settings, store, submitted=submitted)
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    lines = []
+    results, stats = run_requests(settings, fit_requests(3), store, notify=lines.append)
+    assert server.batches.submissions == len(submitted) + 1, why
+    assert all(r.ok for r in results) and stats.batches_submitted == 1
+    assert any("no single unknown batch of this size" in line for line in lines)
+
+
+def test_a_foreign_batch_taken_for_ours_stores_nothing_under_our_keys(
+    fake_server, settings_for, store, fake_key, monkeypatch
+):
+    """A batch of the same size and time that is not ours (another tool on the same account)
+    answers none of our keys: they are marked not run, and the next run asks them again."""
+    import asyncio
+
+    from resumebias_dagster.core.providers.registry import make_batch_backend
+
+    server = fake_server("anthropic", answer=fit_answer)
+    settings = batch_settings(settings_for, "anthropic", server)
+    interrupted_anthropic_submission(server, settings, store, submitted=[])
+    others = [normalise(settings, r) for r in fit_requests(6)[3:]]
+
+    async def someone_else():
+        backend = make_batch_backend(settings, settings.api_key())
+        try:
+            await backend.submit([(request_key(settings, r), r) for r in others], "someone-else")
+        finally:
+            await backend.aclose()
+
+    asyncio.run(someone_else())
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    results, _ = run_requests(settings, fit_requests(3), store)
+    assert [r.error_kind for r in results] == [NOT_RUN] * 3
+    assert store.count(done=True) == 0, "no answer of another request stored under our keys"
+    results, stats = run_requests(settings, fit_requests(3), store)
+    assert all(r.ok for r in results) and stats.batches_submitted == 1
+
+
 def test_batch_settings_are_checked(settings_for):
     with pytest.raises(ProviderConfigError, match="batch must be true or false"):
         settings_for("openai", "http://127.0.0.1:9/v1", batch="yes")
