@@ -38,6 +38,7 @@ from resumebias_dagster.core.providers.batch_api import (
     BatchError,
     BatchStatus,
     BatchUnsupported,
+    UnconfirmedRecord,
 )
 from resumebias_dagster.core.providers.store import CLAIMED, ClaimOwner, ResponseStore
 from resumebias_dagster.core.providers.store.base import batch_owner
@@ -161,9 +162,7 @@ class BatchRun:
         except (TypeError, ValueError):
             recorded_at = datetime.now(timezone.utc)
         known = frozenset(b["batch_id"] for b in self.store.batches() if b.get("batch_id"))
-        found = await self.backend.find(
-            submission_id, requests=record["requests"], recorded_at=recorded_at, known=known
-        )
+        found = await self.backend.find(submission_id, UnconfirmedRecord(record["requests"], recorded_at, known))
         if found:
             self.store.batch_submitted(submission_id, found)
             record["batch_id"] = found

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +46,7 @@ from resumebias_dagster.core.providers.batch_api import (
     BatchError,
     BatchStatus,
     BatchUnsupported,
+    UnconfirmedRecord,
 )
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret
 from resumebias_dagster.core.providers.urls import split_query
@@ -144,23 +144,19 @@ class AnthropicBatchBackend(BatchBackend):
             raise self._error(exc) from None
         return [finish_result(_read_line(line), self._secrets) for line in jsonl_lines(response.content)]
 
-    async def find(
-        self,
-        submission_id: str,
-        *,
-        requests: int = 0,
-        recorded_at: datetime | None = None,
-        known: frozenset[str] = frozenset(),
-    ) -> str | None:
-        if recorded_at is None or requests <= 0:
+    async def find(self, submission_id: str, record: UnconfirmedRecord | None = None) -> str | None:
+        if record is None or record.requests <= 0:
             return None  # nothing to match a batch by
         matches = []
         try:
             async for batch in self._sdk.messages.batches.list(limit=100):
-                if batch.id in known or abs((batch.created_at - recorded_at).total_seconds()) > FIND_WINDOW_S:
+                if (
+                    batch.id in record.known
+                    or abs((batch.created_at - record.recorded_at).total_seconds()) > FIND_WINDOW_S
+                ):
                     continue
                 c = batch.request_counts
-                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests:
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == record.requests:
                     matches.append(batch.id)
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
             raise self._error(exc) from None

@@ -52,6 +52,15 @@ class BatchStatus:
     message: str | None = None  # why a batch failed, scrubbed of the key
 
 
+@dataclass(frozen=True)
+class UnconfirmedRecord:
+    """What the store knows of a submission the provider never confirmed."""
+
+    requests: int  # its size
+    recorded_at: datetime  # when the store recorded it, just before the submission
+    known: frozenset[str]  # every batch id the store holds: none of them is this one
+
+
 class BatchUnsupported(Exception):
     """The endpoint speaks no batch protocol (an OpenAI-compatible server without ``/batches``:
     404 or 405 at submission). Nothing was submitted; the run makes live calls instead."""
@@ -104,20 +113,11 @@ class BatchBackend(ABC):
     # provider keeps none, matches a batch by its size and time (``find``'s docstring).
     finds_by_label = True
 
-    async def find(
-        self,
-        submission_id: str,
-        *,
-        requests: int = 0,
-        recorded_at: datetime | None = None,
-        known: frozenset[str] = frozenset(),
-    ) -> str | None:
+    async def find(self, submission_id: str, record: UnconfirmedRecord | None = None) -> str | None:
         """The id of a batch submitted with ``submission_id`` (a run killed between its
         submission and the store's record of the id), or None when the provider shows none.
-        ``requests`` (its size), ``recorded_at`` (when the store recorded it, just before the
-        submission) and ``known`` (every batch id the store holds) let a provider without
-        labels match it instead; a match is checked again by its results, whose ids are the
-        request keys."""
+        ``record`` lets a provider without labels match it instead; a match is checked again
+        by its results, whose ids are the request keys."""
         return None
 
     async def aclose(self) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -52,6 +51,7 @@ from resumebias_dagster.core.providers.batch_api import (
     BatchError,
     BatchStatus,
     BatchUnsupported,
+    UnconfirmedRecord,
 )
 from resumebias_dagster.core.providers.google_client import (
     classify_error,
@@ -156,14 +156,7 @@ class GeminiBatchBackend(BatchBackend):
             raise BatchError(t.MALFORMED_RESPONSE, f"batch {batch_id}: its inlined responses are not a list")
         return [finish_result(_read_entry(entry), self._secrets) for entry in entries]
 
-    async def find(
-        self,
-        submission_id: str,
-        *,
-        requests: int = 0,
-        recorded_at: datetime | None = None,
-        known: frozenset[str] = frozenset(),
-    ) -> str | None:
+    async def find(self, submission_id: str, record: UnconfirmedRecord | None = None) -> str | None:
         if self._sdk is None:
             return None
         seen: set[str] = set()

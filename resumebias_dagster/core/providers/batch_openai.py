@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, Final
 
 import openai
@@ -41,6 +40,7 @@ from resumebias_dagster.core.providers.batch_api import (
     BatchError,
     BatchStatus,
     BatchUnsupported,
+    UnconfirmedRecord,
 )
 from resumebias_dagster.core.providers.openai_client import _NO_KEY, chat_body, result_of_completion
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret
@@ -143,14 +143,7 @@ class OpenAIBatchBackend(BatchBackend):
             finish_result(self._read_line(line), self._secrets) for content in files for line in jsonl_lines(content)
         ]
 
-    async def find(
-        self,
-        submission_id: str,
-        *,
-        requests: int = 0,
-        recorded_at: datetime | None = None,
-        known: frozenset[str] = frozenset(),
-    ) -> str | None:
+    async def find(self, submission_id: str, record: UnconfirmedRecord | None = None) -> str | None:
         try:
             async for batch in self._sdk.batches.list(limit=100):
                 if (batch.metadata or {}).get(LABEL) == submission_id:

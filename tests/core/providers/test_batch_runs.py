@@ -230,42 +230,10 @@ def test_items_an_expired_batch_did_not_run_are_asked_again(fake_server, setting
     assert store.count(done=True) == 4
 
 
-def test_a_submission_interrupted_before_confirmation_is_found_by_its_label(
-    fake_server, settings_for, store, fake_key, monkeypatch
-):
-    """Killed between the store's record and the provider's answer: OpenAI keeps the label, so
-    the next run finds the batch instead of submitting it again."""
-    server = fake_server("openai", answer=fit_answer)
-    settings = batch_settings(settings_for, "openai", server)
-    requests = [normalise(settings, r) for r in fit_requests(3)]
-    items = [(request_key(settings, r), r) for r in requests]
-    owner = ClaimOwner.this_process()
-    for key, _ in items:
-        store.claim(key, owner, 60)
-    store.record_batch(settings, "rb-interrupted", items, owner)
-    # What the killed run had sent: the batch reached the provider under its label.
-    import asyncio
-
-    from resumebias_dagster.core.providers.registry import make_batch_backend
-
-    async def submit():
-        backend = make_batch_backend(settings, settings.api_key())
-        try:
-            return await backend.submit(items, "rb-interrupted")
-        finally:
-            await backend.aclose()
-
-    asyncio.run(submit())
-    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
-    results, stats = run_requests(settings, fit_requests(3), store)
-    assert server.batches.submissions == 1
-    assert all(r.ok for r in results) and stats.batch_answers == 3
-
-
-def interrupted_anthropic_submission(server, settings, store, submitted: list[int]):
-    """A run killed after the store recorded its batch of 3 requests and before the provider's
-    answer, with ``submitted`` giving the sizes of the batches that did reach Anthropic (the
-    first ones of the recorded items)."""
+def interrupted_submission(settings, store, submitted: list[int]):
+    """A run killed after the store recorded its batch of 3 requests (labelled
+    ``rb-interrupted``) and before the provider's answer, with ``submitted`` giving the sizes
+    of the batches that did reach the provider (the first ones of the recorded items)."""
     import asyncio
 
     from resumebias_dagster.core.providers.registry import make_batch_backend
@@ -288,6 +256,20 @@ def interrupted_anthropic_submission(server, settings, store, submitted: list[in
     asyncio.run(submit())
 
 
+def test_a_submission_interrupted_before_confirmation_is_found_by_its_label(
+    fake_server, settings_for, store, fake_key, monkeypatch
+):
+    """Killed between the store's record and the provider's answer: OpenAI keeps the label, so
+    the next run finds the batch instead of submitting it again."""
+    server = fake_server("openai", answer=fit_answer)
+    settings = batch_settings(settings_for, "openai", server)
+    interrupted_submission(settings, store, submitted=[3])
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    results, stats = run_requests(settings, fit_requests(3), store)
+    assert server.batches.submissions == 1
+    assert all(r.ok for r in results) and stats.batch_answers == 3
+
+
 def test_anthropic_finds_an_interrupted_submission_by_its_size_and_time(
     fake_server, settings_for, store, fake_key, monkeypatch
 ):
@@ -297,7 +279,7 @@ def test_anthropic_finds_an_interrupted_submission_by_its_size_and_time(
     settings = batch_settings(settings_for, "anthropic", server)
     # Another batch of the account, known to the store already: never taken for this one.
     first, _ = run_requests(settings, fit_requests(4)[3:], store)
-    interrupted_anthropic_submission(server, settings, store, submitted=[3])
+    interrupted_submission(settings, store, submitted=[3])
     monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
     lines = []
     results, stats = run_requests(settings, fit_requests(3), store, notify=lines.append)
@@ -316,7 +298,7 @@ def test_anthropic_takes_no_batch_it_cannot_single_out(
 ):
     server = fake_server("anthropic", answer=fit_answer)
     settings = batch_settings(settings_for, "anthropic", server)
-    interrupted_anthropic_submission(server, settings, store, submitted=submitted)
+    interrupted_submission(settings, store, submitted=submitted)
     monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
     lines = []
     results, stats = run_requests(settings, fit_requests(3), store, notify=lines.append)
@@ -336,7 +318,7 @@ def test_a_foreign_batch_taken_for_ours_stores_nothing_under_our_keys(
 
     server = fake_server("anthropic", answer=fit_answer)
     settings = batch_settings(settings_for, "anthropic", server)
-    interrupted_anthropic_submission(server, settings, store, submitted=[])
+    interrupted_submission(settings, store, submitted=[])
     others = [normalise(settings, r) for r in fit_requests(6)[3:]]
 
     async def someone_else():
