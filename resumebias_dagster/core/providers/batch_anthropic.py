@@ -150,10 +150,10 @@ class AnthropicBatchBackend(BatchBackend):
         matches = []
         try:
             async for batch in self._sdk.messages.batches.list(limit=100):
-                if (
-                    batch.id in record.known
-                    or abs((batch.created_at - record.recorded_at).total_seconds()) > FIND_WINDOW_S
-                ):
+                offset = (batch.created_at - record.recorded_at).total_seconds()
+                if offset < -FIND_WINDOW_S:
+                    break  # the list is newest first: every batch from here on is older still
+                if batch.id in record.known or offset > FIND_WINDOW_S:
                     continue
                 c = batch.request_counts
                 if c.processing + c.succeeded + c.errored + c.canceled + c.expired == record.requests:

@@ -307,6 +307,20 @@ def test_anthropic_takes_no_batch_it_cannot_single_out(
     assert any("no single unknown batch of this size" in line for line in lines)
 
 
+def test_anthropic_takes_no_batch_created_long_before_the_record(
+    fake_server, settings_for, store, fake_key, monkeypatch
+):
+    server = fake_server("anthropic", answer=fit_answer)
+    settings = batch_settings(settings_for, "anthropic", server)
+    interrupted_submission(settings, store, submitted=[3])
+    (old,) = server.batches.created
+    server.batches.created[old] -= 3600  # an hour before the record: another submission's
+    monkeypatch.setattr(batch_module, "UNCONFIRMED_GRACE_S", 0.0)
+    results, stats = run_requests(settings, fit_requests(3), store)
+    assert server.batches.submissions == 2 and stats.batches_submitted == 1
+    assert all(r.ok for r in results)
+
+
 def test_a_foreign_batch_taken_for_ours_stores_nothing_under_our_keys(
     fake_server, settings_for, store, fake_key, monkeypatch
 ):
