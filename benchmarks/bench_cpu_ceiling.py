@@ -107,6 +107,24 @@ def onednn_rates(shape: tuple[int, int, int], candidates) -> dict[str, float]:
     return rates
 
 
+def print_shape_rates(model, candidates) -> None:
+    """oneDNN's rate in each distinct linear shape of the decoder (a batch of two ~620-token
+    prompts deep): whether the floor's rate, taken on the widest shapes, holds for the narrow
+    ones too (the attention blocks' projections)."""
+    import torch
+
+    shapes = sorted(
+        {(m.in_features, m.out_features) for m in model.get_decoder().modules() if isinstance(m, torch.nn.Linear)}
+    )
+    for dtype in candidates:
+        measured = [onednn_rates((1240, i, o), (dtype,)).get(dtype) for i, o in shapes]
+        if all(r is not None for r in measured):
+            print(
+                f"oneDNN {dtype} by shape (in x out: GFLOP/s): "
+                + ", ".join(f"{i}x{o}: {r:.0f}" for (i, o), r in zip(shapes, measured))
+            )
+
+
 def chosen_precisions(settings, cache: Path, given: list[str]) -> dict[str, str]:
     """Each task's precision: ``--precision task=dtype``, else the calibration's choice on this
     machine (the model cache's calibration.json), else fp32."""
@@ -168,6 +186,7 @@ def main() -> None:
         + "; oneDNN "
         + (", ".join(f"{d} {r:.0f}" for d, r in onednn.items()) or "not here")
     )
+    print_shape_rates(model, candidates)
     best = max(rates, key=rates.get)
     precision = chosen_precisions(settings, cache, args.precision)
     print(
