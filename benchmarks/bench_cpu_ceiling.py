@@ -107,22 +107,19 @@ def onednn_rates(shape: tuple[int, int, int], candidates) -> dict[str, float]:
     return rates
 
 
-def print_shape_rates(model, candidates) -> None:
-    """oneDNN's rate in each distinct linear shape of the decoder (a batch of two ~620-token
-    prompts deep): whether the floor's rate, taken on the widest shapes, holds for the narrow
-    ones too (the attention blocks' projections)."""
+def shape_rates(model, candidates) -> dict[str, dict[tuple[int, int], float]]:
+    """{dtype: {(in, out): GFLOP/s}}: oneDNN's rate in each distinct linear shape of the decoder,
+    a batch of two ~620-token prompts deep, in each candidate that runs here."""
     import torch
 
     shapes = sorted(
         {(m.in_features, m.out_features) for m in model.get_decoder().modules() if isinstance(m, torch.nn.Linear)}
     )
-    for dtype in candidates:
-        measured = [onednn_rates((1240, i, o), (dtype,)).get(dtype) for i, o in shapes]
-        if all(r is not None for r in measured):
-            print(
-                f"oneDNN {dtype} by shape (in x out: GFLOP/s): "
-                + ", ".join(f"{i}x{o}: {r:.0f}" for (i, o), r in zip(shapes, measured))
-            )
+    found: dict[str, dict[tuple[int, int], float]] = {}
+    for i, o in shapes:
+        for dtype, rate in onednn_rates((1240, i, o), candidates).items():
+            found.setdefault(dtype, {})[(i, o)] = rate
+    return found
 
 
 def chosen_precisions(settings, cache: Path, given: list[str]) -> dict[str, str]:
@@ -167,18 +164,14 @@ def main() -> None:
     # The decoder's widest products, a batch of two ~620-token prompts deep.
     config = model.config
     candidates = ("float32", "bfloat16", "float16")
+    widest = [(config.hidden_size, config.intermediate_size), (config.intermediate_size, config.hidden_size)]
     torch_rates: dict[str, float] = {}
-    onednn: dict[str, float] = {}
-    for shape_ in [
-        (1240, config.hidden_size, config.intermediate_size),
-        (1240, config.intermediate_size, config.hidden_size),
-    ]:
-        for found, measured in (
-            (torch_rates, matmul_rates(settings, shape=shape_, candidates=candidates)),
-            (onednn, onednn_rates(shape_, candidates)),
-        ):
-            for dtype, rate in measured.items():
-                found[dtype] = max(found.get(dtype, 0.0), rate)
+    for inputs, outputs in widest:
+        for dtype, rate in matmul_rates(settings, shape=(1240, inputs, outputs), candidates=candidates).items():
+            torch_rates[dtype] = max(torch_rates.get(dtype, 0.0), rate)
+    # oneDNN in every shape (the narrow attention projections too); the floor takes the widest.
+    by_shape = shape_rates(model, candidates)
+    onednn = {dtype: max(r[s] for s in widest) for dtype, r in by_shape.items()}
     rates = {d: max(torch_rates.get(d, 0.0), onednn.get(d, 0.0)) for d in candidates}
     print(
         "matrix products in the decoder's shapes, GFLOP/s: torch (16-bit as autocast over fp32 weights) "
@@ -186,7 +179,11 @@ def main() -> None:
         + "; oneDNN "
         + (", ".join(f"{d} {r:.0f}" for d, r in onednn.items()) or "not here")
     )
-    print_shape_rates(model, candidates)
+    for dtype, measured in by_shape.items():
+        print(
+            f"oneDNN {dtype} by shape (in x out: GFLOP/s): "
+            + ", ".join(f"{i}x{o}: {r:.0f}" for (i, o), r in measured.items())
+        )
     best = max(rates, key=rates.get)
     precision = chosen_precisions(settings, cache, args.precision)
     print(

@@ -85,8 +85,8 @@ class BatchRun:
     submissions: int = 0
     answers: int = 0
     states: dict[str, str] = field(default_factory=dict)
-    # The last poll of a batch that failed for a passing reason, by submission id (None once one succeeds).
-    poll_errors: dict[str, str | None] = field(default_factory=dict)
+    # The last poll of a batch that failed for a passing reason, by submission id (gone once one succeeds).
+    poll_errors: dict[str, str] = field(default_factory=dict)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], lease_s: float) -> list[tuple[str, ChatRequest]]:
         """Submit ``items`` in batches; return the items left to live calls: those another run
@@ -137,7 +137,7 @@ class BatchRun:
                     if status.state in FINISHED_STATES:
                         await self._store_results(submission_id, record)
                         del pending[submission_id]
-                    self.poll_errors[submission_id] = None
+                    self.poll_errors.pop(submission_id, None)
                 except BatchError as exc:
                     if exc.kind not in PASSING_POLL_ERRORS:
                         raise
@@ -157,12 +157,11 @@ class BatchRun:
     async def _confirm(self, record: dict[str, Any]) -> bool:
         """Whether a batch recorded without an id reached the provider (its id is stored then)."""
         submission_id = record["submission_id"]
-        try:
-            recorded_at = datetime.fromisoformat(record["created_at"])
-        except (TypeError, ValueError):
-            recorded_at = datetime.now(timezone.utc)
+        recorded_at = _parsed_time(record["created_at"])
         known = frozenset(b["batch_id"] for b in self.store.batches() if b.get("batch_id"))
-        found = await self.backend.find(submission_id, UnconfirmedRecord(record["requests"], recorded_at, known))
+        found = await self.backend.find(
+            submission_id, None if recorded_at is None else UnconfirmedRecord(record["requests"], recorded_at, known)
+        )
         if found:
             self.store.batch_submitted(submission_id, found)
             record["batch_id"] = found
@@ -274,12 +273,16 @@ def chunks(provider: str, items: Sequence[tuple[str, ChatRequest]]) -> list[list
     return out
 
 
-def _age_s(created_at: str) -> float:
+def _parsed_time(created_at: str) -> datetime | None:
     try:
-        created = datetime.fromisoformat(created_at)
+        return datetime.fromisoformat(created_at)
     except (TypeError, ValueError):
-        return float("inf")
-    return (datetime.now(timezone.utc) - created).total_seconds()
+        return None
+
+
+def _age_s(created_at: str) -> float:
+    created = _parsed_time(created_at)
+    return float("inf") if created is None else (datetime.now(timezone.utc) - created).total_seconds()
 
 
 async def run_batches(

@@ -123,7 +123,7 @@ class AnthropicBatchBackend(BatchBackend):
             batch_id=batch.id,
             state=_STATES.get(batch.processing_status, IN_PROGRESS),
             provider_state=batch.processing_status,
-            total=c.processing + c.succeeded + c.errored + c.canceled + c.expired,
+            total=_total(c),
             succeeded=c.succeeded,
             errored=c.errored,
         )
@@ -155,8 +155,7 @@ class AnthropicBatchBackend(BatchBackend):
                     break  # the list is newest first: every batch from here on is older still
                 if batch.id in record.known or offset > FIND_WINDOW_S:
                     continue
-                c = batch.request_counts
-                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == record.requests:
+                if _total(batch.request_counts) == record.requests:
                     matches.append(batch.id)
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
             raise self._error(exc) from None
@@ -180,6 +179,11 @@ class AnthropicBatchBackend(BatchBackend):
     def _error(self, exc: BaseException) -> BatchError:
         kind, message = stainless_error(anthropic, exc, self.settings, self._secrets)
         return BatchError(kind, t.scrub(message, self._secrets) or kind)
+
+
+def _total(counts) -> int:
+    """A batch's requests, whatever became of them."""
+    return counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
 
 
 def _read_line(line: bytes) -> ChatResult:

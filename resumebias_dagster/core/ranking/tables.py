@@ -217,14 +217,13 @@ def _ratio_intervals(v: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     )
     frames = []
     for key, d in individuals.groupby(list(by), sort=True):
-        ratios = group_ratios(d, d["value"].to_numpy(dtype=float))
-        n_resumes = d.groupby("group", sort=True)["resume"].nunique().reindex(ratios["group"]).to_numpy()
+        ratios = group_ratios(d, d["value"].to_numpy(dtype=float))  # one individual per (résumé, group)
         frames.append(
             pd.DataFrame(
                 {
                     **dict(zip(by, key if isinstance(key, tuple) else (key,))),
                     "group": ratios["group"].to_numpy(),
-                    "n_resumes": n_resumes,
+                    "n_resumes": ratios["n"].to_numpy(),
                     "impact_ratio_ci_low": ratios["ci_low"].to_numpy(),
                     "impact_ratio_ci_high": ratios["ci_high"].to_numpy(),
                     "impact_ratio_p_value": ratios["p_value"].to_numpy(),
