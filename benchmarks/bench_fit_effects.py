@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, fit_effects, model_summary
+from resumebias_dagster.core.jd_audit.fit_pooled import axis_summary
+from resumebias_dagster.core.jd_audit.fit_stats import fit_effects, model_summary
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
 TARGET_S = 5.0

@@ -12,17 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-EXIT_INPUT_ERROR = 2  # bad input file, same status argparse uses for bad arguments
+from resumebias_dagster.cli_support import EXIT_INPUT_ERROR, InputError, fail, positive_int
+from resumebias_dagster.plan_command import plan_arguments, plan_handler
 
-
-class InputError(ValueError):
-    """Bad input a handler's step found; the handler reports it with ``fail``."""
-
-
-def fail(message: str) -> int:
-    """Say what is wrong with the input and give the input-error status."""
-    print(f"error: {message}", file=sys.stderr)
-    return EXIT_INPUT_ERROR
+__all__ = ["COMMANDS", "EXIT_INPUT_ERROR", "Command", "InputError", "build_parser", "fail", "main"]
 
 
 @dataclass(frozen=True)
@@ -74,16 +67,6 @@ def _run(args: argparse.Namespace) -> int:
     return run_study(audit_path=args.config)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models-file", help="models config (default: $RESUMEBIAS_MODELS_FILE or the packaged one)")
     parser.add_argument(
@@ -102,7 +85,7 @@ def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
         help="only this task (repeatable; default: every task the design calls)",
     )
     parser.add_argument(
-        "--n-per-level", type=_positive_int, default=40, help="base résumés per seniority level (asset default 40)"
+        "--n-per-level", type=positive_int, default=40, help="base résumés per seniority level (asset default 40)"
     )
     parser.add_argument("--seed", type=int, default=0, help="generator, rewriter and name seed (asset default 0)")
     parser.add_argument(
@@ -254,7 +237,7 @@ def _analyze_fit(args: argparse.Namespace) -> int:
 
 def _rank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE", help="JSON Lines: job, model, shown, groups, answer")
-    parser.add_argument("--top-k", type=_positive_int, default=3, metavar="K", help="top-k places (default 3)")
+    parser.add_argument("--top-k", type=positive_int, default=3, metavar="K", help="top-k places (default 3)")
     parser.add_argument("--json", action="store_true", help="print JSON: {groups, positions, answers}")
 
 
@@ -266,171 +249,6 @@ def _rank(args: argparse.Namespace) -> int:
     except RankingFileError as exc:
         return fail(str(exc))
     return 0
-
-
-def _plan_arguments(parser: argparse.ArgumentParser) -> None:
-    from resumebias_dagster.core.inference import KINDS
-
-    parser.add_argument(
-        "--kind",
-        choices=KINDS,
-        default="fit_delta",
-        help="kind of finding to plan for (default fit_delta: a change of the 1-10 fit score)",
-    )
-    parser.add_argument(
-        "--effect", type=float, help="effect to detect, in the kind's unit (default: inference.yaml's `detect`)"
-    )
-    parser.add_argument(
-        "--pilot",
-        metavar="PATH",
-        help="JSON of `resumebias analyze --json` / `analyze-fit --json`, or a verdicts table as CSV: "
-        "its standard errors give the noise",
-    )
-    parser.add_argument("--sd", type=float, help="assumed SD of one résumé's difference (instead of a pilot)")
-    parser.add_argument(
-        "--run-share",
-        type=float,
-        default=0.5,
-        help="share of that variance that is run-to-run noise (0 for exact scores; default 0.5)",
-    )
-    parser.add_argument("--pilot-runs", type=_positive_int, default=5, help="runs per cell of the pilot (default 5)")
-    parser.add_argument("--pilot-jds", type=_positive_int, default=1, help="job descriptions of the pilot (default 1)")
-    parser.add_argument("--model", metavar="NAME", help="provider model of the models config whose prices give dollars")
-    parser.add_argument("--models-file", help="models config (default: $RESUMEBIAS_MODELS_FILE or the packaged one)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-
-def _plan(args: argparse.Namespace) -> int:
-    import json
-    import math
-
-    from resumebias_dagster.catalog import CatalogError
-    from resumebias_dagster.core.inference import load_inference_settings
-    from resumebias_dagster.core.inference.planning import plan
-
-    if not 0 <= args.run_share <= 1:
-        return fail(f"--run-share must lie in [0, 1], got {args.run_share}")
-    try:
-        settings = load_inference_settings()
-        effect = args.effect if args.effect is not None else settings.detect[args.kind]
-        if args.kind == "impact_ratio" and not 0 < effect < 1:
-            return fail(f"--effect of an impact ratio must lie in (0, 1), got {effect}")
-        if args.kind != "impact_ratio" and effect <= 0:
-            return fail(f"--effect must be positive, got {effect}")
-        noise, source = _plan_noise(args)
-        task = "fit" if args.kind == "fit_delta" else "seniority"
-        per_resume = _variants_per_resume(task)
-    except (CatalogError, ValueError) as exc:  # InputError included
-        return fail(str(exc))
-    table = plan(args.kind, effect, noise, settings, per_resume, jds=(1, 2, 4) if task == "fit" else (1,))
-    usd = None
-    if args.model:
-        try:
-            usd = _usd_per_call(args.model, task, args.models_file)
-        except (CatalogError, ValueError) as exc:
-            return fail(str(exc))
-        table["usd"] = table["calls"] * usd if usd is not None else math.nan
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "kind": args.kind,
-                    "effect": effect,
-                    "power": settings.power,
-                    "alpha": settings.alpha,
-                    "noise": {
-                        "sd": noise.sd,
-                        "run_share": noise.run_share,
-                        "runs": noise.runs,
-                        "jds": noise.jds,
-                        "source": source,
-                    },
-                    "usd_per_call": usd,
-                    "designs": json.loads(table.to_json(orient="records")),
-                },
-                indent=2,
-            )
-        )
-        return 0
-    _print_plan(
-        args, table, effect=effect, noise=noise, source=source, settings=settings, per_resume=per_resume, usd=usd
-    )
-    return 0
-
-
-def _plan_noise(args: argparse.Namespace):
-    """The noise of one résumé's difference: from ``--pilot``'s verdicts, ``--sd``, or assumed;
-    and where it came from."""
-    import json
-
-    import pandas as pd
-
-    from resumebias_dagster.core.inference.planning import ASSUMED_SD, Noise, pilot_noise
-
-    if args.pilot:
-        try:
-            text = open(args.pilot, encoding="utf-8").read() if args.pilot.endswith(".json") else None
-            verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(args.pilot)
-            verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
-        except (OSError, ValueError, KeyError) as exc:
-            raise InputError(
-                f"--pilot {args.pilot}: not a verdicts JSON or CSV ({type(exc).__name__}: {exc})"
-            ) from None
-        return pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share), f"pilot {args.pilot}"
-    sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]
-    if sd <= 0:
-        raise InputError(f"--sd must be positive, got {sd}")
-    noise = Noise(sd, args.run_share, args.pilot_runs, args.pilot_jds)
-    return noise, "--sd" if args.sd is not None else "an assumed noise (no pilot: give --pilot or --sd)"
-
-
-def _print_plan(args: argparse.Namespace, table, *, effect, noise, source, settings, per_resume, usd) -> None:
-    unit = "log ratio " if args.kind == "impact_ratio" else ""
-    print(
-        f"To detect {args.kind} = {effect:g} with {settings.power:.0%} power at alpha {settings.alpha:g} "
-        f"(two-sided), from {source}: one résumé's difference has SD {unit}{noise.sd:.3g} at {noise.runs} run(s) "
-        f"and {noise.jds} job description(s), {noise.run_share:.0%} of its variance run-to-run noise. "
-        f"Calls = résumés x {per_resume} variants per résumé x runs x job descriptions."
-    )
-    shown = table.drop(columns=["kind", "effect"]).astype(object)
-    shown["sd_per_resume"] = [f"{x:.3g}" for x in table["sd_per_resume"]]
-    for column in ("resumes", "calls"):
-        shown[column] = [f"{int(x):,}" for x in table[column]]
-    if "usd" in table.columns:
-        shown["usd"] = [f"{x:,.2f}" if x == x else "n/a" for x in table["usd"]]
-    print(shown.to_markdown(index=False, disable_numparse=True))
-    if args.model and usd is None:
-        print(f"no price for {args.model} in prices.yaml: dollars not shown")
-
-
-def _variants_per_resume(task: str) -> int:
-    """Prompts one résumé makes: its 3 styles and 4 names (seniority), or its baseline and
-    every probe level of probe_axes.yaml (fit)."""
-    if task == "seniority":
-        from resumebias_dagster.core.common.labels import DEMOGRAPHICS, STYLES
-
-        return len(STYLES) + len(DEMOGRAPHICS)
-    from resumebias_dagster.core.jd_audit.probes import load_probe_axes
-
-    return 1 + sum(len(axis.levels) for axis in load_probe_axes().axes)
-
-
-def _usd_per_call(model: str, task: str, models_file: str | None) -> float | None:
-    """What one call of ``task`` costs ``model`` at list price, from estimate-cost's estimate."""
-    from resumebias_dagster.core.estimate import estimate_cost, study_design
-    from resumebias_dagster.core.models.model_config import load_models
-    from resumebias_dagster.core.providers import ProviderSettings
-
-    specs = [s for s in load_models(models_file, include_disabled=True) if s.kind == "provider" and s.name == model]
-    if not specs:
-        raise ValueError(f"--model: no provider model named {model!r} in the models config")
-    table = estimate_cost([ProviderSettings.from_spec(specs[0])], study_design(), None, tasks=(task,))
-    row = table.iloc[0]
-    return (
-        None
-        if not row["calls"] or row["usd_all_calls"] != row["usd_all_calls"]
-        else float(row["usd_all_calls"]) / row["calls"]
-    )
 
 
 def _pull_tables_arguments(parser: argparse.ArgumentParser) -> None:
@@ -538,8 +356,8 @@ COMMANDS: dict[str, Command] = {
     "analyze-rank": Command("share ranked first and impact ratios of rankings made elsewhere", _rank_arguments, _rank),
     "plan": Command(
         "résumés, runs, job descriptions, calls and dollars a study needs to detect an effect with 80% power",
-        _plan_arguments,
-        _plan,
+        plan_arguments,
+        plan_handler,
     ),
     "estimate-cost": Command(
         "calls, expected tokens and dollars of the configured provider models for the study, and how many are stored",

@@ -6,7 +6,8 @@ Markdown files, and an encrypted PDF that cannot be read and is passed over), th
 ``resumebias run --config`` with the example's own audit file and models file
 (``examples/own_tool``): the résumés are read, probed and name-swapped, both screeners score
 them through the study, and the run ends with the report, which shows the résumés redacted.
-Each screener has a planted defect, and the audit must find the HTTP one's.
+Each screener has a planted defect, and the audit must find the HTTP one's; the Python one's,
+exactly one point off every résumé, is too few résumés to carry to the population, and says so.
 """
 
 import os
@@ -96,7 +97,7 @@ def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files
             "select model, count(distinct resume_id), min(resume_id) from audit.fit_scores group by model"
         ).fetchall()
         names = con.execute("select distinct resume_id from audit.name_variants").fetchall()
-        verdicts = con.execute("select model, finding, estimate, verdict from audit.fit_verdicts").df()
+        verdicts = con.execute("select model, finding, estimate, ci_low, ci_high, verdict from audit.fit_verdicts").df()
     assert [u[1] for u in users][:5] == ["pdf", "pdf", "pdf", "docx", "docx"] and len(users) == 12
     assert {m for m, *_ in fit} == {"acme-http", "acme-python"}
     assert all(n_resumes >= 10 and first.startswith("u-") for _, n_resumes, first in fit)
@@ -106,7 +107,11 @@ def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files
     found = verdicts[verdicts["verdict"] == "beyond_noise"].set_index(["model", "finding"])["estimate"]
     for level in ("unexplained", "caregiving"):
         assert found[("acme-http", f"fit_level:careerGap_{level}")] == pytest.approx(-1.5, abs=0.15)
-    assert found[("acme-python", "fit_level:addressCountry_nigeria")] == pytest.approx(-1.0, abs=0.05)
+    # The Python one takes exactly a point off every résumé: no spread, which 12 résumés cannot carry
+    # to the population (unseen résumés could bring the mean back to 0); its interval says so.
+    abroad = verdicts.set_index(["model", "finding"]).loc[("acme-python", "fit_level:addressCountry_nigeria")]
+    assert abroad["estimate"] == pytest.approx(-1.0, abs=0.05) and abroad["verdict"] == "inconclusive"
+    assert abroad["ci_low"] < -1.0 < 0 < abroad["ci_high"] <= 9
     assert not [f for _, f in found.index if "placebo" in f]
     report = data / "reports" / "audit_report.html"
     assert f"Report: {report}" in proc.stdout

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from resumebias_dagster.cli import COMMANDS, main
+from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.plan_command import default_structure
 
 SOCIAL_CSV = (
     "original_idx,true_seniority,demographic,name,model,prediction,correct\n"
@@ -222,17 +225,22 @@ def test_plan_prints_a_design_and_its_cost(tmp_path, capsys):
     assert out["effect"] == 0.05 and out["power"] == 0.8
     # No run noise: more runs do not help, every design needs the same résumés.
     assert len({d["resumes"] for d in designs}) == 1
-    from scipy import stats
 
     g = designs[0]["resumes"]
+    # The power of the verdict printed (beyond noise among the default study's 17 findings in 8
+    # families) reaches 80% with g résumés, not with g - 1; a t test at alpha alone would take far fewer.
+    from resumebias_dagster.core.inference import Estimate
+    from resumebias_dagster.core.inference.power import power_at
 
-    # The power of a t test with g résumés at se 0.3 / sqrt(g) reaches 80%, with g - 1 it does not.
-    def power(n):
-        ncp = 0.05 / (0.3 / n**0.5)
-        crit = stats.t.ppf(0.975, n - 1)
-        return stats.nct.sf(crit, n - 1, ncp) + stats.nct.cdf(-crit, n - 1, ncp)
+    assert out["multiplicity"] == {"findings": 17, "families": 8, "source": "the default study's"}
+    c = default_structure("seniority_bias").thresholds(load_inference_settings())[None, :]
+
+    def power(n, threshold=c):
+        est = Estimate(np.zeros(1), np.array([0.3 / n**0.5]), np.array([n - 1.0]), np.array([n]))
+        return power_at(est, 0.05, threshold)[0]
 
     assert power(g) >= 0.8 > power(g - 1)
+    assert power(g // 2, np.full((1, 1), 0.05)) > 0.8  # planning at alpha would have asked for under half
     assert designs[0]["calls"] == g * 7 * designs[0]["runs"]
     pilot = tmp_path / "pilot.json"
     pilot.write_text(json.dumps({"verdicts": [{"kind": "fit_delta", "se": 0.2, "n_resumes": 12}]}))

@@ -46,6 +46,11 @@ class Scenario:
     verdict_type: str
     planted: bool
     study: Callable[[int, InferenceSettings], pd.DataFrame]  # seed, settings -> rows with true, is_planted
+    # The planted effect sits at (or beyond) the equivalence margin: "ruled out" is then false.
+    at_margin: bool = False
+    # The planted effect is the declared one (inference.yaml's ``detect``): the power the
+    # verdicts print for it is then comparable with how often they find it.
+    declared: bool = False
 
 
 @lru_cache(maxsize=None)
@@ -193,13 +198,13 @@ def _whole_study(study: str) -> Callable:
 
 SCENARIOS = [
     *(
-        Scenario(kind, planted, _seniority(kind, planted, exact))
+        Scenario(kind, planted, _seniority(kind, planted, exact), declared=planted and kind != "inconsistency")
         for kind, exact in (("style_shift", False), ("seniority_bias", True), ("inconsistency", False))
         for planted in (False, True)
     ),
-    *(Scenario("impact_ratio", planted, _impact(planted)) for planted in (False, True)),
+    *(Scenario("impact_ratio", planted, _impact(planted), declared=planted) for planted in (False, True)),
     *(
-        Scenario(kind, planted, _fit(kind, planted))
+        Scenario(kind, planted, _fit(kind, planted), declared=planted)
         for kind in ("fit_cell", "fit_level", "fit_group")
         for planted in (False, True)
     ),
@@ -208,33 +213,90 @@ SCENARIOS = [
 ]
 
 
+def _scenario_figures(scenario: Scenario, v: pd.DataFrame, studies: int) -> dict:
+    """The figures one scenario's ``studies`` simulated studies give (``calibrate``)."""
+    beyond = v["verdict"] == "beyond_noise"
+    planted = v["is_planted"].astype(bool)
+    covered = (v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12)
+    has_truth = v["true"].notna() & v["ci_low"].notna()
+    out: dict = {}
+    if not scenario.planted:
+        null = ~planted
+        out["false_positive_rate"] = float(beyond[null].mean()) if null.any() else np.nan
+        out["null_studies_flagged"] = float((beyond & null).groupby(v["_study"]).any().mean())
+        out["coverage_null"] = float(covered[null & has_truth].mean()) if (null & has_truth).any() else np.nan
+        out["findings_per_study"] = len(v) / studies
+        return out
+    key = "margin" if scenario.at_margin else "planted"
+    out[f"coverage_{key}"] = float(covered[planted & has_truth].mean()) if (planted & has_truth).any() else np.nan
+    if scenario.at_margin:
+        out["ruled_out_at_margin"] = float((v.loc[planted, "verdict"] == "equivalent").mean())
+    out["power"] = float(beyond[planted].mean())
+    out["printed_power"] = float(v.loc[planted, "power"].mean()) if "power" in v.columns else np.nan
+    out["declared_effect"] = scenario.declared
+    return out
+
+
 def calibrate(
     studies: int, settings: InferenceSettings | None = None, seed: int = 0, scenarios: list[Scenario] | None = None
 ) -> pd.DataFrame:
     """Per verdict type: the share of null findings beyond noise (``false_positive_rate``),
     the share of null studies with any (``null_studies_flagged``), the 95% intervals'
-    coverage of the truth under the null and with the planted effect, and the share of
-    planted findings beyond noise (``power``), over ``studies`` simulated studies each."""
+    coverage of the truth under the null, with the planted effect and at the margin, the
+    share of planted findings beyond noise (``power``) beside the power the verdicts printed
+    for them (``printed_power``), and the share of findings at the margin read "ruled out"
+    (``ruled_out_at_margin``: a false "no bias"), over ``studies`` simulated studies each."""
     settings = settings or InferenceSettings()
     out: dict[str, dict] = {}
     for scenario in scenarios or SCENARIOS:
         rows = [scenario.study(seed + k, settings).assign(_study=k) for k in range(studies)]
         v = pd.concat(rows, ignore_index=True)
-        beyond = v["verdict"] == "beyond_noise"
-        covered = ((v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12))[
-            v["true"].notna() & v["ci_low"].notna()
-        ]
         entry = out.setdefault(scenario.verdict_type, {"verdict_type": scenario.verdict_type})
-        if scenario.planted:
-            entry["power"] = float(beyond[v["is_planted"].astype(bool)].mean())
-            entry["coverage_planted"] = float(covered.mean()) if len(covered) else np.nan
-        else:
-            entry["false_positive_rate"] = float(beyond.mean())
-            entry["null_studies_flagged"] = float(beyond.groupby(v["_study"]).any().mean())
-            entry["coverage_null"] = float(covered.mean()) if len(covered) else np.nan
-            entry["findings_per_study"] = len(v) / studies
+        entry.update(_scenario_figures(scenario, v, studies))
         entry["studies"] = studies
-    return pd.DataFrame(list(out.values()))
+    columns = [
+        "verdict_type",
+        "studies",
+        "findings_per_study",
+        "false_positive_rate",
+        "null_studies_flagged",
+        "coverage_null",
+        "power",
+        "printed_power",
+        "coverage_planted",
+        "ruled_out_at_margin",
+        "coverage_margin",
+        "declared_effect",
+    ]
+    return pd.DataFrame(list(out.values())).reindex(columns=columns)
 
 
-__all__ = ["SCENARIOS", "Scenario", "calibrate"]
+def plan_check(studies: int, settings: InferenceSettings | None = None, seed: int = 0) -> dict:
+    """``resumebias plan`` checked by simulation, as a user would run it: a pilot fit audit
+    (40 résumés x 2 job descriptions x 5 runs, nothing planted) gives the noise and the family
+    structure; the plan's résumés for the declared effect are then simulated with that effect
+    planted on one probe level, and the share of studies whose verdict finds it is the power
+    the plan promised (its target: the declared power)."""
+    from resumebias_dagster.core.inference.planning import pilot_noise, pilot_structure, resumes_needed
+
+    settings = settings or InferenceSettings()
+    pilot = fit_verdicts(_fit_scores(seed + 900_000, {}, resumes=40), settings, {"firstName": NAME_LEVELS}, ARMS)
+    noise = pilot_noise(pilot, "fit_delta", runs=5, jds=2)
+    structure = pilot_structure(pilot, "fit_delta", family="probe:school")
+    effect = settings.detect["fit_delta"]
+    resumes = resumes_needed(effect, noise.sd, settings, structure=structure)
+    found = []
+    for k in range(studies):
+        v = fit_verdicts(
+            _fit_scores(seed + k, {PROBES[0]: -effect}, resumes=resumes), settings, {"firstName": NAME_LEVELS}, ARMS
+        )
+        found.append(bool((v.loc[v["finding"] == f"fit_level:{PROBES[0]}", "verdict"] == "beyond_noise").any()))
+    return {
+        "sd": noise.sd,
+        "resumes": resumes,
+        "planned_power": settings.power,
+        "simulated_power": float(np.mean(found)),
+    }
+
+
+__all__ = ["SCENARIOS", "Scenario", "calibrate", "plan_check"]

@@ -259,7 +259,7 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     from resumebias_dagster.assets.report import compliance
     from resumebias_dagster.assets.seniority_study.resumes import base_resumes
     from resumebias_dagster.assets.seniority_study.verdicts import seniority_verdicts
-    from resumebias_dagster.core.compliance.summary import SUMMARY_FIELDS
+    from resumebias_dagster.core.compliance.summary import CONDITIONAL_FIELDS, SUMMARY_FIELDS
     from resumebias_dagster.resources.providers import ProvidersResource
 
     tmp_path, resources, _ = stored
@@ -305,12 +305,16 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     assert judge["tool"] == "ScreenBot (judge-v1)" and judge["distribution_date"] == "2026-01-15"
     assert "test data" in judge["data_source"] and "seed 7" in judge["data_explanation"]
     # Study 003's Mohammed Al-Said is perceived Middle Eastern: no EEO-1 category, so unknown.
-    assert judge["n_unknown_race_ethnicity"] == 2 and judge["n_individuals"] == 12
+    # Six individuals (one résumé under six names), each counted once though scored under two
+    # job descriptions.
+    assert judge["n_unknown_race_ethnicity"] == 1 and judge["n_individuals"] == 6
+    assert "averaged over 2 job descriptions and 3 valid runs" in judge["individuals_note"]
+    assert judge["min_share"] == 0 and judge["excluded_categories"] == "" and judge["exclusion_justification"] == ""
 
     published = json.loads((tmp_path / "data" / "reports" / "bias_audit_summary.json").read_text())
     for rule, name in SUMMARY_FIELDS.items():
         for audit in published["audits"]:
-            assert audit.get(name) not in (None, "", []) or name == "distribution_date", (rule, name, audit["model"])
+            assert audit.get(name) not in (None, "", []) or name in CONDITIONAL_FIELDS, (rule, name, audit["model"])
     assert published["audits"][0]["rates"][0]["category"]
     flat = pd.read_csv(tmp_path / "data" / "reports" / "bias_audit_summary.csv")
     assert len(flat) == len(rates) and {"audit_date", "data_source", "impact_ratio"} <= set(flat.columns)
@@ -321,3 +325,36 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     assert "American Indian or Alaska Native" in missing
     written = json.loads((tmp_path / "data" / "reports" / "eu_ai_act_test_record.json").read_text())
     assert written["logs"][0]["item"] == "response store"
+
+
+def test_bias_audit_rates_leaves_out_small_categories_only_when_asked_and_justified(stored):
+    """The 2% exclusion of 6 RCNY §5-301(d) is the auditor's choice: off by default, and a
+    min_share without its justification fails the asset with a message naming the setting."""
+    from resumebias_dagster.assets.report import compliance
+
+    config = compliance.BiasAuditRatesConfig()
+    assert (config.min_share, config.exclusion_justification) == (0, "")
+    _, resources, _ = stored
+    built = [predictions.imported_predictions, compliance.bias_audit_rates]
+
+    def run(rates_config):
+        return dg.materialize(
+            [stored_predictions, stored_scores, *built],
+            selection=built,
+            resources=resources,
+            run_config={"ops": {"bias_audit_rates": {"config": rates_config}}},
+            raise_on_error=False,
+        )
+
+    refused = run({"min_share": 0.02})
+    assert not refused.success
+    errors = " ".join(str(e.event_specific_data.error) for e in refused.get_step_failure_events())
+    assert "min_share 0.02 > 0 needs exclusion_justification" in errors and "§5-301(d)" in errors
+    refused = run({"min_share": 0.2, "exclusion_justification": "few names"})
+    errors = " ".join(str(e.event_specific_data.error) for e in refused.get_step_failure_events())
+    assert not refused.success and "min_share 0.2 is over 0.02" in errors
+
+    chosen = run({"min_share": 0.02, "exclusion_justification": "few names"})
+    assert chosen.success
+    rates = chosen.output_for_node("bias_audit_rates")
+    assert (rates["min_share"] == 0.02).all() and (rates["exclusion_justification"] == "few names").all()

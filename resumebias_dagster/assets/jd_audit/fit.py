@@ -8,10 +8,11 @@ from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, json_by_ke
 from resumebias_dagster.assets.user_resumes.source import RESUMES_DESCRIPTION, ResumeSource
 from resumebias_dagster.core.common.snapshots import separate_snapshots, snapshots_of
 from resumebias_dagster.core.inference import load_inference_settings
-from resumebias_dagster.core.jd_audit.fit_stats import axis_summary, model_summary
+from resumebias_dagster.core.jd_audit.fit_pooled import axis_summary
 from resumebias_dagster.core.jd_audit.fit_stats import (
     fit_effects as compute_fit_effects,
 )
+from resumebias_dagster.core.jd_audit.fit_stats import model_summary
 from resumebias_dagster.core.jd_audit.fit_task import predict_fit
 from resumebias_dagster.core.jd_audit.job_descriptions import (
     load_fit_template,

@@ -14,7 +14,7 @@ from resumebias_dagster.assets.report.audit_report import _models
 from resumebias_dagster.assets.seniority_study.metrics import analysed_predictions
 from resumebias_dagster.core.common.snapshots import separate_snapshots
 from resumebias_dagster.core.compliance.eu_record import eu_test_record, record_json
-from resumebias_dagster.core.compliance.ll144 import MIN_SHARE
+from resumebias_dagster.core.compliance.ll144 import MAX_MIN_SHARE, check_exclusion
 from resumebias_dagster.core.compliance.summary import (
     DataSource,
     audit_summary,
@@ -41,11 +41,16 @@ NAME_LISTS = (
 
 class BiasAuditRatesConfig(dg.Config):
     min_share: float = Field(
-        default=MIN_SHARE,
-        ge=0,
-        lt=1,
-        description="a category under this share of the individuals is left out of the impact ratios, with the "
-        "reason (6 RCNY §5-301(d) allows it under 2%); its counts and rate are still reported; 0: none left out",
+        default=0.0,
+        description="the auditor's choice under 6 RCNY §5-301(d), which must be justified (exclusion_justification): "
+        f"a category under this share of the individuals (at most {MAX_MIN_SHARE:g}, i.e. 2%) is left out of the "
+        "impact ratios, with the reason; its counts and rate are still reported, and the published summary gives "
+        "them with the justification. 0 (the default): no category is left out",
+    )
+    exclusion_justification: str = Field(
+        default="",
+        description="why categories under min_share are left out of the impact ratios (6 RCNY §5-301(d)), published "
+        "in the summary; required when min_share > 0, refused when it is 0",
     )
 
 
@@ -60,12 +65,20 @@ def bias_audit_rates(
 ) -> pd.DataFrame:
     """Local Law 144's tables for every model of both studies: scoring rates (share above the
     sample's median score) and selection rates per outcome, with impact ratios and their 95%
-    intervals, per EEO-1 sex, race/ethnicity and intersection, with the individuals and unknowns."""
+    intervals, per EEO-1 sex, race/ethnicity and intersection, with the individuals (one résumé
+    with one name, counted once) and unknowns. Every non-empty category is in the ratios unless
+    the auditor sets min_share with a justification (§5-301(d))."""
+    check_exclusion(config.min_share, config.exclusion_justification)  # refused before any table is computed
     studies = {
         "seniority": analysed_predictions(seniority_predictions, imported_predictions),
         "jd_audit": separate_snapshots(fit_scores, partition=("model", "jd")),
     }
-    df, problems = compute_rates(studies, groups=name_groups(catalog.folder()), min_share=config.min_share)
+    df, problems = compute_rates(
+        studies,
+        groups=name_groups(catalog.folder()),
+        min_share=config.min_share,
+        exclusion_justification=config.exclusion_justification,
+    )
     for problem in problems:
         context.log.warning(f"bias_audit_rates: left out: {problem}")
     context.add_output_metadata(
@@ -136,7 +149,9 @@ def bias_audit_summary(
         context, f"{SUMMARY_FILE}.json", json.dumps(summary_json(df, bias_audit_rates), indent=2, ensure_ascii=False)
     )
     _write(context, f"{SUMMARY_FILE}.csv", summary_csv(df, bias_audit_rates).to_csv(index=False))
-    context.add_output_metadata(table_metadata(df.drop(columns=["data_explanation", "four_fifths_note", "not_stated"])))
+    context.add_output_metadata(
+        table_metadata(df.drop(columns=["data_explanation", "four_fifths_note", "not_stated", "selection_counts_note"]))
+    )
     return df
 
 

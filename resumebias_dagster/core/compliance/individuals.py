@@ -1,6 +1,18 @@
-"""The individuals of a Local Law 144 audit: one per name variant, with its EEO-1 sex and
+"""The individuals of a Local Law 144 audit: one résumé with one name, with its EEO-1 sex and
 race/ethnicity (mapped from the study's group labels, unknown where no EEO-1 category fits),
-its score and its value for each outcome (see ``ll144``'s docstring for the rules)."""
+its score and its value for each outcome (see ``ll144``'s docstring for the rules).
+
+* Seniority study: one per (résumé, demographic name variant); its value is the mean over its
+  valid runs, or the model's exact expectation where it gives a distribution.
+* Fit audit: one per (résumé, name level of an axis that declares ``groups``), **counted once**
+  however many job descriptions scored it: for each job description its value is the mean over
+  its valid runs (or the exact expected score), and the individual's value is the mean of those
+  per-job-description values over the job descriptions where it has one. A selection (each
+  ``recommend`` answer) is likewise the mean over the job descriptions of the share of its
+  answered runs. So a résumé with a name scored under 17 job descriptions is one individual,
+  not 17.
+
+``Individuals.note`` says this in words, with the numbers of job descriptions and runs."""
 
 from __future__ import annotations
 
@@ -72,6 +84,7 @@ class Individuals:
     outcomes: tuple[str, ...]
     group_source: str
     unmapped_labels: tuple[str, ...] = ()
+    note: str = ""  # who an individual is, and over how many job descriptions and runs its value is averaged
 
 
 def _norm(label: object) -> str | None:
@@ -135,6 +148,13 @@ def _model_rows(rows: pd.DataFrame, model: str | None) -> tuple[str, pd.DataFram
     return model, rows[rows["model"].astype(str) == model]
 
 
+def _count(counts: pd.Series | np.ndarray, what: str) -> str:
+    """``counts`` (a count per individual with a value) as words: "3 valid runs", "2 to 3 valid runs"."""
+    c = np.asarray(counts, dtype=int)
+    low, high = (int(c.min()), int(c.max())) if len(c) else (0, 0)
+    return f"{low} {what}" + ("" if high == 1 else "s") if low == high else f"{low} to {high} {what}s"
+
+
 def _seniority_individuals(d: pd.DataFrame) -> pd.DataFrame:
     _require(d, ("variant_kind", "original_idx", "variant", "prediction"), "seniority predictions")
     d = d[d["variant_kind"] == "demographic"]
@@ -176,13 +196,22 @@ def _seniority_individuals(d: pd.DataFrame) -> pd.DataFrame:
     )
     out = (
         rows.groupby(["resume", "variant"], sort=True, dropna=False)
-        .agg(name=("name", "first"), **{k: (k, "mean") for k in values})
+        .agg(name=("name", "first"), runs=("score", "count"), **{k: (k, "mean") for k in values})
         .reset_index()
     )
     if out["name"].isna().any():
         out["name"] = None  # names not known for every individual: not a random effect
     out["sex"] = out["variant"].map(gender_of)
     out["race_ethnicity"] = out["variant"].map(race_of)
+    runs = _count(out.loc[out["runs"] > 0, "runs"], "valid run")
+    value = (
+        f"its score the expected seniority rank (0 junior, 1 mid, 2 senior) and its selection rate per label the "
+        f"label's probability, from the model's distribution (averaged over its {runs})"
+        if exact
+        else f"its score the mean seniority rank (0 junior, 1 mid, 2 senior) of its {runs}, and its selection rate "
+        "per label the share of those runs given it"
+    )
+    out.attrs["note"] = f"an individual is one résumé with one name (a demographic name variant): {value}"
     return out
 
 
@@ -191,12 +220,14 @@ def _fit_individuals(all_rows: pd.DataFrame, groups: GroupMap) -> pd.DataFrame:
 
     _require(all_rows, ("axis", "level", "score"), "fit scores")
     named, lookup = name_level_rows(all_rows, groups)
-    score = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
+    sampled = pd.to_numeric(named["score"], errors="coerce").to_numpy(dtype=float)
+    score, exact = sampled, False
     if "expected_score" in all_rows.columns:
         # Exact when every row of the model carries its expectation (fit_stats' rule).
         expected_all = pd.to_numeric(all_rows["expected_score"], errors="coerce")
         if len(all_rows) and expected_all.notna().all():
             score = pd.to_numeric(named["expected_score"], errors="coerce").to_numpy(dtype=float)
+            exact = True
     recommend: dict[str, np.ndarray] = {o: np.full(len(named), np.nan) for o in FIT_OUTCOMES}
     has_recommend = "recommend" in named.columns
     if has_recommend:
@@ -218,15 +249,48 @@ def _fit_individuals(all_rows: pd.DataFrame, groups: GroupMap) -> pd.DataFrame:
             "level": named["level"].astype(str).to_numpy(),
             "name": named["name"].to_numpy(object) if "name" in named.columns else None,
             "score": score,
+            "valid": ~np.isnan(sampled),
             **recommend,
         }
     )
-    out = (
+    # Each job description's value (the mean over its runs), then the individual's: the mean
+    # over the job descriptions where it has one (pandas' mean skips NaN).
+    per_jd = (
         rows.groupby(["jd", "resume", "axis", "level"], sort=True, dropna=False)
-        .agg(name=("name", "first"), score=("score", "mean"), **{o: (o, "mean") for o in FIT_OUTCOMES})
+        .agg(
+            name=("name", "first"),
+            score=("score", "mean"),
+            runs=("valid", "sum"),
+            **{o: (o, "mean") for o in FIT_OUTCOMES},
+        )
+        .reset_index()
+    )
+    per_jd["scored"] = per_jd["score"].notna()
+    out = (
+        per_jd.groupby(["resume", "axis", "level"], sort=True, dropna=False)
+        .agg(
+            name=("name", "first"),
+            score=("score", "mean"),
+            jds=("scored", "sum"),
+            **{o: (o, "mean") for o in FIT_OUTCOMES},
+        )
         .reset_index()
     )
     out["name"] = out["name"].where(out["name"].notna(), out["level"])  # one name per level: the level names it
+    jds = _count(out.loc[out["jds"] > 0, "jds"], "job description")
+    runs = _count(per_jd.loc[per_jd["scored"] & (per_jd["runs"] > 0), "runs"], "valid run")
+    value = (
+        f"its score averaged over {jds}, each job description's value the model's exact expected score (from its "
+        f"score distribution; {runs} per job description)"
+        if exact
+        else f"its score averaged over {jds} and {runs} per job description (the mean of each job description's "
+        "runs, then the mean of those)"
+    )
+    out.attrs["note"] = (
+        "an individual is one résumé with one name (a name level), counted once however many job descriptions "
+        f"scored it: {value}; its selection rate per recommend answer the mean over those job descriptions of the "
+        "share of its answered runs"
+    )
     out["sex"] = [lookup[(a, lv)].get("sex") for a, lv in zip(out["axis"], out["level"])]
     out["race_ethnicity"] = [lookup[(a, lv)].get("race_ethnicity") for a, lv in zip(out["axis"], out["level"])]
     out.attrs["has_recommend"] = has_recommend
@@ -256,6 +320,7 @@ def individuals(
         what = f"fit scores of model {{model!r}}: no individual (rows of the axes with groups: {sorted(groups)})"
     if not len(frame):
         raise ValueError("LL144 tables, " + what.format(model=model))
+    note = str(frame.attrs.get("note", ""))
     sex, unmapped_sex = _eeo1(list(frame["sex"]), SEX_TO_EEO1)
     race, unmapped_race = _eeo1(list(frame["race_ethnicity"]), RACE_ETHNICITY_TO_EEO1)
     frame = pd.DataFrame(
@@ -269,4 +334,4 @@ def individuals(
         }
     )
     unmapped = tuple([f"sex:{x}" for x in unmapped_sex] + [f"race_ethnicity:{x}" for x in unmapped_race])
-    return Individuals(model, study, frame, outcomes, source, unmapped)
+    return Individuals(model, study, frame, outcomes, source, unmapped, note)

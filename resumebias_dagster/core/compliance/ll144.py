@@ -4,14 +4,19 @@ one model at a time, from the rows of either study (``seniority_predictions`` or
 
 What the rules define (§5-300, §5-301), and how it is computed here:
 
-* **Individuals.** The name variants: one per résumé and name (``variant_kind ==
-  "demographic"`` rows of the seniority study; in the fit audit, one per job description,
-  résumé and level of the axes that declare ``groups``, i.e. the firstName levels). The runs
-  of one prompt are repeated measures, never individuals: an individual's score or selection
-  is the mean over its valid runs, or the model's exact expectation where it gives a
-  distribution for every one of its rows (as ``core/fairness/impact.py`` and
-  ``core/jd_audit/fit_stats.py``). An individual with no valid run at all has no value: it is
-  out of the sample, counted as ``n_missing`` in its category (and ``SummaryCounts.n_missing``).
+* **Individuals.** One résumé with one name, counted once (``individuals.py``): in the
+  seniority study one per résumé and demographic name variant (``variant_kind ==
+  "demographic"`` rows); in the fit audit one per résumé and level of the axes that declare
+  ``groups`` (the firstName levels), **whatever the number of job descriptions that scored
+  it**. The runs of one prompt are repeated measures, never individuals: an individual's score
+  or selection under one prompt is the mean over its valid runs, or the model's exact
+  expectation where it gives a distribution for every one of its rows (as
+  ``core/fairness/impact.py`` and ``core/jd_audit/fit_stats.py``); in the fit audit its value
+  is then the mean of those per-job-description values over the job descriptions where it has
+  one (a selection: the mean share of its answered runs). ``individuals_note`` says so, with
+  how many job descriptions and runs. An individual with no valid run at all has no value: it
+  is out of the sample, counted as ``n_missing`` in its category (and
+  ``SummaryCounts.n_missing``).
 * **Scoring rate** (a tool that outputs a score: the fit audit's 1-10 fit score, the seniority
   study's expected seniority rank, junior 0 / mid 1 / senior 2): the share of a category's
   individuals whose score is *above* the sample's median score, the median taken over every
@@ -22,8 +27,11 @@ What the rules define (§5-300, §5-301), and how it is computed here:
 * **Selection rate** (a tool that selects or classifies): per outcome, the share of a
   category's individuals assigned that outcome: each seniority label (``junior``, ``mid``,
   ``senior``), each ``recommend`` answer of the fit audit (``recommend_yes``,
-  ``recommend_maybe``, ``recommend_no``, over the runs that answered). Where the value is a
-  probability or a share of runs, ``n_selected`` is an expected count.
+  ``recommend_maybe``, ``recommend_no``, over the runs that answered). An individual's value
+  is a share of its runs (averaged over job descriptions in the fit audit) or a probability,
+  so ``n_selected``, the sum of the values, is an **expected count**, not a head count, kept
+  unrounded (``SELECTION_COUNTS_NOTE``, which the summary publishes). A scoring rate's
+  ``n_selected`` counts individuals above the median: a whole number.
 * **Impact ratio** = the category's rate / the rate of the category with the highest rate
   (``reference_category``; ties: the first alphabetically, as in impact.py).
 * **Categories**: sex (Male, Female), race/ethnicity in the EEO-1 categories (``EEO1_RACES``)
@@ -33,11 +41,17 @@ What the rules define (§5-300, §5-301), and how it is computed here:
   level with ``sex: null``) or maps to no EEO-1 category (``unmapped_labels``) is of
   *unknown* category in that dimension (and in the intersection): counted in ``n_unknown``,
   in ``n_total`` and in the median's sample, never silently dropped, but in no category row.
-* **Small categories** (§5-301(d)): a category making up under ``min_share`` (2%) of the
-  individuals with a value (``share = n / n_total``, unknowns in the denominator) is left out
-  of the impact-ratio calculation, and so cannot be the reference: its counts and rate are
-  reported, its ``impact_ratio`` is NaN and ``excluded_reason`` says why. A category with no
-  individuals has no rate and says so too. ``min_share=0`` keeps every non-empty category.
+* **Small categories** (§5-301(d)): the rule lets an independent auditor *choose* to leave out
+  of the impact ratios a category under 2% of the data, and then the summary must give the
+  justification and the category's number of applicants and rate. So it is off by default
+  (``min_share=0``: every non-empty category is in the ratios). With ``min_share`` in
+  (0, 0.02] (``MAX_MIN_SHARE``; more is refused) and an ``exclusion_justification`` (required
+  then, refused without), a category making up under ``min_share`` of the individuals with a
+  value (``share = n / n_total``, unknowns in the denominator) is left out of the impact-ratio
+  calculation, and so cannot be the reference: its counts and rate are reported, its
+  ``impact_ratio`` is NaN and ``excluded_reason`` says why; every row carries ``min_share``
+  and ``exclusion_justification``, and the summary publishes them with the excluded
+  categories' counts and rates. A category with no individuals has no rate and says so too.
 * **Four-fifths** (``below_four_fifths``): the ratio under 0.8, the EEOC's rule of thumb
   (29 CFR 1607.4(D)), NOT part of LL144, which sets no threshold (``FOUR_FIFTHS_NOTE``).
   ``ci_low``/``ci_high``/``p_value`` are impact.py's interval and test of the ratio (the
@@ -54,6 +68,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -74,11 +89,10 @@ from resumebias_dagster.core.fairness.impact import (
     _impact_rows,
 )
 from resumebias_dagster.core.tables import BiasAuditRates, columns, empty_table
-from resumebias_dagster.core.tables.compliance import EEO1_RACES, EEO1_SEXES
+from resumebias_dagster.core.tables.compliance import EEO1_RACES, EEO1_SEXES, MAX_MIN_SHARE
 
 MEASURES = ("scoring_rate", "selection_rate")
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
-MIN_SHARE = 0.02  # §5-301(d): a category under 2% of the data may be excluded from the ratios
 FOUR_FIFTHS = 0.8
 SCORE_OUTCOME = "above_median"
 TIE_TOLERANCE = 1e-9  # a score this close to the median (relative, at least absolute) is at it
@@ -88,10 +102,17 @@ FOUR_FIFTHS_NOTE = (
     "below_four_fifths: impact ratio under 0.8, the EEOC's four-fifths rule of thumb (29 CFR 1607.4(D)), "
     "not part of Local Law 144 (which sets no threshold); ci_below_four_fifths: the whole interval under 0.8"
 )
+SELECTION_COUNTS_NOTE = (
+    "selection rates: n_selected is an expected count, the sum over a category's individuals of each one's share "
+    "of its runs given the outcome (averaged over job descriptions in the job-description audit) or of the "
+    "model's probability of it, not a head count of people selected; it is not rounded, so it need not be a whole "
+    "number, and rate = n_selected / n. Scoring rates: n_selected counts the individuals above the median"
+)
 EXCLUDED_EMPTY = "no individuals in this category: no rate, no impact ratio"
 EXCLUDED_SMALL = (
-    "under {min_share:.0%} of the data ({n} of {n_total} individuals, {share:.2%}): excluded from the "
-    "impact-ratio calculation as 6 RCNY §5-301(d) allows; its count and rate are reported"
+    "under {min_share_pct:g}% of the data ({n} of {n_total} individuals, {share:.2%}): left out of the "
+    "impact-ratio calculation by the auditor's choice under 6 RCNY §5-301(d), for the reason in "
+    "exclusion_justification; its count and rate are reported"
 )
 
 # The table's columns: declared once, by its pandera model.
@@ -150,7 +171,7 @@ def _dimension_rows(
         if n == 0:
             reason = EXCLUDED_EMPTY
         elif share < min_share:
-            reason = EXCLUDED_SMALL.format(min_share=min_share, n=n, n_total=n_total, share=share)
+            reason = EXCLUDED_SMALL.format(min_share_pct=100 * min_share, n=n, n_total=n_total, share=share)
         else:
             included.append(label)
         out.append(
@@ -222,7 +243,16 @@ def _ratio_stats(
     return {str(r["group"]): r for r in t.to_dict("records", into=dict)}
 
 
-def _table(ind: Individuals, measure: str, values: Mapping[str, np.ndarray], extra: Mapping, **kw) -> pd.DataFrame:
+def _table(
+    ind: Individuals,
+    measure: str,
+    values: Mapping[str, np.ndarray],
+    extra: Mapping,
+    *,
+    min_share: float,
+    exclusion_justification: str,
+    confidence: float,
+) -> pd.DataFrame:
     records = []
     for outcome, value in values.items():
         if not (~np.isnan(value)).any():
@@ -231,10 +261,12 @@ def _table(ind: Individuals, measure: str, values: Mapping[str, np.ndarray], ext
                 "(every run failed or gave no answer): no rate can be computed"
             )
         for dimension in DIMENSIONS:
-            for row in _dimension_rows(ind, value, dimension, **kw):
+            for row in _dimension_rows(ind, value, dimension, min_share=min_share, confidence=confidence):
                 records.append({**row, "outcome": outcome, **extra})
     t = pd.DataFrame.from_records(records)
     t["model"], t["study"], t["measure"], t["group_source"] = ind.model, ind.study, measure, ind.group_source
+    t["min_share"], t["exclusion_justification"] = float(min_share), exclusion_justification
+    t["individuals_note"] = ind.note
     for column in ("median_score", "n_at_median"):
         if column not in t.columns:
             t[column] = np.nan
@@ -247,9 +279,37 @@ def _table(ind: Individuals, measure: str, values: Mapping[str, np.ndarray], ext
     return t.astype({c: d for c, d in dtypes.items() if d != "object"}).reset_index(drop=True)
 
 
-def _check(min_share: float, confidence: float) -> None:
-    if not 0 <= min_share < 1:
-        raise ValueError(f"LL144 tables: min_share must lie in [0, 1), got {min_share!r}")
+def check_exclusion(min_share: float, exclusion_justification: str) -> str:
+    """The auditor's justification (stripped) for ``min_share``, or an error naming the setting:
+    0 leaves no category out (and needs no justification, nor takes one); up to
+    ``MAX_MIN_SHARE`` needs one (§5-301(d)); more is refused."""
+    justification = (exclusion_justification or "").strip()
+    if isinstance(min_share, bool) or not isinstance(min_share, Real) or np.isnan(min_share):
+        raise ValueError(
+            f"LL144 tables: min_share {min_share!r} is not a number (0, the default, leaves no category out)"
+        )
+    if min_share < 0:
+        raise ValueError(f"LL144 tables: min_share {min_share!r} is negative (0, the default, leaves no category out)")
+    if min_share > MAX_MIN_SHARE:
+        raise ValueError(
+            f"LL144 tables: min_share {min_share:g} is over {MAX_MIN_SHARE:g}: 6 RCNY §5-301(d) lets an auditor leave "
+            "out of the impact ratios only a category under 2% of the data"
+        )
+    if min_share > 0 and not justification:
+        raise ValueError(
+            f"LL144 tables: min_share {min_share:g} > 0 needs exclusion_justification: leaving a category under "
+            f"{100 * min_share:g}% out of the impact ratios is the auditor's choice under 6 RCNY §5-301(d), and the "
+            "published summary must give its justification"
+        )
+    if min_share == 0 and justification:
+        raise ValueError(
+            "LL144 tables: exclusion_justification is given but min_share is 0, so no category is left out: "
+            f"set min_share (at most {MAX_MIN_SHARE:g}) or drop the justification"
+        )
+    return justification
+
+
+def _check(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"LL144 tables: confidence must lie in (0, 1), got {confidence!r}")
 
@@ -274,19 +334,31 @@ def scoring_rate_table(
     model: str | None = None,
     study: str | None = None,
     groups: GroupMap | None = None,
-    min_share: float = MIN_SHARE,
+    min_share: float = 0.0,
+    exclusion_justification: str = "",
     confidence: float = CONFIDENCE,
 ) -> pd.DataFrame:
     """LL144 scoring rates and impact ratios (``COLUMN_NAMES``; ``measure == "scoring_rate"``,
     ``outcome == "above_median"``) of one model: the share of each category's individuals
     whose score (fit score; expected seniority rank) is above the median of every individual
-    of the model with a score. At the median is not above (``n_at_median`` per table)."""
-    _check(min_share, confidence)
+    of the model with a score. At the median is not above (``n_at_median`` per table).
+    ``min_share`` (at most 0.02) with ``exclusion_justification``: categories under it are
+    left out of the ratios (§5-301(d)); default none."""
+    justification = check_exclusion(min_share, exclusion_justification)
+    _check(confidence)
     ind = individuals(rows, model=model, study=study, groups=groups)
     score, median, at = _median(ind)
     above = np.where(np.isnan(score), np.nan, (score > median) & ~at).astype(float)
     extra = {"median_score": median, "n_at_median": int(at.sum())}
-    return _table(ind, "scoring_rate", {SCORE_OUTCOME: above}, extra, min_share=min_share, confidence=confidence)
+    return _table(
+        ind,
+        "scoring_rate",
+        {SCORE_OUTCOME: above},
+        extra,
+        min_share=min_share,
+        exclusion_justification=justification,
+        confidence=confidence,
+    )
 
 
 def selection_rate_table(
@@ -296,15 +368,19 @@ def selection_rate_table(
     study: str | None = None,
     groups: GroupMap | None = None,
     outcomes: Sequence[str] | None = None,
-    min_share: float = MIN_SHARE,
+    min_share: float = 0.0,
+    exclusion_justification: str = "",
     confidence: float = CONFIDENCE,
 ) -> pd.DataFrame:
     """LL144 selection rates and impact ratios (``COLUMN_NAMES``; ``measure ==
     "selection_rate"``) of one model, per outcome (default: every outcome of the study:
     ``junior``, ``mid``, ``senior``; ``recommend_yes``, ``recommend_maybe``, ``recommend_no``):
     the share of each category's individuals assigned it (a probability or a share of valid
-    runs per individual, so ``n_selected`` may be an expected count)."""
-    _check(min_share, confidence)
+    runs per individual, so ``n_selected`` is an expected count, unrounded:
+    ``SELECTION_COUNTS_NOTE``). ``min_share``, ``exclusion_justification``: as
+    ``scoring_rate_table``."""
+    justification = check_exclusion(min_share, exclusion_justification)
+    _check(confidence)
     ind = individuals(rows, model=model, study=study, groups=groups)
     allowed = SENIORITY_OUTCOMES if ind.study == "seniority" else FIT_OUTCOMES
     if not ind.outcomes:
@@ -320,7 +396,15 @@ def selection_rate_table(
             f"({', '.join(allowed)})"
         )
     values = {o: ind.frame[o].to_numpy(float) for o in chosen}
-    return _table(ind, "selection_rate", values, {}, min_share=min_share, confidence=confidence)
+    return _table(
+        ind,
+        "selection_rate",
+        values,
+        {},
+        min_share=min_share,
+        exclusion_justification=justification,
+        confidence=confidence,
+    )
 
 
 def summary_counts(

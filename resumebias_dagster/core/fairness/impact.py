@@ -45,7 +45,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from resumebias_dagster.core.common.labels import (
     DEMOGRAPHICS,
@@ -71,15 +70,21 @@ NOTE_REFERENCE = "reference group (highest rate): ratio 1 by definition"
 NOTE_NO_ROWS = "no individual for whom the selection is defined"
 NOTE_NONE_SELECTED = "no group selected anyone: no ratio"
 NOTE_ZERO = "nobody selected: the interval uses half a selection in its place"
+NOTE_ONE_RESUME = "fewer than two résumés behind the comparison: no interval or test (one résumé is no sample)"
+NOTE_NAMES_ARE_GROUPS = (
+    "one name per group on several résumés: a name's own effect cannot be told from its group's, so no interval"
+)
 
 
-def _ratio_bounds(s, group, resume, name, *, rates, counts, k, g):
-    """(log ratio, se, df) of group ``g`` against each group (NaN for itself or an empty one).
+def _pair_estimates(s, group, resume, name, *, rates, counts, k, g) -> dict[int, Estimate]:
+    """Group ``g``'s log ratio to each other non-empty group h, as an Estimate around it.
 
     The delta method: the log ratio moves like the difference of the two groups' mean
-    selection, each row scaled by its group's rate, so its standard error is the one of that
-    within-résumé contrast (``side_contrast``: by résumé, and by name where names recur)."""
-    lr, se, df = np.full(k, np.nan), np.full(k, np.nan), np.full(k, np.nan)
+    selection, each row scaled by its group's rate, so its spread is the one of that
+    within-résumé contrast (``side_contrast``: by résumé, and by name where names recur; a
+    contrast equal on every résumé takes the no-spread bound of ``core/inference``, each
+    résumé's scaled contrast lying between ``-1 / rate_h`` and ``1 / rate_g``)."""
+    out = {}
     for h in range(k):
         if h == g or counts[h] == 0 or rates[h] == 0 or counts[g] == 0:
             continue
@@ -88,17 +93,54 @@ def _ratio_bounds(s, group, resume, name, *, rates, counts, k, g):
         own = group[rows] == g
         scaled = np.where(own, s[rows] / rate_g, s[rows] / rates[h])
         est = side_contrast(
-            scaled, resume[rows], np.where(own, 1, -1), None if name is None else name[rows], np.where(own, 1, 0)
+            scaled,
+            resume[rows],
+            np.where(own, 1, -1),
+            None if name is None else name[rows],
+            np.where(own, 1, 0),
+            low=-1.0 / rates[h],
+            high=1.0 / rate_g,
         )
-        lr[h], se[h], df[h] = np.log(rate_g) - np.log(rates[h]), est.se[0], est.df[0]
-    return lr, se, df
+        out[h] = est.recentred(np.log(rate_g) - np.log(rates[h]))
+    return out
 
 
-def group_ratios(d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDENCE) -> pd.DataFrame:
+def _has_interval(est: Estimate) -> bool:
+    return bool(np.isfinite(est.interval(0.95)[0][0]))
+
+
+def _ratio_statistics(pairs: dict[int, Estimate], *, zero: bool, confidence: float, margin: float) -> dict:
+    """Group g's interval, p and equivalence p from its log ratios to every other group.
+
+    Being below the highest group is being below at least one other group: the upper bound
+    is the lowest of the other groups' upper bounds at the Bonferroni level, the p the
+    Bonferroni one of its smallest, so the p is at most 1 - ``confidence`` exactly when the
+    upper bound is below 1. The lower bound is the lowest of the lower bounds (the ratio to
+    the highest is the lowest ratio), and the ratio is at or above ``margin`` when it is to
+    every other group: the equivalence p is the largest of theirs, each the smallest level at
+    which its two-sided interval's lower bound is at or above the margin (so equivalence at
+    alpha is the printed lower bound at or above the margin)."""
+    others = len(pairs)
+    exp = {}
+    lows = (float(np.exp(e.interval(confidence)[0][0])) for e in pairs.values())
+    exp["low"] = 0.0 if zero else min(1.0, *lows)
+    bonferroni = 1 - (1 - confidence) / others
+    exp["high"] = min(1.0, *(float(np.exp(e.interval(bonferroni)[1][0])) for e in pairs.values()))
+    below = [float(e.p_value()[0]) * others for e in pairs.values() if e.estimate[0] < 0]
+    exp["p"] = min(1.0, *below) if below else 1.0
+    gap = [e.recentred(e.estimate - np.log(margin)) for e in pairs.values()]
+    exp["tost"] = max(float(e.p_value()[0]) if e.estimate[0] > 0 else 1.0 for e in gap)
+    return exp
+
+
+def group_ratios(
+    d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDENCE, margin: float = 0.9
+) -> pd.DataFrame:
     """Rows of one (model, selection, dimension), one per group of ``d`` (columns ``group``,
     ``resume``, ``name``; ``sex`` and ``race_ethnicity`` are carried where present), each
     individual's selection value in ``value`` (NaN: none): counts, rates, the impact ratio, its
-    interval and p-value as the module says. Other studies' tables (the ranking task's) reuse it."""
+    interval, p-value and equivalence p against ``margin`` as the module says. Other studies'
+    tables (the ranking task's) reuse it."""
     groups = sorted(d["group"].unique())
     k = len(groups)
     code = pd.Categorical(d["group"], categories=groups).codes
@@ -124,9 +166,11 @@ def group_ratios(d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDE
     ref = rated[np.argmax(rates[rated])] if len(rated) else -1
     out["reference_group"] = groups[ref] if ref >= 0 else None
     out["reference_rate"] = rates[ref] if ref >= 0 else np.nan
-    ratio, low, high, low90, p = (np.full(k, np.nan) for _ in range(5))
-    se_ref, df_ref = np.full(k, np.nan), np.full(k, np.nan)
+    stat = {key: np.full(k, np.nan) for key in ("low", "high", "p", "tost")}
+    spread = {key: np.full(k, np.nan) for key in ("_se", "_df", "_tie", "_low", "_high")}
     n_resumes = np.zeros(k, dtype=np.int64)
+    why = np.full(k, "", dtype=object)
+    ratio = np.full(k, np.nan)
     if ref >= 0 and rates[ref] > 0:
         s, group = value[defined], code[defined]
         resume = pd.factorize(d["resume"].to_numpy()[defined])[0]
@@ -135,29 +179,27 @@ def group_ratios(d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDE
         for g in range(k):
             if g == ref or counts[g] == 0:
                 continue
-            lr, se, df = _ratio_bounds(s, group, resume, name, rates=rates, counts=counts, k=k, g=g)
-            se_ref[g], df_ref[g] = se[ref], df[ref]
-            n_resumes[g] = len(np.unique(resume[(group == g) | (group == ref)]))
-            if not np.isfinite(se[ref]):
-                continue  # one résumé (or none) behind the comparison: no interval, no test
-            lr = np.where(np.isfinite(se), lr, np.nan)
-            for level, into in ((confidence, low), (2 * confidence - 1, low90)):  # 95% and 90%
-                q = stats.t.ppf(0.5 + level / 2, df)
-                into[g] = 0.0 if rates[g] == 0 else np.nanmin(np.append(np.exp(lr - q * se), 1.0))
-            # "Below some other group" is a union over the others: Bonferroni over them.
-            others = max(1, int(np.isfinite(lr).sum()))
-            q = stats.t.ppf(1 - (1 - confidence) / 2 / others, df)
-            high[g] = np.nanmin(np.append(np.exp(lr + q * se), 1.0))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                z = np.where(se > 0, np.abs(lr) / se, np.where(lr == 0, 0.0, np.inf))
-            below = np.where(lr < 0, 2 * stats.t.sf(z, df), np.nan)
-            p[g] = min(1.0, np.nanmin(np.append(below, 1.0)) * others)
-    out["impact_ratio"], out["ci_low"], out["ci_high"], out["p_value"] = ratio, low, high, p
-    out["_low90"], out["_se"], out["_df"], out["_n_resumes"] = low90, se_ref, df_ref, n_resumes
+            pairs = _pair_estimates(s, group, resume, name, rates=rates, counts=counts, k=k, g=g)
+            to_ref = pairs[ref]
+            n_resumes[g] = int(to_ref.n_resumes[0])
+            for key, field in (("_se", "se_eff"), ("_df", "df"), ("_tie", "tie"), ("_low", "low"), ("_high", "high")):
+                spread[key][g] = getattr(to_ref, field)[0]
+            pairs = {h: e for h, e in pairs.items() if _has_interval(e)}
+            if ref not in pairs:  # no interval, no test; the table's note says why
+                why[g] = NOTE_ONE_RESUME if n_resumes[g] < 2 else NOTE_NAMES_ARE_GROUPS
+                continue
+            for key, x in _ratio_statistics(pairs, zero=rates[g] == 0, confidence=confidence, margin=margin).items():
+                stat[key][g] = x
+    out["impact_ratio"], out["ci_low"], out["ci_high"], out["p_value"] = ratio, stat["low"], stat["high"], stat["p"]
+    out["_tost"], out["_n_resumes"], out["_why"] = stat["tost"], n_resumes, why
+    for key, values in spread.items():
+        out[key] = values
     return out
 
 
-def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: float = CONFIDENCE) -> pd.DataFrame:
+def _impact_rows(
+    rows: pd.DataFrame, selections: Sequence[str], confidence: float = CONFIDENCE, margin: float = 0.9
+) -> pd.DataFrame:
     """Every (model, selection, dimension, group) row with its statistics, sorted."""
     missing = [c for c in ("model", "resume", "sex", "race_ethnicity", *selections) if c not in rows.columns]
     if missing:
@@ -176,7 +218,7 @@ def _impact_rows(rows: pd.DataFrame, selections: Sequence[str], confidence: floa
             for name in selections:
                 value = pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
                 frames.append(
-                    group_ratios(m, value, confidence).assign(model=model, selection=name, dimension=dimension)
+                    group_ratios(m, value, confidence, margin).assign(model=model, selection=name, dimension=dimension)
                 )
     if not frames:
         return pd.DataFrame()
@@ -206,7 +248,7 @@ def impact_table(
     ratio = t["impact_ratio"].to_numpy(float)
     t["below_four_fifths"] = np.isfinite(ratio) & (ratio < 0.8 - 1e-12)
     t["ci_below_four_fifths"] = (t["below_four_fifths"] & (t["ci_high"] < 0.8)).fillna(False).astype(bool)
-    note = np.full(len(t), "", dtype=object)
+    note = t["_why"].to_numpy(object).copy()
     note[(t["selected"] == 0).to_numpy() & np.isfinite(ratio)] = NOTE_ZERO
     note[(t["reference_rate"] == 0).to_numpy()] = NOTE_NONE_SELECTED
     note[is_ref & np.isfinite(ratio)] = NOTE_REFERENCE
@@ -221,20 +263,33 @@ def impact_table(
 
 
 def impact_findings(
-    rows: pd.DataFrame, selections: Sequence[str], study: str, settings: InferenceSettings, scope: str | None = None
+    rows: pd.DataFrame, selections: Sequence[str], study: str, settings: InferenceSettings
 ) -> list[pd.DataFrame]:
     """The impact ratios of ``rows`` (as ``impact_table`` takes them) as findings of
     ``core/inference``: one per group below its reference, family (selection, dimension)."""
-    t = _impact_rows(rows, selections, 1 - settings.alpha)
+    margin = settings.margins["impact_ratio"]
+    t = _impact_rows(rows, selections, 1 - settings.alpha, margin)
     if not len(t):
         return []
     t = t[(t["group"] != t["reference_group"]) & (t["n"] > 0) & t["impact_ratio"].notna()]
     if not len(t):
         return []
     log_ratio = np.log(t["impact_ratio"].clip(lower=1e-12)).to_numpy()
-    # mde and power from the log ratio to the reference; the interval and the equivalence test
-    # (lower 90% bound at or above the margin) are the table's, winner's curse included.
-    est = Estimate(log_ratio, t["_se"].to_numpy(float), t["_df"].to_numpy(float), t["_n_resumes"].to_numpy())
+    # Power from the log ratio to the reference; the interval, p and equivalence test are the
+    # table's (against every other group: winner's curse included).
+    est = Estimate(
+        log_ratio,
+        t["_se"].to_numpy(float),
+        t["_df"].to_numpy(float),
+        t["_n_resumes"].to_numpy(),
+        tie=t["_tie"].to_numpy(float),
+        low=t["_low"].to_numpy(float),
+        high=t["_high"].to_numpy(float),
+    )
+    # Ruled out only when an effect at the margin carried by the fewest résumés it can be
+    # (where this group goes unselected and the reference is selected) would have shown.
+    unseen = np.clip((1 - margin) * t["reference_rate"].to_numpy(float), 0.0, 1.0)
+    floor = np.minimum(1.0, 2.0 * (1.0 - unseen) ** t["_n_resumes"].to_numpy(float))
     meta = {
         "model": t["model"].to_numpy(),
         "study": study,
@@ -245,10 +300,6 @@ def impact_findings(
         ).to_numpy(),
         "note": t["note"].to_numpy() if "note" in t.columns else "",
     }
-    if scope is not None:
-        meta["scope"] = scope
-    margin = settings.margins["impact_ratio"]
-    tost = np.where(t["_low90"].to_numpy(float) >= margin, 0.0, 1.0)
     return [
         findings(
             meta,
@@ -259,7 +310,7 @@ def impact_findings(
             settings=settings,
             ratio=True,
             interval=(t["ci_low"].to_numpy(float), t["ci_high"].to_numpy(float)),
-            tost=tost,
+            tost=np.fmax(t["_tost"].to_numpy(float), floor),
         )
     ]
 

@@ -3,9 +3,9 @@ tests valid at the sample sizes run, multiplicity control over declared families
 equivalence tests against declared margins, power, and the verdict of each finding.
 No Dagster import and nothing of either study: both studies build on it."""
 
-from resumebias_dagster.core.inference.clustered import name_variance, paired, side_contrast
-from resumebias_dagster.core.inference.estimate import Estimate
-from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, simes
+from resumebias_dagster.core.inference.clustered import name_variance, paired, side_contrast, unit_spread
+from resumebias_dagster.core.inference.estimate import Estimate, unseen_share
+from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, holm, simes
 from resumebias_dagster.core.inference.randomization import run_permutation_p, sign_flip_p, smallest_p
 from resumebias_dagster.core.inference.settings import KINDS, InferenceSettings, load_inference_settings
 from resumebias_dagster.core.inference.verdicts import TESTS, VERDICTS, classify, findings, finish, verdict_records
@@ -20,6 +20,7 @@ __all__ = [
     "classify",
     "family_adjusted",
     "findings",
+    "holm",
     "finish",
     "load_inference_settings",
     "name_variance",
@@ -29,5 +30,7 @@ __all__ = [
     "sign_flip_p",
     "simes",
     "smallest_p",
+    "unit_spread",
+    "unseen_share",
     "verdict_records",
 ]

@@ -18,17 +18,95 @@ test, never counted as independent units.
   different résumés. So a penalty on one name counts as that name's quirk, not as its
   group's effect, unless the group's other names share it. Satterthwaite degrees of
   freedom combine the résumés' and the names'.
+* ``unit_spread``: for both, how the units tie (every one alike, or most alike and a few
+  moved off): the sparse and no-spread rules of ``estimate.py`` read it. Each takes the
+  range one unit can take (``low``, ``high``: -9..9 fit points, -2..2 seniority levels).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from scipy import stats
 
 from resumebias_dagster.core.inference.estimate import Estimate
 
 
-def paired(d: np.ndarray) -> Estimate:
-    """Effects of the rows of ``d`` (k contrasts x G résumés, NaN where absent)."""
+def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``d`` (k contrasts x G units, NaN where absent): the variance the sparse rule
+    adds to the squared standard error of the mean, and the value every unit shares (NaN where
+    they differ). See ``estimate.py``'s module docstring.
+
+    Units that tie at the row's most common value c (two or more of them, to within rounding)
+    and k that move off it by ``e``: a unit's variance when a share ``pi`` of résumés moves is
+    ``pi m2 - pi**2 m1**2`` (m1, m2 the movers' first and second moments of ``e``), which is
+    the sample's at the observed share. Its largest value for ``pi`` between the observed
+    share and the share's exact one-sided 97.5% upper bound, over ``n - 1``, is the sparse
+    squared standard error; the function returns its excess over the sample's."""
+    d = np.atleast_2d(np.asarray(d, dtype=float))
+    extra = np.zeros(len(d))
+    tie = np.full(len(d), np.nan)
+    for i, row in enumerate(d):
+        x = row[~np.isnan(row)]
+        n = len(x)
+        if n < 2:
+            continue  # one unit is no sample of a population: no bound, no test
+        tol = 1e-9 * max(1.0, float(np.max(np.abs(x))))
+        values, counts = np.unique(np.round(x / tol) * tol, return_counts=True)
+        if len(values) == 1:
+            tie[i] = float(x.mean())
+            continue
+        top = counts.max()
+        if top < 2:
+            continue  # no two units alike: no tie to move off
+        c = values[counts == top][np.argmin(np.abs(values[counts == top]))]  # the most common; nearest 0
+        sparse = _sparse_variance(values - c, counts, counts[values == c][0]) / (n - 1)
+        extra[i] = max(0.0, sparse - float(x.var(ddof=1)) / n)
+    return extra, tie
+
+
+@lru_cache(maxsize=65536)
+def _share_bound(count: int, n: int) -> float:
+    """The exact (Clopper-Pearson) one-sided 97.5% upper bound of a share seen ``count`` times in ``n``."""
+    return 1.0 if count >= n else float(stats.beta.ppf(0.975, count + 1, n - count))
+
+
+def _largest_variance(share: np.ndarray, e: float, a: float, b: float) -> float:
+    """The largest variance of a unit whose moments about the tie are ``a + s e**2`` and
+    ``b + s e`` for ``s`` in ``share`` (the end points; with the vertex between them)."""
+    s = np.asarray(share, dtype=float)
+    if e != 0:
+        s = np.append(s, np.clip(0.5 - b / e, s.min(), s.max()))
+    return float(np.max(a + s * e * e - (b + s * e) ** 2))
+
+
+def _sparse_variance(e: np.ndarray, counts: np.ndarray, n_tie: int) -> float:
+    """A unit's variance with the shares that move off the tie as large as the data allow:
+    either every mover's share raised together (their mix kept) up to the exact one-sided
+    97.5% bound of the share that moves, or one value's share raised alone to its own bound
+    (a rare flip among common moves: 10% of senior résumés read a level down for some names),
+    the mass taken from the tie. ``e``: the distinct values less the tie, ``counts`` theirs."""
+    n = float(counts.sum())
+    movers = e != 0
+    k = float(counts[movers].sum())
+    m1 = float((counts[movers] * e[movers]).sum() / k)
+    m2 = float((counts[movers] * e[movers] ** 2).sum() / k)
+    shares = np.array([k / n, _share_bound(int(k), int(n))])
+    if m1 != 0:
+        shares = np.append(shares, np.clip(m2 / (2 * m1 * m1), shares[0], shares[1]))
+    best = float(np.max(shares * m2 - shares**2 * m1 * m1))
+    first = float((counts * e).sum() / n)
+    second = float((counts * e**2).sum() / n)
+    for value, count in zip(e[movers], counts[movers]):
+        raise_by = min(_share_bound(int(count), int(n)) - count / n, n_tie / n)
+        best = max(best, _largest_variance(np.array([0.0, raise_by]), float(value), second, first))
+    return best
+
+
+def paired(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> Estimate:
+    """Effects of the rows of ``d`` (k contrasts x G units, NaN where absent), each unit in
+    ``[low, high]`` (the range the no-spread bound and the clipping use)."""
     d = np.atleast_2d(np.asarray(d, dtype=float))
     present = ~np.isnan(d)
     n = present.sum(axis=1).astype(float)
@@ -37,58 +115,109 @@ def paired(d: np.ndarray) -> Estimate:
         ss = np.where(present, (d - mean[:, None]) ** 2, 0.0).sum(axis=1)
         se = np.sqrt(ss / (n - 1) / n)
     se = np.where(n >= 2, se, np.nan)
-    return Estimate(mean, se, np.where(n >= 1, n - 1, np.nan), n)
+    extra, tie = unit_spread(d, low, high)
+    return Estimate(
+        mean, se, np.where(n >= 1, n - 1, np.nan), n, extra_var=extra, tie=tie, low=low, high=high, clip=(low, high)
+    )
 
 
-def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np.ndarray) -> tuple[float, int]:
-    """(variance of a name's own effect, its degrees of freedom) from every row: a name seen
-    on several résumés keeps its effect on each, so after removing each résumé's mean and each
-    group's mean, two rows of the same name covary more than two rows of different names of
-    the same group. The difference of the two average cross-products, over (1 - 1/m)**2 (the
-    share of a row's name effect its résumé's mean of m rows leaves), estimates the variance
-    without bias (ANOVA-style; truncated at 0). No name on two résumés: 0, no df (a name's
-    effect is then part of its résumé's difference). One name per group on several résumés:
-    NaN, no df: a name's own effect cannot be told from its group's."""
+def _two_way_residuals(m: np.ndarray, resume: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """The columns of ``m`` less their résumé and group effects (least squares, by alternating
+    projections; exact in one pass when every résumé has every group)."""
+    n_r = np.bincount(resume).astype(float)[:, None]
+    n_g = np.bincount(group).astype(float)[:, None]
+    out = m - m.mean(axis=0)
+    for _ in range(200):
+        before = out
+        out = out - (_group_sums(out, resume) / n_r)[resume]
+        out = out - (_group_sums(out, group) / n_g)[group]
+        if np.max(np.abs(out - before)) < 1e-12 * max(1.0, float(np.max(np.abs(out)))):
+            break
+    return out
+
+
+def _group_sums(m: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    out = np.zeros((int(codes.max()) + 1, m.shape[1]))
+    np.add.at(out, codes, m)
+    return out
+
+
+def name_variance(y: np.ndarray, resume: np.ndarray, name: np.ndarray, group: np.ndarray) -> tuple[float, float]:
+    """(variance of a name's own effect, its degrees of freedom) from every row, by the method
+    of moments of the model ``y = résumé + group + name + noise`` (résumé and group fixed, the
+    name's effect and the noise random): with P the projection that removes the résumé and group
+    effects and Z the rows' name indicators, the residual sum of squares and the sum over names
+    of their residuals' squared sums have expectations ``s_name tr(A) + s_noise tr(P)`` and
+    ``s_name |A|^2 + s_noise tr(A)`` (A = Z'PZ), solved for ``s_name`` (truncated at 0): unbiased
+    for any layout of names over résumés (the cross-product estimator it replaces, which took a
+    group's mean as known, read 8% low with 3 names per group). Its degrees of freedom are
+    Satterthwaite's from the two forms' normal-theory variances (at most names less groups).
+    No name on two résumés: 0, no df
+    (a name's effect is then part of its résumé's difference). One name per group on several
+    résumés: NaN, no df: a name's own effect cannot be told from its group's."""
     ok = ~np.isnan(y)
     y = y[ok]
     resume, name, group = (np.unique(x[ok], return_inverse=True)[1] for x in (resume, name, group))
-    m = np.bincount(resume).astype(float)
-    z = y - (np.bincount(resume, weights=y) / m)[resume]
-    n_g = np.bincount(group).astype(float)
-    z = z - (np.bincount(group, weights=z) / n_g)[group]  # each group's rows now sum to 0
     k = np.bincount(name).astype(float)
-    same_count = float((k * (k - 1)).sum())
-    all_count = float((n_g * (n_g - 1)).sum())
-    g_n, n_groups = len(k), len(n_g)
-    if same_count == 0:
+    g_n, n_groups = len(k), int(group.max()) + 1
+    if float((k * (k - 1)).sum()) == 0:
         return 0.0, 0  # names nested in résumés: their variance is already the résumés'
-    if all_count <= same_count or g_n <= n_groups:
+    if g_n <= n_groups:
         return float("nan"), 0  # one name per group, on several résumés: not separable from the group
-    same = float((np.bincount(name, weights=z) ** 2).sum() - (z**2).sum())
-    every = -float((z**2).sum())  # all pairs within groups: (sum z)^2 - sum z^2 with sum z = 0
-    difference = same / same_count - (every - same) / (all_count - same_count)
-    shrink = float(np.mean((1 - 1 / m[resume]) ** 2))
-    return max(0.0, difference / shrink), g_n - n_groups
+    z = _two_way_residuals(y[:, None], resume, group)[:, 0]
+    indicators = np.zeros((len(y), g_n))
+    indicators[np.arange(len(y)), name] = 1.0
+    pz = _two_way_residuals(indicators, resume, group)
+    a = _group_sums(pz, name)  # Z'PZ
+    trace_p = len(y) - (int(resume.max()) + 1) - n_groups + 1
+    q1 = float(z @ z)
+    q2 = float((np.bincount(name, weights=z, minlength=g_n) ** 2).sum())
+    tr_a, frob = float(np.trace(a)), float((a * a).sum())
+    det = tr_a * tr_a - trace_p * frob
+    if trace_p <= 0 or abs(det) < 1e-12 * max(1.0, tr_a * tr_a):
+        return float("nan"), 0
+    s_name = (q1 * tr_a - trace_p * q2) / det
+    if s_name <= 0:
+        return 0.0, g_n - n_groups
+    s_noise = max(0.0, (q2 * tr_a - frob * q1) / det)
+    # Degrees of freedom of the estimate (Satterthwaite: 2 s**2 / its variance), from the
+    # normal-theory variances of the two quadratic forms (with U = PZ: U'U = A).
+    a2, a3 = a @ a, a @ a @ a
+    var_q1 = 2 * (s_name**2 * np.trace(a2) + 2 * s_name * s_noise * tr_a + s_noise**2 * trace_p)
+    u_sigma_u = s_name * a2 + s_noise * a
+    var_q2 = 2 * float(np.trace(u_sigma_u @ u_sigma_u))
+    cov = 2 * (s_name**2 * np.trace(a3) + 2 * s_name * s_noise * np.trace(a2) + s_noise**2 * tr_a)
+    variance = (tr_a**2 * var_q1 + trace_p**2 * var_q2 - 2 * tr_a * trace_p * cov) / det**2
+    df = 2 * s_name**2 / variance if variance > 0 else g_n - n_groups
+    return s_name, float(np.clip(df, 1.0, g_n - n_groups))
 
 
 def side_contrast(
-    y: np.ndarray, resume: np.ndarray, side: np.ndarray, name: np.ndarray | None = None, group: np.ndarray | None = None
+    y: np.ndarray,
+    resume: np.ndarray,
+    side: np.ndarray,
+    name: np.ndarray | None = None,
+    group: np.ndarray | None = None,
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    named: np.ndarray | None = None,
 ) -> Estimate:
     """Within-résumé contrast of the rows with ``side`` +1 against those with -1 (0: not in
     it; NaN ``y``: left out). Résumés without both sides are left out. With ``name`` (and each
-    name's ``group``), every row (side 0 too) estimates the names' variance (``name_variance``)
-    and the estimate's variance adds what names shared by several résumés contribute. See
-    the module docstring."""
+    name's ``group``), every row (side 0 too; only the ``named`` ones where given) estimates
+    the names' variance (``name_variance``) and the estimate's variance adds what names shared
+    by several résumés contribute. See the module docstring. ``[low, high]``: the range of
+    one résumé's contrast (``paired``)."""
     y = np.asarray(y, dtype=float)
     side = np.asarray(side)
     resume_all = np.asarray(resume)
-    sigma2, df_n = (
-        (0.0, 0)
-        if name is None
-        else name_variance(
-            y, resume_all, np.asarray(name), np.zeros(len(y), int) if group is None else np.asarray(group)
-        )
-    )
+    if name is None:
+        sigma2, df_n = 0.0, 0.0
+    else:
+        rows = np.ones(len(y), bool) if named is None else np.asarray(named, bool)
+        groups = np.zeros(len(y), int) if group is None else np.asarray(group)
+        sigma2, df_n = name_variance(y[rows], resume_all[rows], np.asarray(name)[rows], groups[rows])
     keep = (side != 0) & ~np.isnan(y)
     y, side, resume = y[keep], side[keep], resume_all[keep]
     name = None if name is None else np.asarray(name)[keep]
@@ -101,25 +230,36 @@ def side_contrast(
     g = int(both.sum())
     if g == 0:
         return Estimate.of_one(np.nan, np.nan, np.nan, 0, n_names=None if name is None else np.array([0.0]))
+    range_ = {"low": low, "high": high}
     with np.errstate(invalid="ignore", divide="ignore"):
         m_a = np.bincount(resume[a], weights=y[a], minlength=size) / n_a
         m_b = np.bincount(resume[~a], weights=y[~a], minlength=size) / n_b
     d = m_a - m_b
     theta = float(d[both].mean())
     v_r = float(((d[both] - theta) ** 2).sum() / (g * (g - 1))) if g > 1 else np.nan
+    extra, tie = unit_spread(d[both][None, :], low, high)
+    spread = {"extra_var": extra, "tie": tie, "clip": (low, high), **range_}
     if name is None or g < 2:
-        return Estimate.of_one(theta, np.sqrt(v_r), g - 1, g, n_names=None if name is None else np.array([0.0]))
+        n_names = None if name is None else np.array([0.0])
+        return Estimate.of_one(theta, np.sqrt(v_r), g - 1, g, n_names=n_names, **spread)
     if np.isnan(sigma2):
-        return Estimate.of_one(theta, np.nan, np.nan, g, n_names=np.array([float(len(np.unique(name)))]))
+        n_names = np.array([float(len(np.unique(name)))])
+        return Estimate.of_one(theta, np.nan, np.nan, g, n_names=n_names, clip=(low, high), **range_)
     rows = both[resume]
     a, resume = a[rows], resume[rows]
     name = np.unique(name[rows], return_inverse=True)[1]
     g_n = int(name.max()) + 1
-    # Each row's weight in the estimate; a name on several résumés adds sigma2 times the
-    # products of its rows' weights on different résumés.
-    w = np.where(a, 1.0, -1.0) / (g * np.where(a, n_a[resume], n_b[resume]))
-    v_n = sigma2 * float((np.bincount(name, weights=w, minlength=g_n) ** 2).sum() - (w**2).sum())
+    # Each row's weight in its résumé's difference. The names' part of the estimate's variance
+    # is sigma2 times the sum over names of (their weight over all résumés / g)**2; the résumés'
+    # spread v_r already holds part of it (its expectation's name part, the second term), so
+    # v_n adds the rest: exact for any layout of names over résumés.
+    w = np.where(a, 1.0, -1.0) / np.where(a, n_a[resume], n_b[resume])
+    cell = np.unique(resume.astype(np.int64) * g_n + name, return_inverse=True)[1]
+    per_cell = np.bincount(cell, weights=w)  # a name's weight within one résumé
+    per_name = np.bincount(name, weights=w, minlength=g_n)  # and over all résumés
+    total = float((per_name**2).sum())
+    v_n = sigma2 * (total / g**2 - (float((per_cell**2).sum()) - total / g) / (g * (g - 1)))
     v = v_r + max(0.0, v_n)
     # Satterthwaite: the résumé part has g - 1 degrees of freedom, the name part df_n.
     df = v**2 / (v_r**2 / (g - 1) + (v_n**2 / df_n if df_n > 0 and v_n > 0 else 0.0)) if v > 0 else g - 1
-    return Estimate.of_one(theta, np.sqrt(v), df, g, n_names=np.array([float(g_n)]))
+    return Estimate.of_one(theta, np.sqrt(v), df, g, n_names=np.array([float(g_n)]), **spread)

@@ -9,9 +9,13 @@ descriptions: it shrinks as 1 / (R J). ``run_share`` is that part's share of ``s
 pilot's runs and job descriptions (0 for a model scored exactly, as an embedded LLM is).
 So ``sd(R, J)**2 = sd**2 (1 - run_share + run_share R0 J0 / (R J))`` and the standard error
 with G résumés is ``sd(R, J) / sqrt(G)``; the needed G is the smallest whose two-sided t
-test at alpha has the declared power against the effect (noncentral t), and, for a
-randomisation test over résumés, whose smallest possible p (2 / 2**G) is at most alpha.
-An impact ratio's effect is planned on the log scale (a ratio of 0.8 is log 0.8).
+test has the declared power against the effect *as the verdict is printed*: beyond noise
+after the model's multiplicity control, whose threshold for one finding among the study's
+families is simulated through the same procedure (``power.thresholds``: the study's family
+structure, from a pilot's verdicts or the default design's). Planning at alpha itself asked
+for about ten times too few résumés (48 for 80% at -0.3 points, which gave 16-27%). For a
+randomisation test over résumés, the smallest possible p (2 / 2**G) must reach the threshold
+too. An impact ratio's effect is planned on the log scale (a ratio of 0.8 is log 0.8).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.inference.estimate import Estimate
+from resumebias_dagster.core.inference.power import power_at, thresholds
+from resumebias_dagster.core.inference.randomization import smallest_p
 from resumebias_dagster.core.inference.settings import InferenceSettings
 
 # Rough per-résumé standard deviations when there is no pilot: one résumé's difference, in
@@ -54,14 +60,52 @@ def pilot_noise(verdicts: pd.DataFrame, kind: str, runs: int, jds: int = 1, run_
     return Noise(sd, run_share, runs, jds)
 
 
-def resumes_needed(effect: float, sd: float, settings: InferenceSettings, randomisation: bool = False) -> int:
-    """The smallest number of résumés whose test detects ``effect`` with the declared power."""
+@dataclass(frozen=True)
+class Structure:
+    """The findings with a p in each family of one model, and the family of the planned finding."""
+
+    sizes: tuple[int, ...] = (1,)
+    target: int = 0
+
+    def thresholds(self, settings: InferenceSettings) -> np.ndarray:
+        return thresholds(self.sizes, self.target, settings.alpha, seed=settings.seed)
+
+
+def pilot_structure(verdicts: pd.DataFrame, kind: str, family: str | None = None) -> Structure:
+    """The family structure of the pilot's first model with a finding of ``kind``: its
+    families' sizes (findings with a p) and ``family`` (default: the one holding most
+    findings of ``kind``) as the planned finding's."""
+    rows = verdicts[verdicts["kind"] == kind]
+    if not len(rows) or not {"model", "family", "p"} <= set(verdicts.columns):
+        return Structure()
+    model = rows["model"].iloc[0]
+    mine = verdicts[(verdicts["model"] == model) & pd.to_numeric(verdicts["p"], errors="coerce").notna()]
+    if not len(mine):
+        return Structure()
+    sizes = mine.groupby("family", sort=True).size()
+    target = family if family is not None else rows[rows["model"] == model]["family"].value_counts().index[0]
+    if target not in sizes.index:
+        return Structure((*(int(x) for x in sizes), 1), len(sizes))
+    return Structure(tuple(int(x) for x in sizes), int(np.flatnonzero(sizes.index == target)[0]))
+
+
+def resumes_needed(
+    effect: float,
+    sd: float,
+    settings: InferenceSettings,
+    randomisation: bool = False,
+    structure: Structure | None = None,
+) -> int:
+    """The smallest number of résumés whose verdict finds ``effect`` with the declared power,
+    one finding among the ``structure``'s families (default: alone)."""
     if effect == 0 or sd <= 0:
         return 2 if sd <= 0 else MAX_RESUMES
+    c = (structure or Structure()).thresholds(settings)[None, :]
 
     def power(g: int) -> float:
         est = Estimate(np.array([0.0]), np.array([sd / math.sqrt(g)]), np.array([g - 1.0]), np.array([g]))
-        return float(est.power_at(abs(effect), settings.alpha)[0])
+        floor = smallest_p(np.array([g])) if randomisation else None
+        return float(power_at(est, abs(effect), c, floor)[0])
 
     floor = max(2, math.ceil(math.log2(2 / settings.alpha)) if randomisation else 2)
     low, high = floor, floor
@@ -84,6 +128,7 @@ def plan(
     *,
     runs: Sequence[int] = (1, 3, 5, 10),
     jds: Sequence[int] = (1,),
+    structure: Structure | None = None,
 ) -> pd.DataFrame:
     """Designs (runs x job descriptions) with the résumés each needs and the calls it makes
     (résumés x variants per résumé x runs x job descriptions)."""
@@ -92,7 +137,7 @@ def plan(
     for r in runs:
         for j in jds:
             sd = noise.at(r, j)
-            g = resumes_needed(target, sd, settings, kind in RANDOMISATION)
+            g = resumes_needed(target, sd, settings, kind in RANDOMISATION, structure)
             rows.append(
                 {
                     "kind": kind,

@@ -29,7 +29,7 @@ _TIE = 1e-9
 def smallest_p(n_resumes: np.ndarray | int) -> np.ndarray:
     """The smallest two-sided p a sign-flip test over ``n_resumes`` résumés can give."""
     n = np.asarray(n_resumes, dtype=float)
-    return np.where(n >= 1, np.minimum(1.0, 2.0 / 2.0**n), np.nan)
+    return np.where(n >= 1, np.minimum(1.0, np.power(0.5, n - 1.0)), np.nan)
 
 
 def _t_stats(s: np.ndarray, q: np.ndarray, n: np.ndarray) -> np.ndarray:

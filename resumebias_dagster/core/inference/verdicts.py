@@ -9,15 +9,15 @@ families of each model (``multiplicity.family_adjusted``), then the verdicts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from resumebias_dagster.core.inference.estimate import Estimate
 from resumebias_dagster.core.inference.multiplicity import family_adjusted
-from resumebias_dagster.core.inference.randomization import smallest_p
+from resumebias_dagster.core.inference.power import power_columns
 from resumebias_dagster.core.inference.settings import UNITS, InferenceSettings
 from resumebias_dagster.core.tables import Verdicts, columns, conform, empty_table
 
@@ -49,7 +49,7 @@ def classify(adjusted_p, tost_p, estimate, margin, alpha: float, *, ratio: bool 
 def findings(
     meta: Mapping[str, object],
     est: Estimate,
-    p: np.ndarray,
+    p: np.ndarray | None,
     kind: str,
     test,
     *,
@@ -57,79 +57,137 @@ def findings(
     ratio: bool = False,
     interval: tuple[np.ndarray, np.ndarray] | None = None,
     tost: np.ndarray | None = None,
+    floor_p: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Rows of findings of one kind: ``meta`` gives the model, study, finding, family,
-    description and note columns (scalars or arrays); ``est`` the estimates; ``p`` their
-    tests' p-values; ``test`` a ``TESTS`` key (one, or one per row). For ``ratio`` findings
-    the estimate is on the log scale and is shown as a ratio (equivalence: the lower 90% bound at or above the margin). ``interval`` (95%, on
-    the estimate's shown scale) and ``tost`` replace the t-based ones where a study computes
-    them its own way (impact ratios: against a reference chosen from the data)."""
+    description and note columns (scalars or arrays); ``est`` the estimates; ``p`` their own
+    tests' p-values (None: the estimate's own); ``test`` a ``TESTS`` key (one, or one per row).
+    Equivalence ("ruled out") is the printed 95% interval inside the margin.
+
+    The p printed is the larger of the test's and the interval's own (``Estimate.p_value``,
+    the smallest level at which the interval excludes no effect), so a verdict never
+    disagrees with its interval. For ``ratio`` findings the estimate is on the log scale and
+    is shown as a ratio (equivalence: the lower 95% bound at or above the margin); there
+    ``interval`` (95%, on the shown scale) and ``tost`` are the study's own, which must be
+    dual to ``p`` (impact ratios: against a reference chosen from the data). ``floor_p``:
+    the smallest p the test can give (a sign-flip test's ``2 / 2**G``), which the power
+    respects. Power and the minimal detectable effect are computed by ``finish``, through the
+    multiplicity procedure the verdicts use."""
     tests = np.broadcast_to(np.asarray(test, dtype=object), (len(est),))
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
         raise ValueError(f"unknown test {unknown[0]!r}; one of {sorted(TESTS)}")
     margin = settings.margins[kind]
-    given_interval, given_tost = interval, tost
-    low, high = est.interval(0.95)
+    if p is None:
+        p = est.p_value()
+    elif not ratio:  # a ratio's p is its study's own, dual to the interval it gives
+        p = np.fmax(np.asarray(p, dtype=float), est.p_value())
     if ratio:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tost = stats.t.sf((est.estimate - np.log(margin)) / est.se, est.df)
-        tost = np.where(est.se == 0, np.where(est.estimate >= np.log(margin), 0.0, 1.0), tost)
-        tost = np.where(est.df >= 1, tost, np.nan)
-        value, low, high = np.exp(est.estimate), np.exp(low), np.exp(high)
-        mde = np.exp(-est.mde(settings.alpha, settings.power))  # the smallest detectable drop, as a ratio
-        power = est.power_at(np.log(settings.detect[kind]), settings.alpha)
+        if interval is None or tost is None:
+            raise ValueError("ratio findings give their own interval and equivalence test")
+        value = np.exp(est.estimate)
+        low, high = (np.asarray(x, dtype=float) for x in interval)
+        effect = np.log(settings.detect[kind])
     else:
-        tost = est.tost_p(margin)
         value = est.estimate
-        mde = est.mde(settings.alpha, settings.power)
-        power = est.power_at(settings.detect[kind], settings.alpha)
-    if given_interval is not None:
-        low, high = (np.asarray(x, dtype=float) for x in given_interval)
-    if given_tost is not None:
-        tost = np.asarray(given_tost, dtype=float)
-    p = np.asarray(p, dtype=float)
-    flips = tests == "sign_flip"
-    if flips.any():
-        # No flip test over G résumés reaches p below 2 / 2**G: what it can detect is limited by that too.
-        blocked = flips & (smallest_p(est.n_resumes) > settings.alpha)
-        mde = np.where(blocked, np.inf, mde)
-        power = np.where(blocked, 0.0, power)
+        low, high = est.interval(0.95) if interval is None else interval
+        if tost is None:
+            tost, floor = est.tost_p(margin), est.unseen_floor(margin)
+            meta = _with_floor_notes(meta, (tost < settings.alpha) & (floor >= settings.alpha), est, margin, settings)
+            tost = np.fmax(tost, floor)
+        effect = settings.detect[kind]
     k = len(est)
     frame = pd.DataFrame({c: np.broadcast_to(np.asarray(v, dtype=object), (k,)) for c, v in meta.items()})
     frame["kind"] = kind
     frame["unit"] = UNITS[kind]
     frame["estimate"] = value
     frame["ci_low"], frame["ci_high"] = low, high
-    frame["se"] = est.se
+    frame["se"] = est.se_eff
     frame["df"] = est.df
     frame["p"] = p
-    frame["tost_p"] = tost
+    frame["tost_p"] = np.asarray(tost, dtype=float)
     frame["margin"] = margin
-    frame["mde"] = mde
     frame["effect_to_detect"] = settings.detect[kind]
-    frame["power"] = power
     frame["n_resumes"] = est.n_resumes.astype(np.int64)
+    frame["n_units"] = est.n_units.astype(np.int64)
     frame["n_names"] = (np.zeros(k) if est.n_names is None else np.broadcast_to(est.n_names, (k,))).astype(np.int64)
     frame["test"] = tests
     frame["ratio"] = ratio
+    # What finish needs for power: the spread, and the effect in the estimate's own unit.
+    for column, values in (
+        ("_tie", est.tie),
+        ("_low", est.low),
+        ("_high", est.high),
+        ("_floor_p", np.zeros(k) if floor_p is None else floor_p),
+        ("_effect", np.full(k, effect)),
+    ):
+        frame[column] = np.asarray(values, dtype=float)
     return frame
 
 
+def needed_to_rule_out(margin: float, reach: float, alpha: float) -> int:
+    """Units from which an effect of ``margin`` carried by the fewest résumés a unit's ``reach``
+    allows would show in at least one of them with chance 1 - alpha."""
+    share = min(1.0, margin / reach)
+    return 1 if share >= 1 else math.ceil(math.log(alpha / 2) / math.log(1.0 - share))
+
+
+def _with_floor_notes(meta: Mapping[str, object], blocked: np.ndarray, est: Estimate, margin: float, settings) -> dict:
+    """``meta`` with, on the findings whose interval lies inside the margin but whose units are
+    too few to rule it out, a note saying how many it takes."""
+    if not blocked.any():
+        return dict(meta)
+    k = len(est)
+    notes = np.array(np.broadcast_to(np.asarray(meta.get("note", ""), dtype=object), (k,)), dtype=object)
+    reach = np.maximum(est.high, -est.low)
+    for i in np.flatnonzero(blocked):
+        n = needed_to_rule_out(margin, float(reach[i]), settings.alpha)
+        text = (
+            f"inside the margin, but ruling out ±{margin:g} takes {n} résumés: an effect carried by a few "
+            f"résumés moved to the end of the scale could be in none of these {int(est.n_units[i])}"
+        )
+        notes[i] = f"{notes[i]}; {text}" if notes[i] else text
+    return {**meta, "note": notes}
+
+
+def _power(t: pd.DataFrame, family: np.ndarray, gate: np.ndarray, settings: InferenceSettings):
+    """The minimal detectable effect and the power of every finding's printed verdict."""
+    est = Estimate(
+        np.zeros(len(t)),
+        t["se"].to_numpy(float),
+        t["df"].to_numpy(float),
+        t["n_resumes"].to_numpy(float),
+        n_units=t["n_units"].to_numpy(float),
+        tie=t["_tie"].to_numpy(float),
+        low=t["_low"].to_numpy(float),
+        high=t["_high"].to_numpy(float),
+    )
+    mde, power = power_columns(
+        est,
+        family,
+        gate,
+        np.isfinite(t["p"].to_numpy(float)),
+        effect=t["_effect"].to_numpy(float),
+        alpha=settings.alpha,
+        power=settings.power,
+        floor_p=t["_floor_p"].to_numpy(float),
+        seed=settings.seed,
+    )
+    ratio = t["ratio"].to_numpy(bool)
+    return np.where(ratio, np.exp(-mde), mde), power  # a ratio's mde: the smallest detectable drop, as a ratio
+
+
 def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFrame:
-    """All findings with their adjusted p (families within each model) and verdicts: the
-    ``Verdicts`` table."""
+    """All findings with their adjusted p (families within each model), power and verdicts:
+    the ``Verdicts`` table."""
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_table(Verdicts)
     t = pd.concat(frames, ignore_index=True)
-    # Families are ranked within a model, or within a model's scope where the rows name one
-    # (the fit audit keeps each arm apart: prompt injection never loosens the probes).
-    scope_name = t["model"].astype(str) + ("\x1f" + t["scope"].astype(str) if "scope" in t.columns else "")
-    family = pd.factorize(scope_name + "\x1f" + t["family"].astype(str))[0]
-    scope = pd.factorize(scope_name)[0]
+    family = pd.factorize(t["model"].astype(str) + "\x1f" + t["family"].astype(str))[0]
     gate = pd.factorize(t["model"].astype(str))[0]
-    t["q"] = family_adjusted(t["p"].to_numpy(float), family, scope, settings.alpha, gate)
+    t["q"] = family_adjusted(t["p"].to_numpy(float), family, gate, settings.alpha)
+    t["mde"], t["power"] = _power(t, family, gate, settings)
     ratio = t["ratio"].to_numpy(bool)
     verdict = np.empty(len(t), dtype=object)
     for flag in (False, True):
@@ -148,7 +206,8 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
     if "note" not in t.columns:
         t["note"] = ""
     t["note"] = t["note"].fillna("").astype(str)
-    return conform(t.drop(columns=[c for c in ("ratio", "scope") if c in t.columns]), Verdicts)
+    hidden = [c for c in t.columns if c.startswith("_") or c == "ratio"]
+    return conform(t.drop(columns=hidden), Verdicts)
 
 
 def verdict_records(verdicts: pd.DataFrame) -> list[dict]:

@@ -18,18 +18,19 @@ Cells. One output row per (model, jd, variant != baseline):
   résumés with both values are ``n_resumes``.
 * Two or more résumés (``test`` = ``sign_flip``): the studentised sign-flip randomisation
   test over résumés (``core/inference/randomization.py``, exact up to 2**14 flips), and the
-  95% interval ``delta ± t(G-1) se`` with ``se = sd / sqrt(G)`` of the résumé differences.
-  No p below ``2 / 2**G`` is possible: five résumés can never reach 0.05, and the minimal
-  detectable effect (``mde``) says so (infinite).
+  95% interval of ``core/inference/estimate.py`` (the t over résumés, widened where résumés
+  tie or all agree, clipped to -9..9). No sign-flip p below ``2 / 2**G`` is possible: five
+  résumés can never reach 0.05, and the minimal detectable effect (``mde``) says so
+  (infinite). The p shown is the larger of the test's and the interval's own.
 * One résumé (study 003's own design): the claim can only be about that résumé. Sampled
   runs (``run_permutation``): the exact permutation test of its variant runs against its
-  baseline runs, with Welch's interval; exact expectations: the change is known exactly for
-  that résumé and there is nothing to test (p NaN, ``note`` says so).
-* ``q_value``: the Benjamini–Bogomolov adjusted p (``core/inference/multiplicity.py``) over
-  the families (model, arm, axis), within each (model, arm): prompt-injection cells never
-  enter the probe cells' ranking. ``significant`` = ``q_value <= alpha`` = ``verdict ==
-  "beyond_noise"``; ``tost_p``, ``mde`` and ``verdict`` as in ``catalog/inference.yaml``
-  (margin ``fit_delta``).
+  baseline runs, with Welch's interval; both sides' runs all alike: the no-spread bound
+  with the runs as the units, each side at half the level; exact expectations: the change is
+  known exactly for that résumé and there is nothing to test (p NaN, ``note`` says so).
+* ``q_value``: the adjusted p of ``core/inference/multiplicity.py``: Holm over the model's
+  families (arm, axis), Benjamini–Hochberg within. ``significant`` = ``q_value <= alpha`` =
+  ``verdict == "beyond_noise"``; ``tost_p``, ``mde`` and ``verdict`` as in
+  ``catalog/inference.yaml`` (margin ``fit_delta``); ``mde`` through the multiplicity control.
 * ``placebo_p``: the probe cell against the placebo arm as an empirical null: the share of
   the model's placebo cells whose |t| is at least the cell's, (1 + hits) / (1 + placebo
   cells). Edits that cannot matter show what a model's noise (and the test's own
@@ -58,19 +59,20 @@ from resumebias_dagster.core.inference import (
     sign_flip_p,
     smallest_p,
 )
+from resumebias_dagster.core.inference.power import power_columns
 from resumebias_dagster.core.jd_audit.fit_task import RECOMMENDATIONS
-from resumebias_dagster.core.tables import FitAxisSummary, FitEffects, FitModelSummary, columns, empty_table
+from resumebias_dagster.core.tables import FitEffects, FitModelSummary, columns, empty_table
 
 REQUIRED_COLUMNS = ("model", "jd", "variant", "run", "score")
 BASELINE = "baseline"
 FLOOR_QUANTILE = 0.95
-# A difference of two 1-10 scores lies in [-9, 9]: one résumé can differ from another by 18.
-SCORE_DEVIATION = 18.0
+# A difference of two 1-10 scores lies in [-9, 9]; one score in [1, 10].
+SCORE_RANGE = (-9.0, 9.0)
+SCORE_LOW, SCORE_HIGH = 1.0, 10.0
 
 # The tables' columns, in order, as core/tables/ declares them.
 EFFECT_COLUMNS = tuple(columns(FitEffects))
 MODEL_SUMMARY_COLUMNS = tuple(columns(FitModelSummary))
-AXIS_SUMMARY_COLUMNS = tuple(columns(FitAxisSummary))
 
 
 def split_variant(variant: str) -> tuple[str, str]:
@@ -207,7 +209,12 @@ def _labels(scores: pd.DataFrame, variants: pd.Index, arms: Mapping[str, str] | 
 
 
 def _one_resume(t: _Texts, v_text: np.ndarray, b_text: np.ndarray, settings: InferenceSettings):
-    """Cells with one résumé and sampled runs: permutation p and Welch's interval on its runs."""
+    """Cells with one résumé and sampled runs: the runs are the units (a claim about that
+    résumé). The permutation p of its variant runs against its baseline runs, Welch's
+    standard error and degrees of freedom, the runs on the smaller side (the units the
+    no-spread bound counts) and, where both sides' runs are all alike, the shared change with
+    how far unseen runs could move it (each side's mean anywhere in 1..10 for the share of
+    runs the sample can have missed)."""
     vr, br = t.runs(np.sort(v_text)), t.runs(np.sort(b_text))
     vr, br = vr[np.searchsorted(np.sort(v_text), v_text)], br[np.searchsorted(np.sort(b_text), b_text)]
     p = run_permutation_p(br, vr, seed=settings.seed)
@@ -222,8 +229,14 @@ def _one_resume(t: _Texts, v_text: np.ndarray, b_text: np.ndarray, settings: Inf
         a1, a2 = variance(vr, nv) / nv, variance(br, nb) / nb
         se = np.sqrt(a1 + a2)
         df = (a1 + a2) ** 2 / (a1**2 / (nv - 1) + a2**2 / (nb - 1))
+        v_mean, b_mean = np.nanmean(vr, axis=1), np.nanmean(br, axis=1)
     df = np.where((a1 + a2) > 0, df, nv + nb - 2.0)
-    return p, se, df
+    constant = (np.nanmax(vr, axis=1) == np.nanmin(vr, axis=1)) & (np.nanmax(br, axis=1) == np.nanmin(br, axis=1))
+    tie = np.where(constant & (nv >= 1) & (nb >= 1), v_mean - b_mean, np.nan)
+    # The change can fall by (v - 1) + (10 - b) and rise by (10 - v) + (b - 1) at most.
+    low = tie - (v_mean - SCORE_LOW) - (SCORE_HIGH - b_mean)
+    high = tie + (SCORE_HIGH - v_mean) + (b_mean - SCORE_LOW)
+    return p, se, df, np.minimum(nv, nb), tie, low, high
 
 
 def _mean_where(mask: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -258,22 +271,43 @@ def _cells(t: _Texts) -> _Cells:
 
 def _cell_tests(t: _Texts, c: _Cells, settings: InferenceSettings) -> tuple[Estimate, np.ndarray, np.ndarray]:
     """Each cell's change with its p and test: the sign-flip test over two or more résumés,
-    the permutation test of the runs of one résumé with sampled runs, none otherwise."""
-    est = paired(c.diffs).bounded(SCORE_DEVIATION)
+    the permutation test of the runs of one résumé with sampled runs, none otherwise. The p
+    is the larger of the test's and the interval's own (a verdict never disagrees with it)."""
+    est = paired(c.diffs, *SCORE_RANGE)
     g = est.n_resumes
     p = np.full(len(c.m), np.nan)
     many = g >= 2
     p[many] = sign_flip_p(c.diffs[many], settings.exact_max, settings.draws, settings.seed)
     test = np.where(many, "sign_flip", "").astype(object)
     single = (g == 1) & ~t.exact[c.m]
-    se, df = est.se.copy(), est.df.copy()
+    se, df, n_units = est.se.copy(), est.df.copy(), est.n_units.copy()
+    extra, tie, low, high = est.extra_var.copy(), est.tie.copy(), est.low.copy(), est.high.copy()
+    arms = np.ones(len(c.m))
+    exact_one = (g == 1) & t.exact[c.m]
+    tie[exact_one] = np.nan  # one résumé scored exactly: its change is known, nothing to bound or test
     if single.any():
         r_only = np.nanargmax(~np.isnan(c.diffs[single]), axis=1)
         v_text = np.ravel_multi_index((c.m[single], c.j[single], c.v[single], r_only), t.shape)
         b_text = np.ravel_multi_index((c.m[single], c.j[single], np.full(single.sum(), t.base), r_only), t.shape)
-        p[single], se[single], df[single] = _one_resume(t, v_text, b_text, settings)
+        p[single], se[single], df[single], n_units[single], tie[single], low[single], high[single] = _one_resume(
+            t, v_text, b_text, settings
+        )
+        extra[single], arms[single] = 0.0, 2.0  # two samples of runs: the bound splits its level over both
         test[single] = "run_permutation"
-    return Estimate(est.estimate, se, df, g).bounded(SCORE_DEVIATION), p, test
+    out = Estimate(
+        est.estimate,
+        se,
+        df,
+        g,
+        n_units=n_units,
+        extra_var=extra,
+        tie=tie,
+        low=low,
+        high=high,
+        arms=arms,
+        clip=SCORE_RANGE,
+    )
+    return out, np.fmax(p, out.p_value()), test
 
 
 def _cell_verdicts(
@@ -283,13 +317,22 @@ def _cell_verdicts(
     arm = labels["arm"].to_numpy()[c.v]
     axis = labels["axis"].to_numpy()[c.v]
     family = pd.factorize(pd.Series(c.m).astype(str) + "|" + arm + "|" + axis)[0]
-    scope = pd.factorize(pd.Series(c.m).astype(str) + "|" + arm)[0]
-    q = family_adjusted(p, family, scope, settings.alpha, gate=c.m)
+    q = family_adjusted(p, family, c.m, settings.alpha)
     margin = settings.margins["fit_delta"]
-    tost = est.tost_p(margin)
-    # A sign-flip test over too few résumés cannot reach alpha at all: no effect is detectable.
-    blocked = (test == "sign_flip") & (smallest_p(est.n_resumes) > settings.alpha)
-    mde = np.where(blocked, np.inf, est.mde(settings.alpha, settings.power))
+    tost = np.fmax(est.tost_p(margin), est.unseen_floor(margin))
+    # No sign-flip test over G résumés goes below 2 / 2**G: the power respects that floor.
+    floor = np.where(test == "sign_flip", smallest_p(est.n_resumes), 0.0)
+    mde, _ = power_columns(
+        est,
+        family,
+        c.m,
+        np.isfinite(p),
+        effect=settings.detect["fit_delta"],
+        alpha=settings.alpha,
+        power=settings.power,
+        floor_p=floor,
+        seed=settings.seed,
+    )
     return {
         "axis": axis,
         "level": labels["level"].to_numpy()[c.v],
@@ -373,7 +416,7 @@ def fit_effects(
             "baseline_mean": _mean_where(~np.isnan(c.diffs), value[c.m, c.j, t.base]),
             "variant_mean": _mean_where(~np.isnan(c.diffs), value[c.m, c.j, c.v]),
             "delta": est.estimate,
-            "se": est.se,
+            "se": est.se_eff,
             "df": est.df,
             "ci_low": low,
             "ci_high": high,
@@ -498,102 +541,3 @@ def text_values(scores: pd.DataFrame) -> pd.DataFrame:
         names = pd.Series(scores["name"].to_numpy(object)).groupby(t.text).first()
         out["name"] = names.reindex(at).to_numpy(object)
     return out
-
-
-def pooled_levels(
-    scores: pd.DataFrame, settings: InferenceSettings | None = None, arms: Mapping[str, str] | None = None
-) -> tuple[pd.DataFrame, Estimate, np.ndarray, np.ndarray]:
-    """Per (model, variant) over the job descriptions: the keys (model, variant, axis, level,
-    arm, n_jds), the Estimate of the mean change, its p and its test. The unit is the résumé
-    (its change averaged over the JDs it was scored under; the paired t over résumés); with
-    one résumé, the job descriptions (t over JDs, a claim about that résumé). These are the
-    fit audit's findings, ranked with every other finding of the model behind one gate: a
-    randomisation test's floor (2 / 2**G) would leave nothing able to pass a gate of dozens
-    of findings at the default design's 9 résumés, so the t is used here and the cells keep
-    the exact randomisation test."""
-    settings = settings or InferenceSettings()
-    t = _Texts(scores, _checked_scores(scores))
-    value = t.grid(t.value)
-    d = value - value[:, :, t.base : t.base + 1, :]
-    d[:, :, t.base] = np.nan
-    present = ~np.isnan(d)
-    n_jds = present.any(axis=3).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # (model, variant, résumé): each résumé's change averaged over the JDs it has.
-        per_resume = np.where(present, d, 0.0).sum(axis=1) / present.sum(axis=1)
-    pm, pv = np.nonzero(n_jds > 0)
-    units = per_resume[pm, pv]
-    one = (~np.isnan(units)).sum(axis=1) <= 1
-    if one.any():
-        # One résumé: its per-JD changes are the units instead.
-        with np.errstate(invalid="ignore", divide="ignore"):
-            by_jd = np.where(present, d, 0.0).sum(axis=3) / present.sum(axis=3)  # (model, jd, variant)
-        width = max(units.shape[1], by_jd.shape[1])
-        units = np.pad(units, ((0, 0), (0, width - units.shape[1])), constant_values=np.nan)
-        units[one] = np.pad(by_jd[pm[one], :, pv[one]], ((0, 0), (0, width - by_jd.shape[1])), constant_values=np.nan)
-    est = paired(units).bounded(SCORE_DEVIATION)
-    # A t over the units: a sign-flip test's floor (2 / 2**G, 0.0039 with 9 résumés) would sit
-    # under a gate of dozens of findings, where nothing could ever pass it.
-    p = est.p_value()
-    labels = _labels(scores, t.variants, arms)
-    keys = pd.DataFrame(
-        {
-            "model": t.models[pm],
-            "variant": t.variants[pv],
-            "axis": labels["axis"].to_numpy()[pv],
-            "level": labels["level"].to_numpy()[pv],
-            "arm": labels["arm"].to_numpy()[pv],
-            "n_jds": n_jds[pm, pv],
-        }
-    )
-    return keys, est, p, np.where(one, "t_jd", "t_resume")
-
-
-def axis_summary(
-    effects: pd.DataFrame,
-    scores: pd.DataFrame | None = None,
-    settings: InferenceSettings | None = None,
-    arms: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """One row per (model, axis, level), over the job descriptions: the spread of the cells'
-    changes, how many are beyond noise, and the pooled change (``pooled_levels``) with its
-    95% interval and p. The verdicts of these pooled changes are the fit audit's findings
-    (``core/jd_audit/verdicts.py``)."""
-    if not len(effects):
-        return empty_table(FitAxisSummary)
-    e = effects
-    keys = ["model", "axis", "level"]
-    sig = e["significant"].astype(bool)
-    out = (
-        e.assign(_sig=sig, _neg=sig & (e["delta"] < 0), _pos=sig & (e["delta"] > 0))
-        .groupby(keys, sort=True)
-        .agg(
-            variant=("variant", "first"),
-            arm=("arm", "first"),
-            n_jds=("jd", "nunique"),
-            mean_delta=("delta", "mean"),
-            min_delta=("delta", "min"),
-            max_delta=("delta", "max"),
-            n_significant=("_sig", "sum"),
-            n_significant_negative=("_neg", "sum"),
-            n_significant_positive=("_pos", "sum"),
-        )
-        .reset_index()
-    )
-    if scores is None:
-        raise ValueError("axis_summary: the scores behind non-empty effects are needed for the pooled changes")
-    pooled, est, p, test = pooled_levels(scores, settings, arms)
-    low, high = est.interval(0.95)
-    pooled = pooled.assign(
-        n_resumes=est.n_resumes.astype(np.int64),
-        pooled_delta=est.estimate,
-        pooled_se=est.se,
-        pooled_ci_low=low,
-        pooled_ci_high=high,
-        pooled_p=p,
-        pooled_test=test,
-    )
-    out = out.merge(pooled.drop(columns=["axis", "level", "arm", "n_jds"]), on=["model", "variant"], how="left")
-    for c in ("n_significant", "n_significant_negative", "n_significant_positive", "n_jds", "n_resumes"):
-        out[c] = out[c].fillna(0).astype(np.int64)
-    return out[list(AXIS_SUMMARY_COLUMNS)]

@@ -1,18 +1,21 @@
 """The job-description audit's verdicts (the fit audit's findings, core/inference/).
 
-* ``fit_level:<variant>`` [family ``<arm>:<axis>``, ranked within the arm]: the change a
-  level makes to the score, averaged over the job descriptions, with the résumé as the unit
-  (``fit_stats.pooled_levels``: the paired t over résumés; with one résumé, over the job
-  descriptions, a claim about that résumé). The placebo arm's findings are the check: they
-  should be beyond noise in about alpha of studies at most.
-* ``fit_group:sex`` and ``fit_group:race:<group>`` [family ``names``, with the probe arm]: the
+* ``fit_level:<variant>`` [family ``<arm>:<axis>``]: the change a level makes to the score,
+  averaged over the job descriptions, with the résumé as the unit (``fit_pooled.pooled_levels``:
+  the paired t over résumés, a name level's names a random effect; with one résumé, over the
+  job descriptions, a claim about that résumé, and its note says so). The placebo arm's
+  findings are the check: they should be beyond noise in about alpha of studies at most.
+* ``fit_group:sex`` and ``fit_group:race:<group>`` [family ``names:<axis>``]: the
   name levels of an axis that declares ``groups`` compared within résumé: female minus male
   names, each race/ethnicity minus the reference (white, where the names include it), each
   résumé's names averaged over the job descriptions; two-way cluster-robust by résumé and
   name, so a penalty on one name is that name's quirk unless its group's other names share
   it (``core/inference/clustered.py``). A level with ``sex: null`` is in no sex contrast.
-* ``impact_ratio:...`` [family ``impact:<selection>:<dimension>``, with the probe arm]: the name
+* ``impact_ratio:...`` [family ``impact:<selection>:<dimension>``]: the name
   groups' selection rates (``core/fairness/impact.py``).
+
+Every family of a model goes through one multiplicity control (``core/inference``: Holm over
+the families, Benjamini–Hochberg within), the prompt-injection and placebo arms included.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import pandas as pd
 
 from resumebias_dagster.core.fairness.impact import impact_findings
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
-from resumebias_dagster.core.jd_audit.fit_stats import SCORE_DEVIATION, pooled_levels, text_values
+from resumebias_dagster.core.jd_audit.fit_pooled import pooled_levels
+from resumebias_dagster.core.jd_audit.fit_stats import SCORE_RANGE, text_values
 from resumebias_dagster.core.jd_audit.impact import DEFAULT_SCORE_CUT, fit_selection_rows
 
 REFERENCE_RACE = "white"
@@ -41,13 +45,30 @@ def _level_findings(scores: pd.DataFrame, settings: InferenceSettings, arms) -> 
         "study": "jd_audit",
         "finding": ("fit_level:" + keys["variant"]).to_numpy(),
         "family": (keys["arm"] + ":" + keys["axis"]).to_numpy(),
-        "scope": keys["arm"].to_numpy(),
         "description": np.asarray(description, dtype=object),
-        "note": np.where(
-            test == "t_jd", "one résumé: the job descriptions are the units, a claim about that résumé only", ""
-        ),
+        "note": _one_resume_notes(scores, keys, test),
     }
     return [findings(meta, est, p, "fit_delta", test, settings=settings)]
+
+
+def _one_resume_notes(scores: pd.DataFrame, keys: pd.DataFrame, test: np.ndarray) -> np.ndarray:
+    """What a level's finding can claim when one résumé carries it: that résumé (with that name,
+    for a name level), never a group; the job descriptions are the units."""
+    names: dict[tuple[str, str], list[str]] = {}
+    if "name" in scores.columns:
+        named = scores[scores["name"].notna()]
+        for (model, variant), values in named.groupby(["model", "variant"])["name"]:
+            names[str(model), str(variant)] = sorted(set(map(str, values)))
+    notes = np.full(len(keys), "", dtype=object)
+    for i in np.flatnonzero(test == "t_jd"):
+        who = names.get((str(keys["model"].iloc[i]), str(keys["variant"].iloc[i])))
+        claim = (
+            f"a claim about that résumé with the name {', '.join(who)} only, not about its group"
+            if who
+            else "a claim about that résumé only"
+        )
+        notes[i] = f"one résumé: the job descriptions are the units, {claim}"
+    return notes
 
 
 def _group_findings(
@@ -92,9 +113,8 @@ def _group_findings(
             name = pd.factorize(rows["name"])[0]
             level = pd.factorize(rows["variant"])[0]
             for key, description, side in contrasts:
-                est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level).bounded(
-                    SCORE_DEVIATION
-                )
+                low, high = SCORE_RANGE
+                est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level, low=low, high=high)
                 frames.append(
                     findings(
                         {
@@ -102,7 +122,6 @@ def _group_findings(
                             "study": "jd_audit",
                             "finding": f"fit_group:{key}",
                             "family": f"names:{axis}",
-                            "scope": "probe",
                             "description": description,
                             "note": ""
                             if np.isfinite(est.se[0]) or est.n_resumes[0] < 2
@@ -110,7 +129,7 @@ def _group_findings(
                             "name's own effect cannot be told from its group's, so there is no test",
                         },
                         est,
-                        est.p_value(),
+                        None,
                         "fit_delta",
                         "t_resume_name",
                         settings=settings,
@@ -135,5 +154,5 @@ def fit_verdicts(
     frames += _group_findings(scores, settings, groups or {})
     if groups:
         rows, selections = fit_selection_rows(scores, groups, score_cut)
-        frames += impact_findings(rows, selections, "jd_audit", settings, scope="probe")
+        frames += impact_findings(rows, selections, "jd_audit", settings)
     return finish(frames, settings)

@@ -66,6 +66,9 @@ def finding_sentence(row) -> str:
         reach = f"the smallest drop it could detect with 80% power is to a ratio of {mde:.2f}"
     else:
         reach = f"the smallest effect it could detect with 80% power is {mde:.3g}{unit}"
+    note = str(getattr(row, "note", "") or "")
+    if mde is not None and note:
+        reach += f"; {note}"
     return where + f"; {reach} (margin {margin_text})."
 
 

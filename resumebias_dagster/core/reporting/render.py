@@ -294,7 +294,8 @@ LL144_SUMMARY_COLUMNS = [
     Column("n_unknown_race_ethnicity", "unknown race/ethnicity"),
     Column("median_score", "median score", F2),
     Column("n_at_median", "at the median"),
-    Column("excluded_categories", "left out of the ratios (under 2%)"),
+    Column("excluded_categories", "left out of the ratios (§5-301(d), auditor's choice)"),
+    Column("exclusion_justification", "why left out"),
 ]
 LL144_RATE_COLUMNS = [
     Column("model", "model"),

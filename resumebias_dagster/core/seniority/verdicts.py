@@ -55,9 +55,9 @@ INCONSISTENCY = {
     "demographic": "inconsistency across the four names, minus its retest floor",
 }
 FAMILIES = {"style": "style", "demographic": "names"}
-# How far one résumé's difference can lie from another's: ranks differ by at most 2 (4 apart);
-# an inconsistency excess lies in [-1, 1].
-RANK_DEVIATION, SHARE_DEVIATION = 4.0, 2.0
+# The range of one résumé's difference: ranks (junior 0 to senior 2) differ by at most 2; an
+# inconsistency excess lies in [-1, 1].
+RANK_RANGE, SHARE_RANGE = (-2.0, 2.0), (-1.0, 1.0)
 
 
 def _texts(scored: _Scored, names: pd.Series | None) -> pd.DataFrame:
@@ -119,7 +119,7 @@ def _style_shift_findings(
     style = m[m["variant_kind"] == "style"].pivot(index="original_idx", columns="variant", values="value")
     for variant, description in STYLE_SHIFTS:
         if {"neutral", variant} <= set(style.columns):
-            est = paired((style[variant] - style["neutral"]).to_numpy()[None, :]).bounded(RANK_DEVIATION)
+            est = paired((style[variant] - style["neutral"]).to_numpy()[None, :], *RANK_RANGE)
             frames.append(
                 findings(
                     {
@@ -130,7 +130,7 @@ def _style_shift_findings(
                         "note": how,
                     },
                     est,
-                    est.p_value(),
+                    None,
                     "style_shift",
                     "t_resume",
                     settings=settings,
@@ -153,9 +153,10 @@ def _name_contrast_findings(
     note = how if have_names else how + "; names not recorded, so names are not a random effect"
     for contrast, description, side_of in NAME_CONTRASTS:
         side = np.array([side_of(v) for v in demo["variant"]])
+        low, high = RANK_RANGE
         est = side_contrast(
-            demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0]
-        ).bounded(RANK_DEVIATION)
+            demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0], low=low, high=high
+        )
         frames.append(
             findings(
                 {
@@ -166,7 +167,7 @@ def _name_contrast_findings(
                     "note": note,
                 },
                 est,
-                est.p_value(),
+                None,
                 "seniority_bias",
                 "t_resume_name" if have_names else "t_resume",
                 settings=settings,
@@ -182,7 +183,7 @@ def _inconsistency_findings(
     frames = []
     for kind in sorted(set(m["variant_kind"])):
         excess, note = _excess_inconsistency(scored, base["model"], kind, exact)
-        est = paired(excess[None, :] if len(excess) else np.full((1, 1), np.nan)).bounded(SHARE_DEVIATION)
+        est = paired(excess[None, :] if len(excess) else np.full((1, 1), np.nan), *SHARE_RANGE)
         frames.append(
             findings(
                 {
@@ -193,7 +194,7 @@ def _inconsistency_findings(
                     "note": note,
                 },
                 est,
-                est.p_value(),
+                None,
                 "inconsistency",
                 "t_resume",
                 settings=settings,

@@ -20,14 +20,18 @@ EEO1_RACES = (
     "American Indian or Alaska Native",
     "Two or More Races",
 )
+# 6 RCNY §5-301(d): an auditor MAY leave out of the impact ratios a category under 2% of the data.
+MAX_MIN_SHARE = 0.02
 LL144_OUTCOMES = ["above_median", "junior", "mid", "senior", "recommend_yes", "recommend_maybe", "recommend_no"]
 
 
 class BiasAuditRates(PerModel):
     """Local Law 144 bias audit (6 RCNY §5-300 to §5-304) of each model and study: scoring rates
     (share above the sample's median score) and selection rates per outcome, with impact ratios,
-    per EEO-1 sex, race/ethnicity and their intersection (core/compliance/ll144.py).
-    below_four_fifths is the EEOC's rule of thumb (29 CFR 1607.4(D)), not part of Local Law 144."""
+    per EEO-1 sex, race/ethnicity and their intersection (core/compliance/ll144.py). An
+    individual is one résumé with one name, counted once (individuals_note); n_selected of a
+    selection rate is an expected count. below_four_fifths is the EEOC's rule of thumb
+    (29 CFR 1607.4(D)), not part of Local Law 144."""
 
     study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
     measure: Series[str] = pa.Field(isin=["scoring_rate", "selection_rate"])
@@ -39,7 +43,9 @@ class BiasAuditRates(PerModel):
     n: Series[int] = pa.Field(ge=0)  # individuals of the category with a value
     n_missing: Series[int] = pa.Field(ge=0)  # individuals of the category without one (no valid run)
     share: Series[float] = pa.Field(ge=0, le=1)  # n / n_total
-    n_selected: Series[float] = pa.Field(ge=0)  # selected or above the median (an expected count for probabilities)
+    # Above the median (a head count), or the sum of the individuals' shares of runs or probabilities
+    # of the outcome (selection rates: an expected count, not rounded).
+    n_selected: Series[float] = pa.Field(ge=0)
     rate: Series[float] = pa.Field(nullable=True, ge=0, le=1)  # n_selected / n
     reference_category: Series[str] = pa.Field(nullable=True)  # the highest rate among those in the ratios
     impact_ratio: Series[float] = pa.Field(nullable=True, ge=0, le=1)
@@ -48,12 +54,17 @@ class BiasAuditRates(PerModel):
     p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     below_four_fifths: Series[bool]  # EEOC rule of thumb, not Local Law 144
     ci_below_four_fifths: Series[bool]
-    excluded_reason: Series[str]  # "" when the category is in the ratios
+    excluded_reason: Series[str]  # "" when the category is in the ratios (and has individuals)
     note: Series[str]
     n_total: Series[int] = pa.Field(gt=0)  # individuals with a value (per outcome): the sample
     n_unknown: Series[int] = pa.Field(ge=0)  # of those, of unknown category in this dimension
     median_score: Series[float] = pa.Field(nullable=True)  # scoring rates only
     n_at_median: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)  # scoring rates only: at, not above
+    # The auditor's choice under 6 RCNY §5-301(d): categories under min_share (0: none; at most 2%)
+    # are left out of the ratios, for the reason in exclusion_justification ("" when min_share is 0).
+    min_share: Series[float] = pa.Field(ge=0, le=MAX_MIN_SHARE)
+    exclusion_justification: Series[str]
+    individuals_note: Series[str] = pa.Field(str_contains="one résumé with one name")  # who an individual is
     group_source: Series[str] = pa.Field(str_contains="proxy")
 
     # Check names carry the table's prefix: pandera 0.35 gives a shared check name to the first
@@ -70,6 +81,14 @@ class BiasAuditRates(PerModel):
     def bias_audit_counts_add_up(cls, df) -> Series[bool]:
         keys = ["model", "study", "measure", "outcome", "dimension"]
         return df.groupby(keys)["n"].transform("sum") + df["n_unknown"] == df["n_total"]
+
+    @pa.dataframe_check()
+    def bias_audit_small_left_out_only_by_choice(cls, df) -> Series[bool]:
+        return (df["excluded_reason"] == "") | (df["n"] == 0) | (df["share"] < df["min_share"])
+
+    @pa.dataframe_check()
+    def bias_audit_exclusion_justified(cls, df) -> Series[bool]:
+        return (df["min_share"] == 0) == (df["exclusion_justification"].str.strip() == "")
 
     @pa.dataframe_check()
     def bias_audit_median_only_for_scores(cls, df) -> Series[bool]:
@@ -116,13 +135,25 @@ class BiasAuditSummary(PerModel):
     n_unknown_intersection: Series[int] = pa.Field(ge=0)
     median_score: Series[float] = pa.Field(nullable=True)
     n_at_median: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
-    excluded_categories: Series[str]  # categories under 2% of the data, left out of the ratios
+    # 6 RCNY §5-301(d), the auditor's choice: the share under which a category is left out of the
+    # ratios (0: none), the justification ("" when none), and each category left out with its
+    # number of individuals and rate per measure and outcome ("" when none).
+    min_share: Series[float] = pa.Field(ge=0, le=MAX_MIN_SHARE)
+    exclusion_justification: Series[str]
+    excluded_categories: Series[str]
+    individuals_note: Series[str]  # who an individual is, over how many job descriptions and runs
+    selection_counts_note: Series[str] = pa.Field(str_contains="expected count")
     four_fifths_note: Series[str]
     not_stated: Series[str]  # what a tool's output cannot state (independence, historical data)
 
     @pa.dataframe_check()
     def bias_audit_summary_one_row_per_audit(cls, df) -> bool:
         return not df.duplicated(["model", "study"]).any()
+
+    @pa.dataframe_check()
+    def bias_audit_summary_exclusion_justified(cls, df) -> Series[bool]:
+        justified = df["exclusion_justification"].str.strip() != ""
+        return ((df["min_share"] == 0) != justified) & (justified | (df["excluded_categories"] == ""))
 
 
 class EuTestRecord(StrictTable):

@@ -184,7 +184,7 @@ class FitAxisSummary(PerModel):
     pooled_ci_low: Series[float] = pa.Field(nullable=True)
     pooled_ci_high: Series[float] = pa.Field(nullable=True)
     pooled_p: Series[float] = pa.Field(nullable=True, ge=0, le=1)
-    pooled_test: Series[str] = pa.Field(nullable=True, isin=["t_resume", "t_jd"])
+    pooled_test: Series[str] = pa.Field(nullable=True, isin=["t_resume", "t_resume_name", "t_jd"])
 
 
 class JudgeVerdicts(PerJudge):

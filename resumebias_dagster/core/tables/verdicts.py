@@ -37,6 +37,8 @@ class Verdicts(PerModel):
     effect_to_detect: Series[float] = pa.Field(gt=0)
     power: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     n_resumes: Series[int] = pa.Field(ge=0)
+    # The units the test counts: the résumés, or with one résumé its job descriptions or runs.
+    n_units: Series[int] = pa.Field(ge=0)
     n_names: Series[int] = pa.Field(ge=0)
     test: Series[str]
     verdict: Series[str] = pa.Field(isin=VERDICT_VALUES)
@@ -51,3 +53,10 @@ class Verdicts(PerModel):
         return df["ci_low"].isna() | (
             (df["ci_low"] <= df["estimate"] + 1e-9) & (df["estimate"] <= df["ci_high"] + 1e-9)
         )
+
+    @pa.dataframe_check(name="verdict_agrees_with_interval")
+    def verdict_agrees_with_interval(cls, df) -> Series[bool]:
+        """Beyond noise only where the 95% interval excludes no effect (0; a ratio of 1)."""
+        null = df["kind"].eq("impact_ratio").map({True: 1.0, False: 0.0})
+        excludes = (df["ci_low"] >= null - 1e-9) | (df["ci_high"] <= null + 1e-9)  # at the bound: p = alpha
+        return ~df["verdict"].eq("beyond_noise") | excludes

@@ -15,7 +15,7 @@ MAX_BYTES = 200_000
 @pytest.fixture(scope="module")
 def effects():
     variants = ["baseline", *[f"placebo_p{k}" for k in range(4)], *[f"axis{k // 5}_l{k % 5}" for k in range(55)]]
-    planted = {v: -2.5 for v in variants[5:12]}
+    planted = {v: -3.5 for v in variants[5:12]}
     scores = simulate_fit_scores(
         [f"model-{k:02d}" for k in range(20)],
         [f"jd-{k:02d}" for k in range(17)],
@@ -25,7 +25,7 @@ def effects():
         sd=1.0,
         integer=True,
         seed=3,
-        resumes=10,
+        resumes=12,
     )
     return fit_effects(scores, arms={"placebo": "placebo"})
 

@@ -1,7 +1,9 @@
-"""NYC Local Law 144 bias-audit tables (core/fairness/ll144.py), checked against small
-examples computed by hand: scoring rates with ties at the median, a category under 2% left out
-of the impact ratios with its reason, unknown categories counted, intersections, a
-three-outcome classifier's selection rates, exact probabilities, and every bad input."""
+"""NYC Local Law 144 bias-audit tables (core/compliance/ll144.py), checked against small
+examples computed by hand: scoring rates with ties at the median, every category in the ratios
+by default and, where the auditor chooses and justifies it, a category under 2% left out with its
+reason, unknown categories counted, intersections, a fit-audit individual counted once over its
+job descriptions, a three-outcome classifier's selection rates, exact probabilities, and every
+bad input."""
 
 import numpy as np
 import pandas as pd
@@ -11,12 +13,18 @@ from resumebias_dagster.core.compliance.ll144 import (
     COLUMN_NAMES,
     EEO1_RACES,
     EXCLUDED_EMPTY,
+    MAX_MIN_SHARE,
+    check_exclusion,
     scoring_rate_table,
     selection_rate_table,
     summary_counts,
 )
 from resumebias_dagster.core.fairness.impact import NOTE_REFERENCE, NOTE_ZERO, _impact_rows
 from resumebias_dagster.core.tables import BiasAuditRates, FitScores, SeniorityPredictions, columns, empty_table
+
+# The auditor's justification for leaving out categories under 2% (6 RCNY §5-301(d)).
+JUSTIFY = "fewer than 2% of the test names: a rate from one or two names says nothing about the category"
+EXCLUDE = {"min_share": MAX_MIN_SHARE, "exclusion_justification": JUSTIFY}
 
 GROUPS = {
     "firstName": {
@@ -90,7 +98,7 @@ def at(table, dimension, category, outcome=None):
 
 
 def test_scoring_rates_by_hand_ties_small_category_unknowns_and_intersections():
-    t = scoring_rate_table(hand_scores(), groups=GROUPS)
+    t = scoring_rate_table(hand_scores(), groups=GROUPS, **EXCLUDE)
     assert tuple(t.columns) == COLUMN_NAMES
     BiasAuditRates.validate(t)  # the table its asset stores: every column, dtype and check
     assert dict(t.dtypes.astype(str)) == dict(empty_table(BiasAuditRates).dtypes.astype(str))
@@ -121,6 +129,7 @@ def test_scoring_rates_by_hand_ties_small_category_unknowns_and_intersections():
     assert (asian["n"], asian["n_selected"], asian["rate"]) == (1, 1, 1.0)
     assert asian["share"] == pytest.approx(1 / 52) and np.isnan(asian["impact_ratio"])
     assert "under 2%" in asian["excluded_reason"] and "1 of 52" in asian["excluded_reason"]
+    assert (t["min_share"] == 0.02).all() and (t["exclusion_justification"] == JUSTIFY).all()
     assert not asian["below_four_fifths"] and np.isnan(asian["ci_low"]) and asian["reference_category"] is None
     assert (t.loc[(t["dimension"] == "race_ethnicity") & (t["n"] > 0), "reference_category"] != "Asian").all()
     race = t[t["dimension"] == "race_ethnicity"]
@@ -148,7 +157,7 @@ def test_scoring_rates_by_hand_ties_small_category_unknowns_and_intersections():
 
 
 def test_the_interval_is_impact_py_s_over_the_categories_in_the_ratios():
-    t = scoring_rate_table(hand_scores(), groups=GROUPS)
+    t = scoring_rate_table(hand_scores(), groups=GROUPS, **EXCLUDE)
     # The same individuals by hand (above the median 7 or not), Asian left out: impact.py's
     # interval and p of the race/ethnicity ratios.
     rows = []
@@ -194,11 +203,97 @@ def test_summary_counts_by_hand():
     assert "proxy" in s.group_source
 
 
-def test_min_share_zero_keeps_the_small_category_in_the_ratios():
-    t = scoring_rate_table(hand_scores(), groups=GROUPS, min_share=0)
-    asian = at(t, "race_ethnicity", "Asian")
-    assert asian["impact_ratio"] == 1 and asian["excluded_reason"] == "" and asian["note"] == NOTE_REFERENCE
-    assert at(t, "race_ethnicity", "White")["impact_ratio"] == pytest.approx(14 / 24)
+def test_by_default_every_non_empty_category_is_in_the_ratios():
+    # §5-301(d) lets the auditor leave out a category under 2%, with a justification: the
+    # auditor's choice, so not done unless asked. Asian (1 of 52) is in the ratios, the reference.
+    for t in (
+        scoring_rate_table(hand_scores(), groups=GROUPS),
+        scoring_rate_table(hand_scores(), groups=GROUPS, min_share=0),
+        selection_rate_table(hand_scores(), groups=GROUPS, outcomes=["recommend_yes"]),
+    ):
+        asian = at(t, "race_ethnicity", "Asian")
+        assert asian["impact_ratio"] == 1 and asian["excluded_reason"] == "" and asian["note"] == NOTE_REFERENCE
+        white = at(t, "race_ethnicity", "White")
+        assert white["impact_ratio"] == pytest.approx(white["rate"])  # Asian's rate is 1
+        assert (t.loc[t["n"] > 0, "excluded_reason"] == "").all()
+        assert (t["min_share"] == 0).all() and (t["exclusion_justification"] == "").all()
+    # The justification is kept word for word; the reason gives the threshold chosen.
+    t = scoring_rate_table(hand_scores(), groups=GROUPS, min_share=0.0195, exclusion_justification=f"  {JUSTIFY} ")
+    asian = at(t, "race_ethnicity", "Asian")  # 1 of 52: 1.92%
+    assert "under 1.95% of the data" in asian["excluded_reason"] and np.isnan(asian["impact_ratio"])
+    assert (t["exclusion_justification"] == JUSTIFY).all()
+
+
+def test_leaving_out_small_categories_needs_a_justification_and_at_most_2_percent():
+    scores = hand_scores()
+    for blank in ("", "   "):
+        with pytest.raises(ValueError, match=r"min_share 0.02 > 0 needs exclusion_justification") as err:
+            scoring_rate_table(scores, groups=GROUPS, min_share=0.02, exclusion_justification=blank)
+        assert "§5-301(d)" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="exclusion_justification"):
+        selection_rate_table(seniority_frame(), min_share=0.01)
+    with pytest.raises(ValueError, match=r"min_share 0.05 is over 0.02: 6 RCNY §5-301\(d\) lets an auditor leave out"):
+        scoring_rate_table(scores, groups=GROUPS, min_share=0.05, exclusion_justification=JUSTIFY)
+    with pytest.raises(ValueError, match=r"min_share -0.01 is negative"):
+        check_exclusion(-0.01, "")
+    with pytest.raises(ValueError, match="min_share nan is not a number"):
+        check_exclusion(float("nan"), JUSTIFY)
+    with pytest.raises(ValueError, match="min_share '0.02' is not a number"):
+        check_exclusion("0.02", JUSTIFY)
+    with pytest.raises(ValueError, match="exclusion_justification is given but min_share is 0"):
+        check_exclusion(0, JUSTIFY)
+    assert check_exclusion(0, "") == "" and check_exclusion(np.float32(0.01), f" {JUSTIFY}\n") == JUSTIFY
+
+
+def test_the_table_refuses_an_exclusion_nobody_chose_or_justified():
+    import pandera.errors
+
+    t = scoring_rate_table(hand_scores(), groups=GROUPS, **EXCLUDE)
+    BiasAuditRates.validate(t)
+    with pytest.raises(pandera.errors.SchemaError, match="bias_audit_small_left_out_only_by_choice"):
+        BiasAuditRates.validate(t.assign(min_share=0.0, exclusion_justification=""))
+    with pytest.raises(pandera.errors.SchemaError, match="bias_audit_exclusion_justified"):
+        BiasAuditRates.validate(t.assign(exclusion_justification=" "))
+    with pytest.raises(pandera.errors.SchemaError, match="less_than_or_equal_to"):
+        BiasAuditRates.validate(t.assign(min_share=0.05))
+
+
+def test_a_fit_individual_is_one_resume_with_one_name_counted_once_over_job_descriptions():
+    # One résumé with one name scored under several job descriptions is one individual: its
+    # score the mean over the job descriptions of each one's mean over runs, its selection the
+    # mean over them of each one's share of answered runs. A job description where every run
+    # failed adds nothing.
+    rows = fit_rows("wm", 0, (8, 8), jd="j1", recommend=["yes", "yes"])
+    rows += fit_rows("wm", 0, (6, 6, 6), jd="j2", recommend=["yes", "no", "no"])
+    rows += fit_rows("wm", 0, (np.nan, np.nan), jd="j3")
+    rows += fit_rows("bf", 0, (4, 4), jd="j1", recommend=["no", "no"])
+    rows += fit_rows("bf", 0, (5, 5, 5), jd="j2", recommend=["maybe", "no", "no"])
+    rows += fit_rows("bf", 0, (np.nan, np.nan), jd="j3")
+    rows += fit_rows("wf", 1, (9, 7), jd="j1", recommend=["yes", "maybe"])  # one job description only
+    frame = pd.DataFrame(rows, columns=columns(FitScores))
+    # Scores: wm (8 + 6) / 2 = 7, bf (4 + 5) / 2 = 4.5, wf 8: three individuals, median 7.
+    s = summary_counts(frame, groups=GROUPS)
+    assert (s.n_total, s.n_missing) == (3, 0)
+    assert (s.median_score, s.n_at_median, s.n_above_median) == (7.0, 1, 1)
+    assert s.counts["sex"] == {"Male": 1, "Female": 2}
+    t = scoring_rate_table(frame, groups=GROUPS)
+    assert (t["n_total"] == 3).all() and at(t, "sex", "Female")["n_selected"] == 1
+    sel = selection_rate_table(frame, groups=GROUPS)
+    assert (sel["n_total"] == 3).all()
+    # wm: yes on 1 of j1's runs' share 1 and j2's 1/3: 2/3 (not the pooled 3/5); wf: 1/2.
+    white_yes = at(sel, "race_ethnicity", "White", "recommend_yes")
+    assert white_yes["n"] == 2 and white_yes["n_selected"] == pytest.approx(2 / 3 + 1 / 2)
+    # An expected count, not rounded: bf's no is (1 + 2/3) / 2.
+    black_no = at(sel, "race_ethnicity", "Black or African American", "recommend_no")
+    assert (black_no["n"], black_no["n_selected"]) == (1, pytest.approx(5 / 6))
+    note = t["individuals_note"].iloc[0]
+    assert (t["individuals_note"] == note).all() and (sel["individuals_note"] == note).all()
+    assert "one résumé with one name" in note and "counted once" in note
+    assert "1 to 2 job descriptions" in note and "2 to 3 valid runs" in note
+    # Every job description and run the same: one number each.
+    even = frame[(frame["jd"] != "j3") & ~(frame["level"] == "wf")]
+    even = even[even["run"] < 2]
+    assert "over 2 job descriptions and 2 valid runs" in scoring_rate_table(even, groups=GROUPS)["individuals_note"][0]
 
 
 def seniority_rows(model, demographic, resume, labels, dist=None):
@@ -301,6 +396,9 @@ def test_the_seniority_score_is_the_expected_rank_and_its_median_ties():
     s = summary_counts(seniority_frame())
     assert (s.n_total, s.n_missing, s.n_above_median, s.n_at_median) == (15, 1, 4, 4)
     assert s.n_unknown == {"sex": 0, "race_ethnicity": 0, "intersection": 0} and s.unmapped_labels == ()
+    # An individual is one résumé with one name; its runs (1 or 2 valid here) are averaged.
+    note = t["individuals_note"].iloc[0]
+    assert "one résumé with one name" in note and "1 to 2 valid runs" in note and "job description" not in note
 
 
 def test_label_distributions_give_exact_rates_and_expected_ranks():
@@ -342,6 +440,8 @@ def test_fit_recommend_classes_and_exact_expected_scores():
     exact = frame.assign(expected_score=np.repeat([6.5, 7.5, 7.0, 7.0], 3))
     s = summary_counts(exact, groups=GROUPS)
     assert (s.median_score, s.n_at_median, s.n_above_median) == (7.0, 2, 1)
+    note = scoring_rate_table(exact, groups=GROUPS)["individuals_note"].iloc[0]
+    assert "over 1 job description" in note and "exact expected score" in note
 
 
 def test_the_packaged_name_levels_map_to_eeo1_categories():
@@ -397,7 +497,7 @@ def test_bad_inputs_name_the_problem():
         scoring_rate_table(pd.DataFrame({"model": ["m"], "score": [5.0]}))
     with pytest.raises(ValueError, match="study 'hiring' is not one of"):
         scoring_rate_table(scores, groups=GROUPS, study="hiring")
-    with pytest.raises(ValueError, match="min_share must lie in"):
-        scoring_rate_table(scores, groups=GROUPS, min_share=1.5)
+    with pytest.raises(ValueError, match=r"min_share 1.5 is over 0.02"):
+        scoring_rate_table(scores, groups=GROUPS, min_share=1.5, exclusion_justification=JUSTIFY)
     with pytest.raises(ValueError, match="confidence must lie in"):
         selection_rate_table(seniority_frame(), confidence=1.0)

@@ -14,13 +14,16 @@ from resumebias_dagster.core.fairness.impact import (
     IMPACT_COLUMNS,
     NOTE_NO_ROWS,
     NOTE_NONE_SELECTED,
+    NOTE_ONE_RESUME,
     NOTE_REFERENCE,
     NOTE_ZERO,
     impact_table,
     seniority_impact_ratios,
 )
+from resumebias_dagster.core.inference import InferenceSettings, unit_spread
 from resumebias_dagster.core.jd_audit.impact import fit_impact_ratios, name_groups
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
+from resumebias_dagster.core.seniority.verdicts import seniority_verdicts
 
 GROUPS = {
     "firstName": {
@@ -102,6 +105,9 @@ def test_counts_rates_ratios_and_the_resume_clustered_interval(hand_example):
     s_f = np.array([1] * 5 + [0] * 5) + np.zeros(10)
     u = (s_f - 2 * 0.25) / (20 * 0.25) - (s_m - 2 * 0.5) / (20 * 0.5)
     se = np.sqrt((u**2).sum() * 10 / 9)
+    # Six of the ten résumés' contrasts tie: the sparse rule (core/inference) adds its variance.
+    extra, _ = unit_spread((s_f / 0.25 - s_m / 0.5)[None, :] / 2)
+    se = np.sqrt(se**2 + extra[0])
     q = stats.t.ppf(0.975, 9)
     assert female["ci_low"] == pytest.approx(0.5 * np.exp(-q * se))
     assert female["ci_high"] == pytest.approx(min(1.0, 0.5 * np.exp(q * se)))
@@ -392,3 +398,33 @@ def test_the_interval_flag_says_whether_a_shortfall_is_beyond_noise():
     assert (
         near["impact_ratio"] == pytest.approx(0.72) and near["below_four_fifths"] and not near["ci_below_four_fifths"]
     )
+
+
+def test_a_missing_interval_says_why():
+    # Issue 38, item 8: a ratio without an interval carried no reason. One résumé, read senior
+    # under the caucasian name in both runs and under the african-american one in one of two.
+    rows = predictions("m", "caucasian_male", ["senior"]) + predictions("m", "caucasian_male", ["senior"], run=1)
+    rows += predictions("m", "african_american_male", ["senior"]) + predictions(
+        "m", "african_american_male", ["mid"], run=1
+    )
+    one = seniority_impact_ratios(pd.DataFrame(rows))
+    aa = row(one, "predicted_senior", "race_ethnicity", "african_american")
+    assert aa["impact_ratio"] == pytest.approx(0.5) and np.isnan(aa["ci_low"]) and np.isnan(aa["ci_high"])
+    assert aa["note"] == NOTE_ONE_RESUME
+
+
+def test_a_deterministic_tie_is_no_finding_and_its_interval_says_so():
+    # Issue 38, item 2: two groups' selections from the same few résumés gave the log ratio a
+    # standard error of 0, p = 0 and "beyond noise". Here each group is selected on résumé 0
+    # only (fully vs in 3 of 5 runs): every résumé's scaled contrast is 0, the ratio is 0.6.
+    rows = []
+    for demographic, runs in (("caucasian_male", 5), ("african_american_male", 3)):
+        for run in range(5):
+            rows += predictions("m", demographic, ["senior" if run < runs else "mid"] + ["mid"] * 8, run=run)
+    t = seniority_impact_ratios(pd.DataFrame(rows))
+    aa = row(t, "predicted_senior", "race_ethnicity", "african_american")
+    assert aa["impact_ratio"] == pytest.approx(0.6)
+    assert aa["ci_low"] < 0.6 and aa["ci_high"] == 1.0 and not aa["ci_below_four_fifths"]
+    verdicts = seniority_verdicts(pd.DataFrame(rows), InferenceSettings()).set_index("finding")
+    finding = verdicts.loc["impact_ratio:predicted_senior:race_ethnicity:african_american"]
+    assert finding["p"] > 0.05 and finding["verdict"] != "beyond_noise"

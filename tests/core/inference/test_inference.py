@@ -11,6 +11,7 @@ from resumebias_dagster.core.inference import (
     bh_qvalues,
     classify,
     family_adjusted,
+    holm,
     load_inference_settings,
     name_variance,
     paired,
@@ -20,6 +21,7 @@ from resumebias_dagster.core.inference import (
     simes,
     smallest_p,
 )
+from resumebias_dagster.core.inference.power import minimal_detectable, power_at, thresholds
 
 
 def test_paired_is_the_one_sample_t_of_the_resume_differences():
@@ -96,11 +98,37 @@ def test_run_permutation_matches_scipy_and_never_goes_below_what_a_permutation_c
 def test_tost_mde_and_power_against_their_definitions():
     est = Estimate(np.array([0.01, 0.2]), np.array([0.02, 0.05]), np.array([99.0, 99.0]), np.array([100, 100]))
     tost = est.tost_p(0.1)
-    low90, high90 = est.interval(0.90)
-    assert (tost < 0.05).tolist() == ((low90 > -0.1) & (high90 < 0.1)).tolist() == [True, False]
-    mde = est.mde(0.05, 0.8)
-    power = est.power_at(mde, 0.05)
-    assert power == pytest.approx([0.8, 0.8], abs=0.01)  # the mde is what the test detects with 80% power
+    low, high = est.interval(0.95)
+    # Ruled out: the printed 95% interval inside the margin.
+    assert (tost < 0.05).tolist() == ((low > -0.1) & (high < 0.1)).tolist() == [True, False]
+    # One finding alone: its threshold is alpha itself, and the power is the noncentral t's.
+    c = np.tile(thresholds((1,), 0, 0.05), (2, 1))
+    assert c == pytest.approx(0.05)
+    mde = minimal_detectable(est, c, 0.8)
+    assert power_at(est, mde, c) == pytest.approx([0.8, 0.8], abs=0.01)  # the mde is what is detected with 80%
+    crit = stats.t.ppf(0.975, 99)
+    exact = stats.nct.sf(crit, 99, mde / est.se) + stats.nct.cdf(-crit, 99, mde / est.se)
+    assert exact == pytest.approx([0.8, 0.8], abs=0.01)
+
+
+def test_power_counts_the_multiplicity_procedure_the_verdict_goes_through():
+    # Issue 38, item 4: power at alpha itself was about ten times too optimistic. One finding
+    # among 40 in 8 families must clear about alpha / 40: its threshold is that, not 0.05.
+    c = thresholds((5,) * 8, 3, 0.05)
+    assert np.median(c) == pytest.approx(0.05 / 40, rel=0.35)
+    est = Estimate(np.array([0.0]), np.array([0.1]), np.array([119.0]), np.array([120]))
+    alone = power_at(est, 0.3, np.tile(thresholds((1,), 0, 0.05), (1, 1)))[0]
+    among = power_at(est, 0.3, c[None, :])[0]
+    assert alone == pytest.approx(0.85, abs=0.02) and among < 0.5
+    # The same through the procedure itself: a finding at 3 se among 39 nulls is found as often.
+    rng = np.random.default_rng(1)
+    family = np.repeat(np.arange(8), 5)
+    hits = []
+    for _ in range(1500):
+        p = rng.uniform(size=40)
+        p[15] = 2 * stats.t.sf(abs(rng.standard_t(119) + 3.0), 119)
+        hits.append(family_adjusted(p, family)[15] <= 0.05)
+    assert np.mean(hits) == pytest.approx(among, abs=0.04)
 
 
 def test_bh_matches_statsmodels_and_simes_is_its_smallest_q():
@@ -132,13 +160,30 @@ def test_family_adjustment_keeps_one_family_out_of_another_families_ranking():
 def test_family_adjustment_keeps_the_chance_of_any_finding_under_the_null_at_alpha():
     rng = np.random.default_rng(6)
     family = np.repeat(np.arange(8), 12)
-    scope = family // 2  # four scopes (arms) of two families each, one gate
-    for kwargs in ({}, {"scope": scope, "gate": np.zeros(96, int)}):
-        hits = np.mean([(family_adjusted(rng.uniform(size=96), family, **kwargs) <= 0.05).any() for _ in range(2000)])
-        assert hits <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)
-    # Without the gate, four scopes judged apart would flag up to four times as many null studies.
-    apart = np.mean([(family_adjusted(rng.uniform(size=96), family, scope) <= 0.05).any() for _ in range(2000)])
-    assert apart > 0.1
+    hits = np.mean([(family_adjusted(rng.uniform(size=96), family) <= 0.05).any() for _ in range(2000)])
+    assert hits <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)
+    # Issue 38, item 5: one real family (a working prompt injection) must not open the gate for
+    # false findings in the others: Holm over families keeps that at alpha too (BH let 16% through).
+    leaks = []
+    for _ in range(2000):
+        p = rng.uniform(size=96)
+        p[family == 0] = 1e-9
+        leaks.append((family_adjusted(p, family)[family != 0] <= 0.05).any())
+    assert np.mean(leaks) <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)
+    # Two models are two gates: each keeps its own alpha.
+    gate = np.repeat([0, 1], 48)
+    both = np.mean([(family_adjusted(rng.uniform(size=96), family, gate) <= 0.05).any() for _ in range(2000)])
+    assert 0.05 < both <= 0.1 + 3 * np.sqrt(0.1 * 0.9 / 2000)
+
+
+def test_holm_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.random.default_rng(3).uniform(0, 0.1, 30)
+    groups = np.repeat([0, 1, 2], 10)
+    adjusted = holm(p, groups)
+    for g in range(3):
+        assert adjusted[groups == g] == pytest.approx(multipletests(p[groups == g], method="holm")[1])
 
 
 def test_classify_reads_each_verdict():

@@ -8,13 +8,8 @@ import pytest
 from scipy import stats
 
 from resumebias_dagster.core.inference import InferenceSettings, bh_qvalues
-from resumebias_dagster.core.jd_audit.fit_stats import (
-    EFFECT_COLUMNS,
-    MODEL_SUMMARY_COLUMNS,
-    axis_summary,
-    fit_effects,
-    model_summary,
-)
+from resumebias_dagster.core.jd_audit.fit_pooled import axis_summary
+from resumebias_dagster.core.jd_audit.fit_stats import EFFECT_COLUMNS, MODEL_SUMMARY_COLUMNS, fit_effects, model_summary
 from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 
 ARMS = {"placebo": "placebo", "promptInjection": "prompt_injection", "anonymize": "anonymize"}
@@ -129,7 +124,11 @@ def test_prompt_injection_cells_do_not_loosen_the_probe_cells():
     alone = fit_effects(scores, arms=ARMS).set_index(["jd", "variant"])["q_value"]
     both = fit_effects(with_injection, arms=ARMS)
     probe = both[both["arm"] == "probe"].set_index(["jd", "variant"])["q_value"]
-    assert probe.sort_index().to_numpy() == pytest.approx(alone.sort_index().to_numpy())
+    # Families are selected by Holm: a family of near-certain findings is selected first and
+    # never lowers another family's adjusted p, so the probe cells' decisions stay theirs.
+    with_pi, without = probe.sort_index().to_numpy(), alone.sort_index().to_numpy()
+    assert (with_pi >= without - 1e-12).all()
+    assert ((with_pi <= 0.05) == (without <= 0.05)).all()
     # The old single family would have moved them.
     pooled = bh_qvalues(both["p_value"].to_numpy())[(both["arm"] == "probe").to_numpy()]
     assert not np.allclose(pooled, bh_qvalues(both.loc[both["arm"] == "probe", "p_value"].to_numpy()))

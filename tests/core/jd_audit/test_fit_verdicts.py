@@ -73,3 +73,45 @@ def test_the_verdicts_table_is_typed_and_empty_without_scores():
     empty = fit_verdicts(pd.DataFrame(), SETTINGS, GROUPS)
     assert list(empty.columns) == columns(Verdicts) and empty.empty
     Verdicts.validate(fit_verdicts(scores_with_names(2), SETTINGS, GROUPS))
+
+
+def test_one_resume_says_what_it_is_and_never_speaks_for_a_group():
+    # Issue 38, item 7: with one résumé a name level is that résumé with that name; n_resumes
+    # showed the job descriptions, and a single name's quirk read as its group's.
+    s = simulate_fit_scores(
+        ["m"],
+        [f"j{k}" for k in range(6)],
+        ["baseline", *(f"firstName_{lv}" for lv in GROUPS["firstName"])],
+        3,
+        effects={"firstName_black_male": -2.0},
+        resumes=1,
+        seed=4,
+    )
+    s["axis"] = s["variant"].str.split("_").str[0]
+    s["level"] = s["variant"].str.split("_", n=1).str[1].fillna("")
+    s["arm"] = "probe"
+    s["name"] = np.where(s["axis"] == "firstName", "Name " + s["level"], None)
+    v = fit_verdicts(s, SETTINGS, GROUPS).set_index("finding")
+    level = v.loc["fit_level:firstName_black_male"]
+    assert level.n_resumes == 1 and level.n_units == 6 and level.test == "t_jd"
+    assert "Name black_male" in level.note and "not about its group" in level.note
+    for group in ("fit_group:sex", "fit_group:race:black"):
+        assert np.isnan(v.loc[group, "ci_low"]) and v.loc[group, "verdict"] != "beyond_noise"
+
+
+def test_names_recurring_on_many_resumes_are_a_random_effect_in_the_levels_too():
+    # Issue 38, item 6: once names recur, the levels read them as fixed (coverage 88-92%).
+    s = scores_with_names(2, resumes=24, pooled=False)
+    rng = np.random.default_rng(2)
+    named = s["axis"] == "firstName"
+    # Each level's name on a résumé is one of its three, each name with its own effect.
+    pick = {key: int(rng.integers(3)) for key in set(zip(s.loc[named, "variant"], s.loc[named, "resume_id"]))}
+    keys = list(zip(s.loc[named, "variant"], s.loc[named, "resume_id"]))
+    s.loc[named, "name"] = [f"{v}#{pick[v, r]}" for v, r in keys]
+    quirk = {f"{v}#{k}": rng.normal(0, 1.0) for v in set(s.loc[named, "variant"]) for k in range(3)}
+    s.loc[named, "score"] += s.loc[named, "name"].map(quirk).to_numpy(float)
+    v = fit_verdicts(s, SETTINGS, GROUPS).set_index("finding")
+    level = v.loc["fit_level:firstName_white_male"]
+    fixed = fit_verdicts(s.drop(columns="name"), SETTINGS, GROUPS).set_index("finding").loc[level.name]
+    assert level.test == "t_resume_name" and fixed.test == "t_resume"
+    assert level.n_names == 3 and level.se > 1.2 * fixed.se  # three names' quirks: a wider interval

@@ -56,7 +56,10 @@ def test_one_flipped_resume_of_a_deterministic_model_is_not_a_finding():
     assert old.extreme_bias_floor == 0 and abs(old.extreme_bias) > old.extreme_bias_floor
     v = seniority_verdicts(df, SETTINGS).set_index("finding").loc["seniority_bias:extreme"]
     assert v.estimate == pytest.approx(0.1)
-    assert v.p == pytest.approx(0.343, abs=0.01)
+    # Paired by résumé (t: p 0.34), and 9 of 10 résumés unmoved: the share of résumés that move
+    # could be as high as its exact bound (45%), which widens the interval (p 0.56).
+    assert v.p == pytest.approx(0.561, abs=0.01)
+    assert v.ci_low < 0 < v.ci_high
     assert v.verdict == "inconclusive" and v.n_resumes == 10
 
 
@@ -74,11 +77,15 @@ def test_no_bias_is_said_only_when_an_equivalence_test_rules_it_out():
         assert row.verdict != "equivalent" and row.ci_high - row.ci_low > 0.1
         if abs(demo[f"{contrast}_bias"]) <= 0.05:
             assert demo[f"{contrast}_reading"] == "within_threshold"
-    # Exact distributions, no name effects: the interval is a point at 0, which rules out +-0.05.
-    exact = seniority_verdicts(
-        simulate_seniority_predictions(n_resumes=30, exact=True, seed=1, name_sd=0.05), SETTINGS
-    ).set_index("finding")
-    assert exact.loc["seniority_bias:gender", "verdict"] == "equivalent"
+    # Exact distributions, small name effects: a tight interval around 0. From 30 résumés that
+    # is not enough to rule out +-0.05 (an effect carried by a few résumés moved two levels could
+    # be in none of them); from 150 it is.
+    for n, verdict in ((30, "within_noise"), (150, "equivalent")):
+        exact = seniority_verdicts(
+            simulate_seniority_predictions(n_resumes=n, exact=True, seed=1, name_sd=0.05), SETTINGS
+        ).set_index("finding")
+        row = exact.loc["seniority_bias:gender"]
+        assert row.verdict == verdict and -0.05 < row.ci_low < row.ci_high < 0.05
 
 
 def test_a_planted_name_effect_is_found_and_its_interval_covers_it():
