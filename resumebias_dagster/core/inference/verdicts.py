@@ -115,6 +115,7 @@ def findings(
     frame["ratio"] = ratio
     # What finish needs for power: the spread, and the effect in the estimate's own unit.
     for column, values in (
+        ("_se", est.se),
         ("_tie", est.tie),
         ("_low", est.low),
         ("_high", est.high),
@@ -152,12 +153,14 @@ def _with_floor_notes(meta: Mapping[str, object], blocked: np.ndarray, est: Esti
 
 def _power(t: pd.DataFrame, family: np.ndarray, gate: np.ndarray, settings: InferenceSettings):
     """The minimal detectable effect and the power of every finding's printed verdict."""
+    se, se_eff = t["_se"].to_numpy(float), t["se"].to_numpy(float)
     est = Estimate(
         np.zeros(len(t)),
-        t["se"].to_numpy(float),
+        np.where(np.isfinite(se), se, se_eff),
         t["df"].to_numpy(float),
         t["n_resumes"].to_numpy(float),
         n_units=t["n_units"].to_numpy(float),
+        extra_var=np.where(np.isfinite(se), np.maximum(se_eff**2 - se**2, 0.0), 0.0),
         tie=t["_tie"].to_numpy(float),
         low=t["_low"].to_numpy(float),
         high=t["_high"].to_numpy(float),
