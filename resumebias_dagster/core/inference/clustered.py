@@ -25,10 +25,8 @@ test, never counted as independent units.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from resumebias_dagster.core.inference.estimate import Estimate
 
@@ -45,63 +43,82 @@ def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tu
     share and the share's exact one-sided 97.5% upper bound, over ``n - 1``, is the sparse
     squared standard error; the function returns its excess over the sample's."""
     d = np.atleast_2d(np.asarray(d, dtype=float))
-    extra = np.zeros(len(d))
-    tie = np.full(len(d), np.nan)
-    for i, row in enumerate(d):
-        x = row[~np.isnan(row)]
-        n = len(x)
-        if n < 2:
-            continue  # one unit is no sample of a population: no bound, no test
-        tol = 1e-9 * max(1.0, float(np.max(np.abs(x))))
-        values, counts = np.unique(np.round(x / tol) * tol, return_counts=True)
-        if len(values) == 1:
-            tie[i] = float(x.mean())
-            continue
-        top = counts.max()
-        if top < 2:
-            continue  # no two units alike: no tie to move off
-        c = values[counts == top][np.argmin(np.abs(values[counts == top]))]  # the most common; nearest 0
-        sparse = _sparse_variance(values - c, counts, counts[values == c][0]) / (n - 1)
-        extra[i] = max(0.0, sparse - float(x.var(ddof=1)) / n)
+    k_rows = len(d)
+    extra, tie = np.zeros(k_rows), np.full(k_rows, np.nan)
+    runs = _runs(d)
+    if runs is None:
+        return extra, tie
+    row, value, count, n = runs
+    n_row = np.bincount(row, weights=count, minlength=k_rows)  # units per row
+    n_runs = np.bincount(row, minlength=k_rows)
+    one_value = (n_runs == 1) & (n_row >= 2)
+    if one_value.any():
+        tie[one_value] = np.nanmean(d[one_value], axis=1)
+    # The tie of each row: its most common value (two units at least), the one nearest 0 among equals.
+    order = np.lexsort((np.abs(value), -count, row))
+    first = order[np.r_[True, row[order][1:] != row[order][:-1]]]
+    tie_value, tie_count = np.full(k_rows, np.nan), np.zeros(k_rows)
+    tie_value[row[first]], tie_count[row[first]] = value[first], count[first]
+    sparse_rows = (n_runs >= 2) & (tie_count >= 2)
+    keep = sparse_rows[row]
+    if not keep.any():
+        return extra, tie
+    row, value, count, n = row[keep], value[keep], count[keep], n[keep]
+    e = value - tie_value[row]
+    mover = e != 0
+    nn = n_row.astype(float)
+
+    def per_row(x: np.ndarray) -> np.ndarray:
+        return np.bincount(row, weights=x, minlength=k_rows)
+
+    k = per_row(np.where(mover, count, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m1, m2 = per_row(np.where(mover, count * e, 0.0)) / k, per_row(np.where(mover, count * e * e, 0.0)) / k
+        first_moment, second_moment = per_row(count * e) / nn, per_row(count * e * e) / nn
+    at = np.flatnonzero(sparse_rows)
+    # Every mover's share raised together, their mix kept: pi m2 - pi**2 m1**2 over [k / n, bound].
+    low_share, high_share = k[at] / nn[at], _share_bounds(k[at], nn[at])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vertex = np.clip(np.where(m1[at] != 0, m2[at] / (2 * m1[at] ** 2), high_share), low_share, high_share)
+    best = np.zeros(k_rows)
+    best[at] = np.max([s * m2[at] - s * s * m1[at] ** 2 for s in (low_share, high_share, vertex)], axis=0)
+    # One value's share raised alone to its own bound, the mass taken from the tie.
+    raise_by = np.minimum(_share_bounds(count, n) - count / n, tie_count[row] / n)
+    a, b = second_moment[row], first_moment[row]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = np.clip(np.where(e != 0, 0.5 - b / e, 0.0), 0.0, raise_by)
+    alone = np.max([a + s * e * e - (b + s * e) ** 2 for s in (np.zeros_like(e), raise_by, top)], axis=0)
+    np.maximum.at(best, row[mover], alone[mover])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sample = np.nanvar(d[at], axis=1, ddof=1) / nn[at]
+    extra[at] = np.maximum(0.0, best[at] / (nn[at] - 1) - sample)
     return extra, tie
 
 
-@lru_cache(maxsize=65536)
-def _share_bound(count: int, n: int) -> float:
+def _runs(d: np.ndarray):
+    """The distinct values of each row (to within rounding) as runs: (row, value, count, the
+    row's units), one entry a run; None without two units in any row."""
+    present = ~np.isnan(d)
+    if not (present.sum(axis=1) >= 2).any():
+        return None
+    tol = 1e-9 * np.maximum(1.0, np.nanmax(np.abs(np.where(present, d, 0.0)), axis=1))
+    rounded = np.sort(np.round(d / tol[:, None]) * tol[:, None], axis=1)  # NaN last
+    valid = ~np.isnan(rounded)
+    new = valid & np.concatenate([np.ones((len(d), 1), bool), rounded[:, 1:] != rounded[:, :-1]], axis=1)
+    rows = np.nonzero(valid)[0]
+    run = np.cumsum(new[valid]) - 1
+    count = np.bincount(run).astype(float)
+    row = rows[new[valid]]
+    value = rounded[valid][new[valid]]
+    n = present.sum(axis=1).astype(float)[row]
+    return row, value, count, n
+
+
+def _share_bounds(count: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The exact (Clopper-Pearson) one-sided 97.5% upper bound of a share seen ``count`` times in ``n``."""
-    return 1.0 if count >= n else float(stats.beta.ppf(0.975, count + 1, n - count))
-
-
-def _largest_variance(share: np.ndarray, e: float, a: float, b: float) -> float:
-    """The largest variance of a unit whose moments about the tie are ``a + s e**2`` and
-    ``b + s e`` for ``s`` in ``share`` (the end points; with the vertex between them)."""
-    s = np.asarray(share, dtype=float)
-    if e != 0:
-        s = np.append(s, np.clip(0.5 - b / e, s.min(), s.max()))
-    return float(np.max(a + s * e * e - (b + s * e) ** 2))
-
-
-def _sparse_variance(e: np.ndarray, counts: np.ndarray, n_tie: int) -> float:
-    """A unit's variance with the shares that move off the tie as large as the data allow:
-    either every mover's share raised together (their mix kept) up to the exact one-sided
-    97.5% bound of the share that moves, or one value's share raised alone to its own bound
-    (a rare flip among common moves: 10% of senior résumés read a level down for some names),
-    the mass taken from the tie. ``e``: the distinct values less the tie, ``counts`` theirs."""
-    n = float(counts.sum())
-    movers = e != 0
-    k = float(counts[movers].sum())
-    m1 = float((counts[movers] * e[movers]).sum() / k)
-    m2 = float((counts[movers] * e[movers] ** 2).sum() / k)
-    shares = np.array([k / n, _share_bound(int(k), int(n))])
-    if m1 != 0:
-        shares = np.append(shares, np.clip(m2 / (2 * m1 * m1), shares[0], shares[1]))
-    best = float(np.max(shares * m2 - shares**2 * m1 * m1))
-    first = float((counts * e).sum() / n)
-    second = float((counts * e**2).sum() / n)
-    for value, count in zip(e[movers], counts[movers]):
-        raise_by = min(_share_bound(int(count), int(n)) - count / n, n_tie / n)
-        best = max(best, _largest_variance(np.array([0.0, raise_by]), float(value), second, first))
-    return best
+    count, n = np.asarray(count, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count >= n, 1.0, special.betaincinv(count + 1, np.maximum(n - count, 1e-12), 0.975))
 
 
 def paired(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> Estimate:

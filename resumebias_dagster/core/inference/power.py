@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from resumebias_dagster.core.inference.estimate import Estimate
 from resumebias_dagster.core.inference.multiplicity import family_adjusted
 
-DRAWS = 200  # simulated studies per family structure
+DRAWS = 200  # simulated studies per family structure (fewer for large ones: at least 32, ~40,000 p-values)
 QUANTILES = 16  # thresholds kept per structure (equal-probability quantiles)
 _LOG_LOW = -14.0  # the smallest threshold searched, log10
 
@@ -48,6 +48,8 @@ def thresholds(sizes: tuple[int, ...], target: int, alpha: float, draws: int = D
     families hold ``sizes`` findings with a p, every other finding null. 0 where nothing can pass."""
     sizes_a = np.asarray(sizes, dtype=np.int64)
     m = int(sizes_a.sum())
+    # A model with a thousand findings needs few studies: its thresholds barely vary between them.
+    draws = int(np.clip(40_000 // max(m, 1), 32, draws))
     family = np.repeat(np.arange(len(sizes_a)), sizes_a)
     own = int(np.flatnonzero(family == target)[0])
     rng = np.random.default_rng(seed)
@@ -72,39 +74,50 @@ def thresholds(sizes: tuple[int, ...], target: int, alpha: float, draws: int = D
     return np.quantile(np.sort(c), (np.arange(QUANTILES) + 0.5) / QUANTILES)
 
 
-def _detect(est: Estimate, effect: np.ndarray, c: np.ndarray, floor_p: np.ndarray) -> np.ndarray:
-    """(k, Q): whether / how often each finding's test reaches each threshold at ``effect``."""
+def _detector(est: Estimate, c: np.ndarray, floor_p: np.ndarray):
+    """A function of the effect giving, (k, Q), how often each finding's verdict reaches each
+    of its thresholds ``c``; the critical values are computed once."""
     se, df = est.se_eff[:, None], est.df[:, None]
     # The estimate varies by its sampling error (``se``); the verdict needs it past the
     # threshold times the interval's error (``se_eff``, the sparse rule's included).
     spread = np.where(est.se > 0, est.se, est.se_eff)[:, None]
-    shift = np.abs(effect)[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        crit = stats.t.ppf(1 - c / 2, df) * se / spread
-        by_t = stats.t.sf(crit - shift / spread, df) + stats.t.cdf(-crit - shift / spread, df)
-        by_t = np.where(se > 0, by_t, np.nan)
-        down, up = est.tie - est.low, est.high - est.tie
-        room = np.maximum(down, up)[:, None]
-        tie_p = 2.0 * est.arms[:, None] * np.clip(1.0 - shift / room, 0.0, 1.0) ** est.n_units[:, None]
-        by_tie = (tie_p <= c).astype(float)
-    chance = np.where(est.no_spread[:, None], np.fmax(np.nan_to_num(by_t, nan=0.0), by_tie), by_t)
-    chance = np.where((est.df >= 1)[:, None] | est.no_spread[:, None], chance, np.nan)
-    return np.where(c > 0, np.where(floor_p[:, None] <= c, chance, 0.0), 0.0)
+        crit = special.stdtrit(df, 1 - c / 2) * se / spread
+    room = np.maximum(est.tie - est.low, est.high - est.tie)[:, None]
+    arms, n_units = est.arms[:, None], est.n_units[:, None]
+    t_ok = (se > 0) & (df >= 1)
+    tied = est.no_spread[:, None]
+    defined = (est.df >= 1)[:, None] | tied
+    usable = (c > 0) & (floor_p[:, None] <= c)
+
+    def chance(effect: np.ndarray) -> np.ndarray:
+        shift = np.abs(effect)[:, None] / spread
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_t = special.stdtr(df, -crit + shift) + special.stdtr(df, -crit - shift)
+            by_t = np.where(t_ok, by_t, np.nan)
+            tie_p = 2.0 * arms * np.clip(1.0 - np.abs(effect)[:, None] / room, 0.0, 1.0) ** n_units
+        out = np.where(tied, np.fmax(np.nan_to_num(by_t, nan=0.0), (tie_p <= c).astype(float)), by_t)
+        return np.where(usable, np.where(defined, out, np.nan), np.where(defined, 0.0, np.nan))
+
+    return chance
+
+
+def _mean_over_thresholds(chance: np.ndarray) -> np.ndarray:
+    tested = np.isfinite(chance).any(axis=1)
+    out = np.full(len(chance), np.nan)
+    out[tested] = np.nanmean(chance[tested], axis=1)
+    return out
 
 
 def power_at(est: Estimate, effect, c: np.ndarray, floor_p: np.ndarray | None = None) -> np.ndarray:
     """Per finding: the chance its verdict is beyond noise at a true ``effect`` (in the
     estimate's unit), over the thresholds ``c`` (k x Q, from ``thresholds``)."""
     k = len(est)
-    effect = np.broadcast_to(np.asarray(effect, dtype=float), (k,))
-    floor = np.zeros(k) if floor_p is None else np.asarray(floor_p, dtype=float)
     if not k:
         return np.zeros(0)
-    chance = _detect(est, effect, c, floor)
-    tested = np.isfinite(chance).any(axis=1)
-    out = np.full(k, np.nan)
-    out[tested] = np.nanmean(chance[tested], axis=1)
-    return out
+    effect = np.broadcast_to(np.asarray(effect, dtype=float), (k,))
+    floor = np.zeros(k) if floor_p is None else np.asarray(floor_p, dtype=float)
+    return _mean_over_thresholds(_detector(est, c, floor)(effect))
 
 
 def minimal_detectable(est: Estimate, c: np.ndarray, power: float, floor_p: np.ndarray | None = None) -> np.ndarray:
@@ -114,13 +127,22 @@ def minimal_detectable(est: Estimate, c: np.ndarray, power: float, floor_p: np.n
     if not k:
         return np.zeros(0)
     floor = np.zeros(k) if floor_p is None else np.asarray(floor_p, dtype=float)
+    chance = _detector(est, c, floor)
     scale = np.where(np.isfinite(est.se_eff) & (est.se_eff > 0), est.se_eff, 0.0)
     scale = np.maximum(scale, np.where(est.no_spread, np.maximum(est.tie - est.low, est.high - est.tie), 0.0))
-    low, high = np.zeros(k), np.maximum(scale, 1e-12) * 64
-    top = power_at(est, high, c, floor)
-    for _ in range(48):
+    # Bracket: the textbook (critical + power quantile) x se at the median threshold, widened
+    # four times; where that is not enough, 64 standard errors.
+    with np.errstate(invalid="ignore"):
+        guess = (special.stdtrit(est.df, 1 - np.median(c, axis=1) / 2) + special.stdtrit(est.df, power)) * scale
+    high = np.where(np.isfinite(guess) & (guess > 0), 4 * guess, 64 * np.maximum(scale, 1e-12))
+    top = _mean_over_thresholds(chance(high))
+    wider = ~(top >= power)
+    high[wider] = 64 * np.maximum(scale[wider], 1e-12)
+    top[wider] = _mean_over_thresholds(chance(high))[wider]
+    low = np.zeros(k)
+    for _ in range(28):
         mid = (low + high) / 2
-        ok = power_at(est, mid, c, floor) >= power
+        ok = _mean_over_thresholds(chance(mid)) >= power
         low, high = np.where(ok, low, mid), np.where(ok, mid, high)
     out = np.where(top >= power, high, np.inf)
     untested = ~((est.df >= 1) & (est.se_eff > 0)) & ~est.no_spread
