@@ -30,13 +30,16 @@ AA = ("african_american_male", "african_american_female")
 INJECTION = tuple(f"promptInjection_{k}" for k in "xyz")
 
 
-def _deterministic_fit(share: float, shift: float, resumes: int, jds: int = 1) -> Callable:
+def _deterministic_fit(share: float, shift: float, resumes: int, jds: int = 1, noise: float = 0.0) -> Callable:
     """A deterministic scorer: ``GAP`` moves ``share`` of the résumés by ``shift`` points
-    (nothing planted at share 0); every other level changes nothing."""
+    (nothing planted at share 0); every other level changes nothing (with ``noise``, a
+    low-noise scorer: every score wobbles a little, so nothing ties exactly)."""
 
     def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         sparse = {GAP: (share, shift)} if share else {}
-        scores = deterministic_fit_scores(seed, resumes=resumes, jds=jds, variants=FIT_VARIANTS, sparse=sparse)
+        scores = deterministic_fit_scores(
+            seed, resumes=resumes, jds=jds, variants=FIT_VARIANTS, sparse=sparse, noise=noise
+        )
         v = fit_verdicts(scores, settings, arms=ARMS)
         planted = (v["finding"] == f"fit_level:{GAP}") & bool(share)
         return v.assign(true=np.where(planted, share * shift, 0.0), is_planted=planted)
@@ -200,6 +203,12 @@ SCREENER_SCENARIOS = [
         "deterministic scorer, 20% of résumés -1.25 points: at the margin (9)",
         True,
         _deterministic_fit(0.2, -1.25, 9),
+        at_margin=True,
+    ),
+    Scenario(
+        "low-noise scorer (sd 0.05 on every score), 5.5% of 140 résumés -5 points: beyond the margin",
+        True,
+        _deterministic_fit(0.055, -5.0, 140, noise=0.05),
         at_margin=True,
     ),
     Scenario("argmax classifier, nothing changes", False, _argmax()),

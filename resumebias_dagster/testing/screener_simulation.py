@@ -26,13 +26,15 @@ def deterministic_fit_scores(
     sparse: Mapping[str, tuple[float, float]] | None = None,
     base: tuple[float, float] = (6.0, 10.0),
     arms: Mapping[str, str] | None = None,
+    noise: float = 0.0,
     model: str = "tool",
 ) -> pd.DataFrame:
     """Fit-score rows (one run) of a deterministic scorer: each (résumé, job description) has
     a baseline score drawn once in ``base`` (hundredths, as a service might answer), and each
     variant of ``sparse`` (variant -> (share, shift)) moves each résumé with probability
     ``share`` by ``shift`` under every job description; every other variant changes nothing.
-    ``arms`` maps an axis to its arm (default: placebo for ``placebo``, else probe)."""
+    ``arms`` maps an axis to its arm (default: placebo for ``placebo``, else probe). ``noise``:
+    a low-noise scorer's own wobble (sd, points) on every score, so that nothing ties exactly."""
     rng = np.random.default_rng(seed)
     sparse = dict(sparse or {})
     arms = {"placebo": "placebo", **(arms or {})}
@@ -42,6 +44,8 @@ def deterministic_fit_scores(
         share, shift = sparse.get(v, (0.0, 0.0))
         moved = rng.random(resumes) < share
         score = np.round(baseline + np.where(moved, shift, 0.0)[:, None], 2)
+        if noise:
+            score = np.clip(score + rng.normal(0.0, noise, score.shape), 1.0, 10.0)
         axis, _, level = v.partition("_")
         for r in range(resumes):
             for j in range(jds):

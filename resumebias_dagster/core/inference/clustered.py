@@ -30,6 +30,13 @@ from scipy import special
 
 from resumebias_dagster.core.inference.estimate import Estimate
 
+# How many robust standard deviations off the median a unit must lie to count as moved off
+# a bulk that does not tie (``_outlier_extra``).
+OUTLYING = 5.0
+# From fewer units the robust scale is too rough to tell a far unit from noise (below, ruling
+# out takes more résumés than this anyway: ``Estimate.unseen_floor``).
+OUTLIER_UNITS = 30
+
 
 def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``d`` (k contrasts x G units, NaN where absent): the variance the sparse rule
@@ -41,8 +48,17 @@ def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tu
     ``pi m2 - pi**2 m1**2`` (m1, m2 the movers' first and second moments of ``e``), which is
     the sample's at the observed share. Its largest value for ``pi`` between the observed
     share and the share's exact one-sided 97.5% upper bound, over ``n - 1``, is the sparse
-    squared standard error; the function returns its excess over the sample's."""
+    squared standard error (or, where one rare value's share alone raised to its own bound
+    gives more, that); the function returns its excess over the sample's. Where the units do
+    not tie but a few lie far off the rest (``_outlier_extra``), the same reading with the
+    rest as a bulk with its own variance: the larger of the two."""
     d = np.atleast_2d(np.asarray(d, dtype=float))
+    extra, tie = _tie_extra(d)
+    return np.fmax(extra, _outlier_extra(d)), tie
+
+
+def _tie_extra(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``unit_spread``'s rule where units tie exactly (see there)."""
     k_rows = len(d)
     extra, tie = np.zeros(k_rows), np.full(k_rows, np.nan)
     runs = _runs(d)
@@ -93,6 +109,44 @@ def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tu
         sample = np.nanvar(d[at], axis=1, ddof=1) / nn[at]
     extra[at] = np.maximum(0.0, best[at] / (nn[at] - 1) - sample)
     return extra, tie
+
+
+def _outlier_extra(d: np.ndarray) -> np.ndarray:
+    """Per row: the variance the sparse rule adds where a few units lie far off a bulk that does
+    not tie exactly (a scorer with a little noise on every résumé that moves a few by a lot):
+    the units further than ``OUTLYING`` robust standard deviations (1.4826 MAD) from the median
+    are the movers, the rest a bulk with its own variance ``s_b``, and a unit's variance at a
+    movers' share ``pi`` is ``(1 - pi) s_b + pi m2 - pi**2 m1**2`` (m1, m2 about the bulk's
+    mean), taken at its largest up to the share's exact one-sided 97.5% bound, from
+    ``OUTLIER_UNITS`` units on. Normal noise never lies that far (2 in 10 million units),
+    heavy-tailed noise does, and is read as carefully as it should be."""
+    out = np.zeros(len(d))
+    enough = np.flatnonzero((~np.isnan(d)).sum(axis=1) >= OUTLIER_UNITS)
+    if not len(enough):
+        return out
+    d = d[enough]
+    present = ~np.isnan(d)
+    n = present.sum(axis=1).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        center = np.nanmedian(d, axis=1)
+        scale = 1.4826 * np.nanmedian(np.abs(d - center[:, None]), axis=1)
+        far = present & (np.abs(d - center[:, None]) > OUTLYING * scale[:, None]) & (scale[:, None] > 0)
+        k = far.sum(axis=1).astype(float)
+        rows = np.flatnonzero((k > 0) & (n - k >= 2))
+        if not len(rows):
+            return out
+        x, far, n, k = d[rows], far[rows], n[rows], k[rows]
+        rows = enough[rows]
+        bulk = np.where(far | np.isnan(x), np.nan, x)
+        bulk_mean, bulk_var = np.nanmean(bulk, axis=1), np.nanvar(bulk, axis=1)
+        e = np.where(far, x - bulk_mean[:, None], 0.0)
+        m1, m2 = e.sum(axis=1) / k, (e * e).sum(axis=1) / k
+        low, high = k / n, _share_bounds(k, n)
+        vertex = np.clip(np.where(m1 != 0, (m2 - bulk_var) / (2 * m1 * m1), high), low, high)
+        best = np.max([(1 - s) * bulk_var + s * m2 - s * s * m1 * m1 for s in (low, high, vertex)], axis=0)
+        sample = np.nanvar(x, axis=1, ddof=1) / n
+    out[rows] = np.maximum(0.0, best / (n - 1) - sample)
+    return out
 
 
 def _runs(d: np.ndarray):

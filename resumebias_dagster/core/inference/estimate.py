@@ -14,9 +14,12 @@ each part assumes:
   that are there (2 of 120 résumés moved gave ``+0.017 (-0.007 to +0.040)``, "equivalent",
   at a true 0.05). Where units tie at one value and some move off it, the variance is taken
   at the largest the moved share allows up to its exact (Clopper-Pearson, one-sided 97.5%)
-  upper bound (``clustered.unit_spread``): ``extra_var`` adds the difference. This widens
-  intervals in noisy designs only a little (their ties are few), and keeps the error of
-  "ruled out" at or under alpha where effects sit in a few résumés.
+  upper bound (``clustered.unit_spread``): ``extra_var`` adds the difference. The same
+  reading where units do not tie but a few lie far off the rest (more than 5 robust standard
+  deviations: a low-noise scorer that moves a few résumés a lot), the rest then a bulk with
+  its own variance. This widens intervals in noisy designs only a little (their ties are few,
+  their units never that far off), and keeps the error of "ruled out" at or under alpha where
+  effects sit in a few résumés.
 * **No spread.** Every unit equal (``tie``): a t has no variance to work with, and what the
   data show is how much of the population n units can have missed. With n units all alike,
   the share of résumés that would differ is below ``1 - a**(1/n)`` at confidence ``1 - a``

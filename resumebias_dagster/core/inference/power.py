@@ -91,8 +91,8 @@ def _detector(est: Estimate, c: np.ndarray, floor_p: np.ndarray):
     usable = (c > 0) & (floor_p[:, None] <= c)
 
     def chance(effect: np.ndarray) -> np.ndarray:
-        shift = np.abs(effect)[:, None] / spread
         with np.errstate(invalid="ignore", divide="ignore"):
+            shift = np.abs(effect)[:, None] / spread
             by_t = special.stdtr(df, -crit + shift) + special.stdtr(df, -crit - shift)
             by_t = np.where(t_ok, by_t, np.nan)
             tie_p = 2.0 * arms * np.clip(1.0 - np.abs(effect)[:, None] / room, 0.0, 1.0) ** n_units

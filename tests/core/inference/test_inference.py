@@ -238,3 +238,18 @@ def test_settings_refuse_a_bad_file_naming_the_setting(tmp_path):
     (tmp_path / "inference.yaml").write_text("alpha: 2\n")
     with pytest.raises(CatalogError, match=r"inference.yaml: alpha must lie in \(0, 0.5\), got 2"):
         load_inference_settings(tmp_path)
+
+
+def test_a_few_units_far_off_a_bulk_that_does_not_tie_widen_the_interval():
+    # Issue 38, item 1: a low-noise scorer (every score wobbles by 0.05) that moves one résumé
+    # of 140 by -9 points: the t alone reads "ruled out" at 0.25 (the mean and its standard
+    # error shrink together); the share of such résumés could be larger than one in 140.
+    x = np.random.default_rng(3).normal(0.0, 0.05, 140)
+    x[7] = -9.0
+    alone = Estimate(np.array([x.mean()]), np.array([x.std(ddof=1) / np.sqrt(140)]), np.array([139.0]), np.array([140]))
+    assert alone.tost_p(0.25)[0] < 0.05
+    est = paired(x[None, :], -9, 9)
+    assert est.se_eff[0] > 2 * est.se[0] and est.tost_p(0.25)[0] > 0.05
+    # Normal noise never lies five robust standard deviations off: its intervals stay the t's.
+    noise = paired(np.random.default_rng(4).normal(0, 1, (500, 40)), -9, 9)
+    assert (noise.extra_var > 0).mean() < 0.02
