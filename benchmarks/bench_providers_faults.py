@@ -19,7 +19,8 @@ default policy and with ``retry_timeouts: true`` (the SDKs' retries of a stalled
 
 Hostile answers (issue 25): the same faults, plus 2xx answers hostile to parsing: a lone
 surrogate in the answer (the JSON escape \\ud800), the message content as a list of parts, a
-body nested deeper than the SDK's JSON parser recurses, and bytes that are not UTF-8. Checked
+body nested deeper than the SDK's JSON parser recurses, bytes that are not UTF-8, and (issue 40)
+a score of 5,000 digits or 10**400, which the task's reader must turn into a row's reason. Checked
 besides: every 2xx body the server sent, over both runs, is in exactly one store row (an
 answer, or a malformed_response row keeping the body as it came), so none is lost and no key
 is paid for twice; each lone surrogate is stored exactly; the text handed to the tasks is
@@ -64,6 +65,29 @@ def _valid_utf8(text: str | None) -> bool:
 def _bodies(outcomes: dict) -> int:
     """2xx bodies the server sent: answers and hostile answers (each billed)."""
     return outcomes.get("answered", 0) + sum(v for k, v in outcomes.items() if k.startswith("hostile_"))
+
+
+def _all_readable(wire: str, settings, results) -> bool:
+    """Whether the task's reader turns every answer into a score or a row's reason without
+    raising (issue 40: a score of 5,000 digits raised on every re-run of its partition)."""
+    from resumebias_dagster.core.common.parsing import parse_json_object
+    from resumebias_dagster.core.jd_audit.fit_task import parse_fit_answer
+    from resumebias_dagster.core.providers.http_client import endpoint_of_settings
+
+    try:
+        for r in results:
+            if not r.ok:
+                continue
+            if wire == "scorer":
+                endpoint_of_settings(settings).read_answer(r.text, "fit")
+            else:
+                parsed = parse_json_object(r.text)
+                if parsed.ok:
+                    parse_fit_answer(parsed.value)
+    except Exception as exc:  # noqa: BLE001 - what the check looks for
+        print(f"          unreadable answer: {type(exc).__name__}: {str(exc)[:120]}")
+        return False
+    return True
 
 
 def bench(
@@ -137,6 +161,9 @@ def bench(
                 ) == server["outcomes"].get("hostile_lone_surrogate", 0)
                 checks["text handed to the tasks is valid UTF-8"] = all(
                     _valid_utf8(r.text) and _valid_utf8(r.error_message) for r in results
+                )
+                checks["every answer reads as a score or a reason (no partition blocked)"] = _all_readable(
+                    wire, settings, results
                 )
             # Keys whose row is not final: transient, and billed fewer than BILLED_CALL_LIMIT times.
             transient = sum(1 for r in rows if not r["done"])

@@ -11,15 +11,18 @@
       name_variants: {resumes: user}      # the seniority study's name test on them (labels needed)
       audit_report: {show_resume_texts: false}
 
-``models_file`` and ``catalog_dir`` are set for the whole run, as ``RESUMEBIAS_MODELS_FILE`` and
-``RESUMEBIAS_CATALOG_DIR`` would set them. Each asset's config goes to the runs whose job
-holds that asset. The audit file's folder is added to the folders run config may name, so
-``user_resumes.folder`` (or ``csv``) may lie anywhere under it; relative paths in those two
-settings are read from the audit file's folder. Every problem names the file and the setting.
+``models_file`` and ``catalog_dir`` are set for the whole run, in place of ``RESUMEBIAS_MODELS_FILE``
+and ``RESUMEBIAS_CATALOG_DIR`` (``settings.audit_file``). Each asset's config goes to the runs
+whose job holds that asset. Every path the file names (relative ones are read from its folder)
+must lie in the audit file's folder or a folder the operator allowed (the data directory,
+``RESUMEBIAS_CATALOG_DIR``, ``RESUMEBIAS_ALLOWED_ROOTS``): an audit file cannot widen what run
+config may read (issue 40). Its folder is added to the folders run config may name. Every
+problem names the file and the setting.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +55,7 @@ class AuditFile:
         return {"ops": ops} if ops else {}
 
 
-def _path(value: Any, where: str, folder: Path, *, kind: str) -> Path:
+def _path(value: Any, where: str, folder: Path, *, kind: str, roots: Sequence[Path] = ()) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise AuditFileError(f"{where} must name a {kind}, got {value!r}")
     path = Path(value).expanduser()
@@ -60,10 +63,17 @@ def _path(value: Any, where: str, folder: Path, *, kind: str) -> Path:
     exists = path.is_dir() if kind == "folder" else path.is_file()
     if not exists:
         raise AuditFileError(f"{where}: {path} is not a {kind}")
+    resolved = path.resolve()
+    inside = [r for r in (folder, *roots) if resolved == r.resolve() or r.resolve() in resolved.parents]
+    if not inside:
+        raise AuditFileError(
+            f"{where}: {path} lies outside the audit file's folder {folder} and the folders the operator allowed; "
+            "move it under the audit file's folder, or add its folder to RESUMEBIAS_ALLOWED_ROOTS"
+        )
     return path.absolute()
 
 
-def _assets(value: Any, file: Path) -> dict[str, dict[str, Any]]:
+def _assets(value: Any, file: Path, roots: Sequence[Path]) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -77,13 +87,14 @@ def _assets(value: Any, file: Path) -> dict[str, dict[str, Any]]:
         for setting in PATH_SETTINGS.get(str(name), ()):
             if setting in config:
                 kind = "folder" if setting == "folder" else "file"
-                config[setting] = str(_path(config[setting], f"{where}.{setting}", file.parent, kind=kind))
+                config[setting] = str(_path(config[setting], f"{where}.{setting}", file.parent, kind=kind, roots=roots))
         assets[str(name)] = config
     return assets
 
 
-def read_audit_file(path: str | Path) -> AuditFile:
-    """The audit file at ``path``, checked; ``AuditFileError`` naming the file and the setting."""
+def read_audit_file(path: str | Path, roots: Sequence[Path] = ()) -> AuditFile:
+    """The audit file at ``path``, checked, its paths inside its folder or ``roots`` (the
+    operator's: ``settings.user_roots``); ``AuditFileError`` naming the file and the setting."""
     file = Path(path).expanduser().absolute()
     if not file.is_file():
         raise AuditFileError(f"audit file {file} does not exist")
@@ -100,9 +111,13 @@ def read_audit_file(path: str | Path) -> AuditFile:
     catalog = data.get("catalog_dir")
     return AuditFile(
         path=file,
-        models_file=_path(models, f"{file}: models_file", file.parent, kind="file") if models is not None else None,
-        catalog_dir=_path(catalog, f"{file}: catalog_dir", file.parent, kind="folder") if catalog is not None else None,
-        assets=_assets(data.get("assets"), file),
+        models_file=_path(models, f"{file}: models_file", file.parent, kind="file", roots=roots)
+        if models is not None
+        else None,
+        catalog_dir=_path(catalog, f"{file}: catalog_dir", file.parent, kind="folder", roots=roots)
+        if catalog is not None
+        else None,
+        assets=_assets(data.get("assets"), file, roots),
     )
 
 

@@ -324,8 +324,10 @@ def _batches(args: argparse.Namespace) -> int:
     for r in rows:
         counts = f"{r['succeeded'] or 0:,} answered, {r['errored'] or 0:,} failed of {r['requests']:,}"
         provider = f" ({r['provider_state']})" if r["provider_state"] else ""
+        why = f"  ({r['message']})" if r.get("message") else ""
         print(
-            f"{r['created_at'][:19]}  {r['model']}  {r['batch_id'] or r['submission_id']}  {r['state']}{provider}  {counts}"
+            f"{r['created_at'][:19]}  {r['model']}  {r['batch_id'] or r['submission_id']}  {r['state']}{provider}  "
+            f"{counts}{why}"
         )
     return 0
 

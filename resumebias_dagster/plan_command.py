@@ -158,10 +158,14 @@ def _plan_noise(args: argparse.Namespace):
             text = open(args.pilot, encoding="utf-8").read() if args.pilot.endswith(".json") else None
             verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(args.pilot)
             verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
-        except (OSError, ValueError, KeyError) as exc:
-            raise InputError(
-                f"--pilot {args.pilot}: not a verdicts JSON or CSV ({type(exc).__name__}: {exc})"
-            ) from None
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            # One line, never a traceback: a hostile pilot file may nest deeper than Python recurses.
+            reason = (
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+                if not isinstance(exc, RecursionError)
+                else "nested too deeply"
+            )
+            raise InputError(f"--pilot {args.pilot}: not a verdicts JSON or CSV ({reason})") from None
         noise = pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share)
         return noise, f"pilot {args.pilot}", pilot_structure(verdicts, args.kind) if "family" in verdicts else None
     sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]

@@ -73,6 +73,11 @@ class StudyProgress:
         else:
             print(line, file=self.out, flush=True)
 
+    def note(self, text: str) -> None:
+        """Lines between the runs (a table of what a run found), above the live bar if any."""
+        for line in text.rstrip("\n").split("\n"):
+            self._line(line)
+
     def start(self, job: str, label: str) -> None:
         self._label, self._started = label, time.monotonic()
         if self._bar is not None:

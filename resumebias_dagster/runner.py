@@ -10,15 +10,21 @@ from typing import Any
 
 from resumebias_dagster.core.common.processes import pid_alive
 from resumebias_dagster.progress import StudyProgress
+from resumebias_dagster.run_summary import print_results, user_resumes_report
 from resumebias_dagster.settings import (
+    AUDIT_FILE_ENV,
+    DAGSTER_HOME_ENV,
+    DATA_DIR_ENV,
     UntrustedFolderError,
+    audit_file_path,
+    choose_audit_file,
     dagster_home_choice,
     data_dir,
     duckdb_path,
     remember_file,
     set_dagster_home,
     set_for_libraries,
-    use_audit_file,
+    user_roots,
     wrote_file,
 )
 
@@ -176,12 +182,12 @@ def run_study(out=None, audit_path: str | None = None) -> int:
         from resumebias_dagster.audit_file import AuditFileError, read_audit_file
 
         try:
-            audit = read_audit_file(audit_path)
+            audit = read_audit_file(audit_path, user_roots(checked=False))
         except AuditFileError as exc:
             print(f"resumebias run: {exc}", file=out)
             return 2
-        # Before the definitions load: their partitions are the models file's.
-        use_audit_file(audit.models_file, audit.catalog_dir, audit.folder)
+        # Before the definitions load: their partitions are the audit file's models.
+        choose_audit_file(audit.path)
     home = dagster_home()
     _quiet_libraries(live=out.isatty())  # before the libraries with progress bars are imported
     import dagster as dg
@@ -195,6 +201,11 @@ def run_study(out=None, audit_path: str | None = None) -> int:
             print(f"resumebias run: {problem}", file=out)
             return 2
         print(f"audit file: {audit.path}", file=out, flush=True)
+        from resumebias_dagster.core.models.model_config import load_models
+        from resumebias_dagster.core.models.trust import reach
+
+        # Before any call: the audit file is code-equivalent, so say what it will reach.
+        print("its models reach (before any call):", *reach(load_models()), sep="\n", file=out, flush=True)
     instance = dg.DagsterInstance.get()
     release_abandoned_runs(instance, out)
     totals = _run_plan(_study_plan(audit), instance, out, audit)
@@ -203,7 +214,7 @@ def run_study(out=None, audit_path: str | None = None) -> int:
     print("\nSECONDS PER ASSET (all partitions)", file=out)
     for step, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {step:<55} {seconds:8.1f}", file=out)
-    _print_results(out)
+    print_results(out)
     report = data_dir() / "reports" / "audit_report.html"
     if report.is_file():
         print(f"Report: {report}   (one HTML file; open it in any browser, share it as it is)", file=out)
@@ -212,8 +223,18 @@ def run_study(out=None, audit_path: str | None = None) -> int:
         print(
             f"Local Law 144 summary: {summary} (and .csv); EU AI Act test record: eu_ai_act_test_record.json", file=out
         )
-    print(f"UI: DAGSTER_HOME={home} dagster dev   (from the repository root; opens http://127.0.0.1:3000)", file=out)
+    print(f"UI: {ui_command(home)}   (opens http://127.0.0.1:3000)", file=out)
     return 0
+
+
+def ui_command(home: Path) -> str:
+    """The command that opens the UI on what this run used, from any folder: its audit file
+    (models, catalog), data folder and Dagster instance."""
+    import shlex
+
+    settings = {AUDIT_FILE_ENV: audit_file_path(), DATA_DIR_ENV: data_dir(), DAGSTER_HOME_ENV: home}
+    named = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in settings.items() if v is not None)
+    return f"{named} dagster dev -m resumebias_dagster.definitions"
 
 
 def _audit_problem(audit) -> str | None:
@@ -243,6 +264,20 @@ def _study_plan(audit=None) -> list[tuple[str, Any, dict[str, str]]]:
     plan += [("fit_scores_job", k, model_jd_tags(k)) for k in model_jd_partitions.get_partition_keys()]
     plan += [("study_tables", None, {})]
     return plan
+
+
+def _user_resumes_table(instance) -> str:
+    """The per-file table of the résumés ``user_resumes_job`` just read."""
+    import io
+
+    import dagster as dg
+
+    event = instance.get_latest_materialization_event(dg.AssetKey("user_resumes"))
+    entry = event.asset_materialization.metadata.get("not_read") if event and event.asset_materialization else None
+    not_read = str(entry.value) if entry is not None else ""
+    text = io.StringIO()
+    user_resumes_report(str(duckdb_path()), not_read, text)
+    return text.getvalue()
 
 
 def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out, audit=None) -> dict[str, float] | None:
@@ -284,79 +319,8 @@ def _run_plan(plan: list[tuple[str, Any, dict[str, str]]], instance, out, audit=
                     if event.event_type_value == "STEP_FAILURE":
                         print(f"step {event.step_key} failed: {event.event_specific_data.error.message}", file=out)
                 return None
+            if job_name == "user_resumes_job":
+                progress.note(_user_resumes_table(instance))
     finally:
         progress.close()
     return totals
-
-
-def _print_results(out) -> None:
-    """The study's tables as text, from the DuckDB file, and where the files are."""
-    import duckdb
-
-    from resumebias_dagster.core.seniority.tables_text import format_tables
-
-    db = duckdb_path()
-    with duckdb.connect(str(db), read_only=True) as con:
-        validation = con.execute("select * from audit.style_validation").df()
-        predictions = con.execute("select * from audit.seniority_predictions").df()
-        seniority_verdicts = con.execute("select * from audit.seniority_verdicts").df()
-        fit_verdicts = con.execute("select * from audit.fit_verdicts").df()
-        fit_summary = con.execute("select * from audit.fit_model_summary").df()
-        impact = {
-            name: con.execute(f"select * from audit.{name}").df()
-            for name in ("seniority_impact_ratios", "fit_impact_ratios")
-        }
-        plots = con.execute(
-            "select plot, path from audit.fit_plots union all select plot, path from audit.seniority_plots"
-        ).df()
-    print("\nSTYLE VALIDATION (notebook 004)", file=out)
-    print(validation.round(3).to_string(index=False), file=out)
-    print(file=out)
-    out.write(format_tables(predictions, seniority_verdicts) if len(predictions) else "No predictions yet.\n")
-    print("\nJOB-DESCRIPTION AUDIT (study 003): per model", file=out)
-    columns = [
-        "model",
-        "n_cells",
-        "n_significant",
-        "noise_floor",
-        "bias_index",
-        "placebo_index",
-        "largest_penalty",
-        "largest_penalty_jd",
-        "largest_penalty_variant",
-        "prompt_injection_mean_delta",
-        "anonymize_mean_delta",
-    ]
-    print(fit_summary[columns].round(3).to_string(index=False) if len(fit_summary) else "(no fit scores)", file=out)
-    print("\nJOB-DESCRIPTION AUDIT: VERDICTS (the résumé the unit; inference.yaml's margins)", file=out)
-    shown = ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]
-    print(fit_verdicts[shown].round(3).to_string(index=False) if len(fit_verdicts) else "(no fit scores)", file=out)
-    for name, title in (
-        ("seniority_impact_ratios", "SENIORITY STUDY (name experiment)"),
-        ("fit_impact_ratios", "JOB-DESCRIPTION AUDIT (names)"),
-    ):
-        print(
-            f"\nSELECTION RATES AND IMPACT RATIOS, {title}: groups by name, a proxy for perceived group; "
-            "flag = ratio under 0.8 (four-fifths rule); ci_below_four_fifths = its whole 95% interval under 0.8 "
-            "(beyond sampling noise)",
-            file=out,
-        )
-        columns = [
-            "model",
-            "selection",
-            "dimension",
-            "group",
-            "n",
-            "selected",
-            "rate",
-            "impact_ratio",
-            "ci_low",
-            "ci_high",
-            "below_four_fifths",
-            "ci_below_four_fifths",
-        ]
-        table = impact[name]
-        print(table[columns].round(3).to_string(index=False) if len(table) else "(no predictions)", file=out)
-    print(f"\nResults: DuckDB file {db} (schema 'audit', one table per asset)", file=out)
-    for plot in plots.itertuples(index=False):
-        print(f"Plot {plot.plot}: {plot.path}", file=out)

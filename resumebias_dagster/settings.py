@@ -2,12 +2,14 @@
 read when called (never cached at import), and checked where it has a format.
 
 Nothing else in the package reads ``os.environ`` (``tests/test_layout.py`` checks); it imports
-nothing of the package, so every layer (catalog, core, resources, assets) may use it.
+nothing of the package but ``audit_file`` (which imports nothing of it), so every layer
+(catalog, core, resources, assets) may use it.
 The configuration reference (docs/configuration.md) lists every variable named here.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +30,7 @@ class UntrustedDataDirError(UntrustedFolderError):
     """``./data`` exists but this tool did not create it."""
 
 
-def data_dir() -> Path:
+def data_dir(*, checked: bool = True) -> Path:
     """``$RESUMEBIAS_DATA_DIR`` (the operator's choice), else ``./data`` if this tool created it.
 
     A ``data/`` folder that came with a clone or a copy can hold an instance config whose
@@ -39,6 +41,10 @@ def data_dir() -> Path:
     if chosen:
         return Path(chosen).absolute()
     path = Path(DEFAULT_DATA_DIR).absolute()
+    if not checked:
+        # Where it will be, neither created nor checked yet (the definitions' I/O manager at
+        # import: importing creates no folder; its run checks it).
+        return path
     try:
         path.mkdir()
         token = secrets.token_hex(16)
@@ -110,8 +116,8 @@ def wrote_file(path: Path) -> bool:
     return f"{Path(path).absolute()}|{file_digest(path)}" in _remembered("written-files")
 
 
-def duckdb_path() -> Path:
-    return data_dir() / "resumebias.duckdb"
+def duckdb_path(*, checked: bool = True) -> Path:
+    return data_dir(checked=checked) / "resumebias.duckdb"
 
 
 def classifiers_dir() -> Path:
@@ -139,15 +145,27 @@ class ConfigPathError(ValueError):
     """A path in run config lies outside the allowed folders; the message names the setting."""
 
 
-def allowed_roots() -> list[Path]:
-    roots = [data_dir()]
-    catalog = catalog_dir() or ""
+def user_roots(*, checked: bool = True) -> list[Path]:
+    """The folders the operator chose: the data directory, ``$RESUMEBIAS_CATALOG_DIR`` and those
+    of ``$RESUMEBIAS_ALLOWED_ROOTS`` (not an audit file's: a file may not widen them)."""
+    roots = [data_dir(checked=checked)]
+    catalog = os.environ.get(CATALOG_DIR_ENV) or ""
     # ``preset:NAME`` names a packaged folder, no folder of the operator's.
     if catalog and not is_preset(catalog):
         roots.append(Path(catalog).expanduser().absolute())
     for entry in os.environ.get(ALLOWED_ROOTS_ENV, "").split(os.pathsep):
         if entry.strip():
             roots.append(Path(entry.strip()).expanduser().absolute())
+    return roots
+
+
+def allowed_roots() -> list[Path]:
+    """The folders run config may name: the operator's (``user_roots``) and the audit file's
+    own folder, under which an audit file keeps all its paths (``audit_file.read_audit_file``)."""
+    roots = user_roots()
+    audit = audit_file()
+    if audit is not None:
+        roots.append(audit.folder)
     return roots
 
 
@@ -179,8 +197,59 @@ def is_preset(value: str | os.PathLike | None) -> bool:
 
 
 def catalog_dir() -> str | None:
-    """``$RESUMEBIAS_CATALOG_DIR``: the user's catalog folder or ``preset:NAME`` (None: packaged only)."""
+    """The audit file's ``catalog_dir`` (``audit_file``), else ``$RESUMEBIAS_CATALOG_DIR``: the
+    user's catalog folder or ``preset:NAME`` (None: packaged only)."""
+    audit = audit_file()
+    if audit is not None and audit.catalog_dir is not None:
+        return str(audit.catalog_dir)
     return os.environ.get(CATALOG_DIR_ENV) or None
+
+
+# ------------------------------------------------------------------ the audit file
+# ``resumebias run --config FILE`` and the UI it prints read one audit file: its models file,
+# catalog folder and folder (for the paths run config may name) reach every setting through
+# ``audit_file()``, nothing else. The CLI chooses it for its own process (``choose_audit_file``,
+# before the definitions load); the UI and the runs it launches get ``$RESUMEBIAS_AUDIT_FILE``.
+AUDIT_FILE_ENV = "RESUMEBIAS_AUDIT_FILE"
+_audit_file_choice: list[Path] = []
+
+
+def choose_audit_file(path: str | os.PathLike) -> None:
+    """The audit file of this process (``resumebias run --config``), over ``$RESUMEBIAS_AUDIT_FILE``."""
+    _audit_file_choice[:] = [Path(path).expanduser().absolute()]
+
+
+def audit_file_path() -> Path | None:
+    """The audit file chosen in this process, else ``$RESUMEBIAS_AUDIT_FILE`` (None: none)."""
+    if _audit_file_choice:
+        return _audit_file_choice[0]
+    named = _text(AUDIT_FILE_ENV)
+    return Path(named).expanduser().absolute() if named else None
+
+
+def audit_file():
+    """The audit file in use, read and checked (``audit_file.AuditFile``), or None; a bad one
+    raises ``AuditFileError`` naming the file and the setting (and ``$RESUMEBIAS_AUDIT_FILE``
+    when that is where it came from)."""
+    path = audit_file_path()
+    if path is None:
+        return None
+    from resumebias_dagster.audit_file import AuditFileError
+
+    try:
+        stat = path.stat()
+        # Read again only when the file changes: the catalog asks for its folder at every file.
+        return _read_audit_file(path, stat.st_mtime_ns, stat.st_size)
+    except (AuditFileError, OSError) as exc:
+        message = str(exc) if isinstance(exc, AuditFileError) else f"audit file {path} does not exist"
+        raise AuditFileError(message if _audit_file_choice else f"{AUDIT_FILE_ENV}: {message}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _read_audit_file(path: Path, mtime_ns: int, size: int):
+    from resumebias_dagster.audit_file import read_audit_file
+
+    return read_audit_file(path, user_roots(checked=False))
 
 
 # ------------------------------------------------------------------ models, store, shared tables
@@ -198,7 +267,10 @@ def _text(name: str) -> str:
 
 
 def models_file() -> str:
-    """``$RESUMEBIAS_MODELS_FILE`` (empty: the catalog's models.yaml)."""
+    """The audit file's ``models_file``, else ``$RESUMEBIAS_MODELS_FILE`` (empty: the catalog's models.yaml)."""
+    audit = audit_file()
+    if audit is not None and audit.models_file is not None:
+        return str(audit.models_file)
     return _text(MODELS_FILE_ENV)
 
 
@@ -284,18 +356,6 @@ def dagster_home_choice() -> str | None:
 def set_dagster_home(home: Path) -> None:
     """Point this process's Dagster (and the runs it launches) at ``home``."""
     os.environ[DAGSTER_HOME_ENV] = str(home)
-
-
-def use_audit_file(models_file: Path | None, catalog_dir: Path | None, folder: Path) -> None:
-    """What an audit file (``resumebias run --config``) sets for this process and the runs it
-    starts, before the definitions load: the models file, the catalog folder, and its own
-    folder among the folders run config may name."""
-    if models_file is not None:
-        os.environ[MODELS_FILE_ENV] = str(models_file)
-    if catalog_dir is not None:
-        os.environ[CATALOG_DIR_ENV] = str(catalog_dir)
-    roots = [r for r in os.environ.get(ALLOWED_ROOTS_ENV, "").split(os.pathsep) if r.strip()]
-    os.environ[ALLOWED_ROOTS_ENV] = os.pathsep.join([*roots, str(folder)])
 
 
 def set_for_libraries(values: Mapping[str, str]) -> None:

@@ -63,3 +63,45 @@ def test_an_asset_the_definitions_lack_is_named(tmp_path):
 def test_resumebias_run_refuses_a_bad_audit_file_before_running_anything(tmp_path, capsys):
     assert main(["run", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert f"resumebias run: audit file {tmp_path / 'missing.yaml'} does not exist" in capsys.readouterr().out
+
+
+MODELS = (
+    "models:\n  - {name: acme, kind: http, url: 'https://scorer.example/score', body: '{}', answer: {score: $.score}}\n"
+)
+
+
+def test_the_audit_file_setting_carries_its_models_catalog_and_folder(tmp_path, monkeypatch):
+    # Issue 39: one setting (RESUMEBIAS_AUDIT_FILE, or the CLI's --config in its own process)
+    # carries the audit file to every setting it decides; nothing writes os.environ for it.
+    from resumebias_dagster import settings
+
+    path = write(tmp_path / "a", "models_file: models.yaml\ncatalog_dir: resumes\n")
+    (tmp_path / "a" / "models.yaml").write_text(MODELS)
+    for name in ("RESUMEBIAS_MODELS_FILE", "RESUMEBIAS_CATALOG_DIR", "RESUMEBIAS_ALLOWED_ROOTS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RESUMEBIAS_AUDIT_FILE", str(path))
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
+    assert settings.models_file() == str(tmp_path / "a" / "models.yaml")
+    assert settings.catalog_dir() == str(tmp_path / "a" / "resumes")
+    assert tmp_path / "a" in settings.allowed_roots()
+    assert settings.checked_path(tmp_path / "a" / "resumes", "user_resumes.folder") == tmp_path / "a" / "resumes"
+
+
+def test_the_definitions_the_ui_loads_hold_the_audit_files_models(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "a", "models_file: models.yaml\n")
+    (tmp_path / "a" / "models.yaml").write_text(MODELS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RESUMEBIAS_")}
+    env["RESUMEBIAS_AUDIT_FILE"] = str(path)
+    script = "from resumebias_dagster.partitions import fit_model_partitions as p; print(p.get_partition_keys())"
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "['acme']"
+    # A bad audit file named there is refused at load, naming the variable and the file.
+    env["RESUMEBIAS_AUDIT_FILE"] = str(tmp_path / "gone.yaml")
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert f"RESUMEBIAS_AUDIT_FILE: audit file {tmp_path / 'gone.yaml'} does not exist" in out.stderr

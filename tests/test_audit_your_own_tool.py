@@ -1,8 +1,8 @@
 """The worked example of "Audit your own tool" (README, docs/how-to/own-tool.md), end to end.
 
 Two screeners of an employer's, an HTTP scoring service listening on 127.0.0.1 and a Python
-function, are audited on a folder of résumés written here (three PDF, two DOCX, seven text and
-Markdown files, and an encrypted PDF that cannot be read and is passed over), through
+function, are audited on a folder of résumés written here in layouts people use, not the
+generator's (three PDF, two DOCX, seven text and Markdown files, and an encrypted PDF that cannot be read and is passed over), through
 ``resumebias run --config`` with the example's own audit file and models file
 (``examples/own_tool``): the résumés are read, probed and name-swapped, both screeners score
 them through the study, and the run ends with the report, which shows the résumés redacted.
@@ -21,9 +21,9 @@ import duckdb
 import pytest
 import yaml
 
-from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
-from resumebias_dagster.testing.resume_files import docx_bytes, encrypted_pdf_bytes, pdf_bytes, write
+from resumebias_dagster.testing.resume_corpus import corpus, write_corpus
+from resumebias_dagster.testing.resume_files import encrypted_pdf_bytes, write
 
 pytestmark = pytest.mark.slow
 
@@ -33,28 +33,35 @@ KEY_ENV = "ACME_SCORER_KEY"
 KEY = "acme-test-key-0123456789"
 
 
+# Twelve résumés in layouts people use, none the generator's (testing/resume_corpus.py): two
+# columns and one column in PDF, tables and dates on their own line in DOCX, Markdown headings
+# and bold, "Title, Employer — City (2019–2022)", dates first, a "Name:" line and a Contact section.
+LAYOUTS = [
+    "pdf_two_columns",
+    "pdf_title_at",
+    "pdf_two_columns",
+    "docx_tables",
+    "docx_dates_own_line",
+    "markdown_pipes",
+    "comma_title_txt",
+    "dates_first_txt",
+    "contact_section_txt",
+    "markdown_pipes",
+    "comma_title_txt",
+    "dates_first_txt",
+]
+
+
 def write_resumes(folder: Path) -> list[dict]:
-    """Twelve generated software engineers and data analysts: three PDFs, two DOCX files, and seven text and
-    Markdown files (five résumés cannot show anything beyond noise: the exact sign-flip test's
-    smallest p is 2/32), with labels.csv."""
-    base = generate_resumes(n_per_level=40, seed=3)
-    chosen = base[base["occupation"].isin(["software_engineer", "data_analyst"])].groupby("seniority").head(4)
-    assert len(chosen) == 12
-    written = []
-    for k, row in enumerate(chosen.itertuples(index=False)):
-        stem = folder / f"cv_{k:02d}_{row.last_name.lower()}"
-        if k < 3:
-            path = write(stem.with_suffix(".pdf"), pdf_bytes(row.text))
-        elif k < 5:
-            path = write(stem.with_suffix(".docx"), docx_bytes(row.text))
-        else:
-            path = write(stem.with_suffix(".md" if k % 2 else ".txt"), row.text)
-        written.append({"file": path.name, "seniority": row.seniority, "name": row.name, "email": row.email})
+    """Twelve résumés in the corpus' layouts: three PDFs, two DOCX files, and seven text and Markdown
+    files (five résumés cannot show anything beyond noise: the exact sign-flip test's smallest p is
+    2/32), with labels.csv. Each has a city on its contact lines and dated positions, so the
+    planted defects (a career break, an address abroad) can be written into every one."""
+    resumes = corpus(per_layout=1, layouts=LAYOUTS)
+    write_corpus(folder, resumes)
     # A file that cannot be read is listed with its reason; the others go on.
-    write(folder / "cv_99_locked.pdf", encrypted_pdf_bytes(chosen["text"].iloc[0]))
-    lines = ["file,seniority"] + [f"{w['file']},{w['seniority']}" for w in written]
-    (folder / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return written
+    write(folder / "cv_99_locked.pdf", encrypted_pdf_bytes(resumes[6].data.decode()))
+    return [{"file": r.file, "name": r.person.name, "email": r.person.email} for r in resumes]
 
 
 def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files(tmp_path):

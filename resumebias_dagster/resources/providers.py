@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
@@ -186,19 +186,26 @@ class ProvidersResource(dg.ConfigurableResource):
         return lambda requests: self.run(name, requests, progress=progress, notify=notify)
 
 
-def _store_identity(url: str) -> tuple[str, str, int, str]:
-    """(user, host, port, database) of a PostgreSQL URL: what decides where a password goes."""
+def _store_identity(url: str) -> tuple[str, tuple[tuple[str, int], ...], str, tuple[tuple[str, str], ...]]:
+    """(user, hosts and ports, database, query parameters but passwords) of a PostgreSQL URL:
+    everything libpq reads to decide where a password goes. The query counts too: libpq takes
+    ``?host=``, ``?hostaddr=`` and ``?port=`` over the URL's own host (issue 40)."""
     parts = urlsplit(url.strip())
-    try:
-        port = parts.port or 5432
-    except ValueError:
-        port = -1
-    return unquote(parts.username or ""), (parts.hostname or "").lower(), port, parts.path.strip("/")
+    hosts: list[tuple[str, int]] = []
+    for host in parts.netloc.rpartition("@")[2].split(","):
+        name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        name = name if port.isdigit() else host
+        hosts.append((name.strip("[]").lower(), int(port) if port.isdigit() else 5432))
+    query = sorted(
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("password", "sslpassword")
+    )
+    return unquote(parts.username or ""), tuple(hosts), unquote(parts.path.strip("/")), tuple(query)
 
 
 def check_store_url_allowed(store_url: str, setting: str) -> None:
     """Refuse ``store_url`` unless ``$RESUMEBIAS_STORE_URL`` or ``$RESUMEBIAS_STORE_URLS`` names
-    the same user, host, port and database (never echoing a URL: it may hold a password)."""
+    the same user, hosts, ports, database and query parameters (never echoing a URL: it may
+    hold a password)."""
     listed = store_urls()
     if _store_identity(store_url) in {_store_identity(u) for u in listed if u.strip()}:
         return

@@ -1,6 +1,7 @@
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import duckdb
 import pandas as pd
@@ -62,9 +63,12 @@ def check_shared_url(url: str, setting: str) -> str:
     segments = own.split("://", 1)[1].split("/")
     if ".." not in segments and deployed and (own == deployed or own.startswith(deployed + "/")):
         return url
-    if url.startswith("file://"):
+    parts = urlsplit(url)
+    # Only file:///PATH: a host (file://localhost/PATH) was checked as the relative path
+    # "localhost/PATH" and written to /PATH (issue 40).
+    if parts.scheme == "file" and not parts.netloc and parts.path.startswith("/"):
         try:
-            checked_path(url.removeprefix("file://"), setting)
+            checked_path(unquote(parts.path), setting)
             return url
         except ConfigPathError:
             pass
@@ -153,6 +157,10 @@ class ResumebiasIOManager(DuckDBPandasIOManager):
         return [_TypedPandasHandler()]
 
     def create_io_manager(self, context):
+        if self.database == str(duckdb_path(checked=False)):
+            # The data directory's file: the folder is checked (and ./data created) when a run
+            # opens it, not when the definitions are imported.
+            duckdb_path()
         check_identifier(self.schema_ or SCHEMA, "io_manager.schema")
         checked_path(self.database, "io_manager.database")
         check_connection_config(self.connection_config or {}, "io_manager.connection_config")
@@ -277,4 +285,4 @@ def default_io_manager() -> ResumebiasIOManager | SharedTablesIOManager:
     if url:
         check_tables_url(url, TABLES_URL_ENV)
         return SharedTablesIOManager(url=url)
-    return ResumebiasIOManager(database=str(duckdb_path()), schema=SCHEMA)
+    return ResumebiasIOManager(database=str(duckdb_path(checked=False)), schema=SCHEMA)

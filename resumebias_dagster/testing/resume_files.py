@@ -1,4 +1,4 @@
-"""Real résumé files for tests: PDFs written by hand, DOCX via python-docx.
+"""Real résumé files for tests: PDFs written by hand (one column or two), DOCX via python-docx (paragraphs, tables).
 
 pypdf reads PDFs but cannot lay out text, so ``pdf_bytes`` writes a minimal valid PDF itself:
 one page per ``LINES_PER_PAGE`` lines, the standard Helvetica font in WinAnsiEncoding (so
@@ -83,6 +83,24 @@ def _assemble(page_streams: Sequence[bytes], *, font: bool = True) -> bytes:
     return bytes(out)
 
 
+def _column_stream(x: int, y: int, lines: Sequence[str]) -> bytes:
+    ops = [f"BT /F1 {_FONT_SIZE} Tf {_LEADING} TL {x} {y} Td".encode()]
+    ops += [_pdf_string(line) + b" Tj T*" if line else b"T*" for line in lines]
+    ops.append(b"ET")
+    return b"\n".join(ops)
+
+
+def pdf_columns_bytes(top: str, left: str, right: str) -> bytes:
+    """A one-page PDF: ``top`` across the page, then ``left`` (a narrow sidebar) and ``right``
+    side by side below it, each column written whole, as word processors write a two-column
+    page (so a text extractor returns the sidebar, then the main column)."""
+    head = top.rstrip("\n").split("\n")
+    below = 760 - _LEADING * (len(head) + 1)
+    streams = [_column_stream(40, 760, head), _column_stream(40, below, left.rstrip("\n").split("\n"))]
+    streams.append(_column_stream(230, below, right.rstrip("\n").split("\n")))
+    return _assemble([b"\n".join(streams)])
+
+
 def pdf_bytes(text: str) -> bytes:
     """A valid PDF showing ``text`` line by line (``LINES_PER_PAGE`` lines a page)."""
     lines = text.rstrip("\n").split("\n")
@@ -137,6 +155,25 @@ def docx_bytes(
                 for c, cell in enumerate(row):
                     grid.cell(r, c).text = cell
         doc.add_paragraph(line)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def docx_blocks_bytes(blocks: Sequence[str | Sequence[Sequence[str]]]) -> bytes:
+    """A Word document of ``blocks`` in order: a string is one paragraph, a list of rows of
+    cells is a table (as résumé templates lay out contact lines and positions)."""
+    from docx import Document
+
+    doc = Document()
+    for block in blocks:
+        if isinstance(block, str):
+            doc.add_paragraph(block)
+            continue
+        grid = doc.add_table(rows=len(block), cols=max(len(r) for r in block))
+        for r, row in enumerate(block):
+            for c, cell in enumerate(row):
+                grid.cell(r, c).text = cell
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()

@@ -284,7 +284,7 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
         run_config={
             "ops": {
                 "base_resumes": {"config": {"n_per_level": 1, "seed": 7}},
-                "bias_audit_summary": {"config": {"tool_name": "ScreenBot", "distribution_date": "2026-01-15"}},
+                "bias_audit_summary": {"config": {"tool_name": "=ScreenBot", "distribution_date": "2026-01-15"}},
             }
         },
     )
@@ -302,7 +302,7 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
 
     summary = result.output_for_node("bias_audit_summary")
     judge = summary[summary["model"] == "judge"].iloc[0]
-    assert judge["tool"] == "ScreenBot (judge-v1)" and judge["distribution_date"] == "2026-01-15"
+    assert judge["tool"] == "=ScreenBot (judge-v1)" and judge["distribution_date"] == "2026-01-15"
     assert "test data" in judge["data_source"] and "seed 7" in judge["data_explanation"]
     # Study 003's Mohammed Al-Said is perceived Middle Eastern: no EEO-1 category, so unknown.
     # Six individuals (one résumé under six names), each counted once though scored under two
@@ -318,6 +318,8 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     assert published["audits"][0]["rates"][0]["category"]
     flat = pd.read_csv(tmp_path / "data" / "reports" / "bias_audit_summary.csv")
     assert len(flat) == len(rates) and {"audit_date", "data_source", "impact_ratio"} <= set(flat.columns)
+    # A tool name that reads as a formula is written as text (issue 40): no spreadsheet runs it.
+    assert set(flat.loc[flat["model"] == "judge", "tool"]) == {"'=ScreenBot (judge-v1)"}
 
     record = result.output_for_node("eu_ai_act_record")
     assert set(record["section"]) == {"system", "data", "results", "open_risks", "logs"}

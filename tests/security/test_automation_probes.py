@@ -229,7 +229,11 @@ def test_the_probe_sends_the_models_own_temperature_and_max_tokens(data_dir, fak
     providers = _resource(
         data_dir,
         [
-            model_entry(wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens={"seniority": 321})
+            # A long timeout: this test is about the bodies, and three SDKs' first calls at once
+            # can take seconds on a loaded machine.
+            model_entry(
+                wire, server.base_url, name=f"m-{wire}", temperature=0.7, max_tokens={"seniority": 321}, timeout_s=60.0
+            )
             for wire, server in servers.items()
         ],
     )
@@ -310,3 +314,20 @@ def test_a_snapshot_name_with_a_lone_surrogate_is_recorded(data_dir, fake_key, f
     second = _tick(sensor, providers, first.cursor)
     assert requested(second) == all_partitions("moving", JDS)
     assert {r.tags[SNAPSHOT_TAG] for r in second.run_requests} == {"gpt-5-\ufffd"}
+
+
+def test_a_huge_snapshot_name_is_a_failed_probe_not_a_new_epoch(data_dir, fake_key, fake_server, model_entry):
+    # Issue 40, item 12: a probe reporting a new 200 KB "model" every tick grew the cursor and the
+    # run tags without bound and started a new epoch each tick.
+    snapshots = {"openai/gpt-5": "gpt-5-2508"}
+    server = fake_server("openai", resolved_model=lambda alias: snapshots[alias])
+    providers = _resource(data_dir, [model_entry("openai", server.base_url, name="moving", timeout_s=60.0)])
+    sensor = build_model_alias_sensor({"moving"}, {"moving"}, JDS)
+    first = _tick(sensor, providers, None)
+    for n in range(3):
+        snapshots["openai/gpt-5"] = f"gpt-5-{n}-" + "x" * 200_000
+        log = _Records()
+        tick = _tick(sensor, providers, first.cursor, log)
+        assert not requested(tick)
+        assert len(tick.cursor or "") < 10_000
+        assert any("a model version that is no model name (200,008 characters" in w for w in log.warnings())

@@ -328,14 +328,20 @@ def test_a_query_string_in_base_url_is_part_of_the_key_and_reaches_the_server(
     assert b"alpha-route" not in raw and b"beta-route" not in raw
 
 
-def test_a_credential_in_the_query_is_not_part_of_the_key(settings_for):
+def test_a_credential_like_query_parameter_is_in_the_key_as_a_hash(settings_for):
+    # Issue 40: ?upstream_token=a and =b were left out of the key (the name looks like a
+    # credential), so two upstreams shared answers. Every parameter is in the key, hashed.
     request = ChatRequest.from_prompt("x")
     one = settings_for("openai", "https://gw.example/v1?upstream=a&api_key=sk-first-key-111")
+    same = settings_for("openai", "https://gw.example/v1?api_key=sk-first-key-111&upstream=a")
     rotated = settings_for("openai", "https://gw.example/v1?api_key=sk-second-key-222&upstream=a")
-    other = settings_for("openai", "https://gw.example/v1?upstream=b&api_key=sk-first-key-111")
-    assert request_key(one, request) == request_key(rotated, request) != request_key(other, request)
-    for settings in (one, rotated, other):
+    token_a = settings_for("openai", "https://gw.example/v1?upstream_token=a")
+    token_b = settings_for("openai", "https://gw.example/v1?upstream_token=b")
+    assert request_key(one, request) == request_key(same, request) != request_key(rotated, request)
+    assert request_key(token_a, request) != request_key(token_b, request)
+    for settings in (one, rotated, token_a, token_b):
         assert "sk-" not in settings.endpoint and "api_key" not in settings.endpoint
+        assert "upstream" not in settings.endpoint
 
 
 # ------------------------------------------------------------------ 10b: no key over plain HTTP
@@ -379,3 +385,40 @@ def test_plain_http_is_refused_except_to_loopback(provider, url):
 )
 def test_loopback_over_http_and_any_host_over_https_are_accepted(url):
     assert settings_of(provider="openai", model="mdl", base_url=url, api_key_env="").base_url == url
+
+
+def test_the_stored_cost_adds_up_to_every_billed_call(fake_server, settings_for, store, fake_key):
+    # Issue 40: after billed empty answers a row's cost_usd kept the last call's cost while
+    # billed_attempts added up (three calls: $0.00117 stored, $0.00351 paid).
+    server = fake_server("openai")
+    server.script(*[fp.empty()] * 3)
+    settings = settings_for("openai", server.base_url)
+    costs = []
+    for _ in range(3):
+        results, stats = run_requests(settings, [ChatRequest.from_prompt("x")], store)
+        costs.append(stats.cost_usd)
+    assert server.count == 3 and all(c and c > 0 for c in costs)
+    row = next(store.rows())
+    assert row["done"] == 1 and row["billed_attempts"] == 3
+    assert row["cost_usd"] == pytest.approx(sum(costs), rel=1e-9)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_an_answer_that_echoes_the_key_is_stored_and_tabled_without_it(
+    wire, fake_server, settings_for, store, fake_key
+):
+    # Issue 40: a provider echoing the Authorization header inside a 2xx answer put the key into
+    # fit_scores.justification (234 rows) and the store.
+    def echo(request) -> str:
+        return json.dumps({"score": 6, "recommend": "maybe", "justification": f"auth was {request.api_key}"})
+
+    server = fake_server(wire, answer=echo)
+    settings = settings_for(wire, server.base_url)
+    request = ChatRequest.from_prompt("Score this résumé. Answer in JSON.", json_mode=True, task="fit")
+    results, _ = run_requests(settings, [request], store)
+    assert results[0].ok and results[0].parsed_json == {
+        "score": 6,
+        "recommend": "maybe",
+        "justification": "auth was ***",
+    }
+    assert all(fake_key not in str(value) for row in store.rows() for value in row.values())

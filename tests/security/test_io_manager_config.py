@@ -132,6 +132,19 @@ def test_a_shared_tables_url_from_run_config_lies_under_the_deployments(tmp_path
     assert ok, text
 
 
+def test_a_file_url_with_a_host_is_refused(tmp_path, monkeypatch, data_dir):
+    # Issue 40: file://localhost/<outside> was checked as the relative path "localhost/..."
+    # (under the working directory) and written to /<outside>.
+    root, other = tmp_path / "tables", tmp_path / "elsewhere"
+    monkeypatch.setenv("RESUMEBIAS_TABLES_URL", f"file://{root}")
+    monkeypatch.chdir(data_dir)
+    (data_dir / "localhost").mkdir()
+    for url in (f"file://localhost{other}", f"file://localhost{data_dir}/x", f"file://{data_dir.name}{other}"):
+        ok, text = _run(SharedTablesIOManager(url=f"file://{root}"), {"url": url})
+        assert not ok and "io_manager.url" in text, url
+    assert not other.exists()
+
+
 # ------------------------------------------------------------------ item 2: the store URL
 
 
@@ -213,3 +226,29 @@ def test_a_store_url_the_deployment_lists_is_accepted(monkeypatch):
     check_store_url_allowed(listed, "providers.store_url")
     with pytest.raises(StoreError, match="providers.store_url: .*not a store this deployment lists"):
         check_store_url_allowed("postgresql://audit@db.internal:5432/other", "providers.store_url")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["?host=127.0.0.1&port=6543", "?hostaddr=127.0.0.1", "?port=6543", "?sslmode=disable", "?service=elsewhere"],
+)
+def test_a_listed_store_url_with_its_own_query_is_not_the_listed_store(monkeypatch, query):
+    # Issue 40: libpq honours ?host=, ?hostaddr= and ?port= over the URL's host, so the listed
+    # URL plus such a query sent the worker's PGPASSWORD to a listener of the run config's choosing.
+    from resumebias_dagster.core.providers.store import StoreError
+    from resumebias_dagster.resources.providers import check_store_url_allowed
+
+    listed = "postgresql://audit@db.internal:5432/responses"
+    monkeypatch.delenv("RESUMEBIAS_STORE_URL", raising=False)
+    monkeypatch.setenv("RESUMEBIAS_STORE_URLS", listed)
+    with pytest.raises(StoreError, match="providers.store_url: not a store this deployment lists"):
+        check_store_url_allowed(listed + query, "providers.store_url")
+    # The deployment may list a URL with a query; the same query (in any order) is that store.
+    monkeypatch.setenv(
+        "RESUMEBIAS_STORE_URLS", "postgresql://audit@db.internal/responses?sslmode=require&connect_timeout=5"
+    )
+    check_store_url_allowed(
+        "postgresql://audit@db.internal:5432/responses?connect_timeout=5&sslmode=require", "providers.store_url"
+    )
+    with pytest.raises(StoreError):
+        check_store_url_allowed("postgresql://audit@db.internal:5432/responses", "providers.store_url")

@@ -12,6 +12,7 @@ from pydantic import Field
 from resumebias_dagster.assets._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.assets.report.audit_report import _models
 from resumebias_dagster.assets.seniority_study.metrics import analysed_predictions
+from resumebias_dagster.core.common.csv_files import csv_text
 from resumebias_dagster.core.common.snapshots import separate_snapshots
 from resumebias_dagster.core.compliance.eu_record import eu_test_record, record_json
 from resumebias_dagster.core.compliance.ll144 import MAX_MIN_SHARE, check_exclusion
@@ -148,7 +149,7 @@ def bias_audit_summary(
     _write(
         context, f"{SUMMARY_FILE}.json", json.dumps(summary_json(df, bias_audit_rates), indent=2, ensure_ascii=False)
     )
-    _write(context, f"{SUMMARY_FILE}.csv", summary_csv(df, bias_audit_rates).to_csv(index=False))
+    _write(context, f"{SUMMARY_FILE}.csv", csv_text(summary_csv(df, bias_audit_rates)))
     context.add_output_metadata(
         table_metadata(df.drop(columns=["data_explanation", "four_fifths_note", "not_stated", "selection_counts_note"]))
     )

@@ -53,6 +53,14 @@ def user_resumes(context: dg.AssetExecutionContext, config: UserResumesConfig) -
         rows, problems = empty_table(UserResumes), []
     for problem in problems:
         context.log.warning(f"user_resumes: not read: {problem}")
+    if config.folder and not len(rows):
+        # Nothing to audit: say which, instead of the empty table downstream assets refuse later.
+        if not problems:
+            raise dg.Failure(f"user_resumes: the folder {config.folder} holds no résumé file (.pdf, .docx, .md, .txt)")
+        reasons = "; ".join(str(p) for p in problems)
+        raise dg.Failure(
+            f"user_resumes: the folder {config.folder}: none of its {len(problems)} file(s) could be read: {reasons}"
+        )
     df = conform(rows, UserResumes) if len(rows) else empty_table(UserResumes)
     context.add_output_metadata(
         table_metadata(

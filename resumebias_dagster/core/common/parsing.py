@@ -195,6 +195,21 @@ def _refuse_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
 
 
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters. Never raises: an answer's
+    integer of more than 4,300 digits has no repr, and a reason must always be written."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# What reading a hostile answer can raise (a huge integer, a deep nesting): each becomes the
+# row's reason, never an exception, since the answer is already stored as final (issue 40).
+UNREADABLE = (ValueError, OverflowError, TypeError, RecursionError, MemoryError)
+
+
 def parse_json_object(text: str | None) -> Parsed:
     """The one JSON object in ``text``, or the reason there is none (see module doc).
 

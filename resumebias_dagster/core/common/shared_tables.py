@@ -190,7 +190,11 @@ class SharedTables:
                 return pd.DataFrame()
 
         def read_one(path: str):
-            return pa.parquet.read_table(path, filesystem=fs)
+            try:
+                return pa.parquet.read_table(path, filesystem=fs)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+                # A file that is not Parquet (a bucket is written by many hands): one line naming it.
+                raise SharedTablesError(f"{path}: not a readable Parquet file ({str(exc)[:200]})") from None
 
         with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(files))) as pool:
             pieces = list(pool.map(read_one, files))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
+from resumebias_dagster.core.common.parsing import UNREADABLE, parse_json_object, shown, valid_utf8
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
 from resumebias_dagster.core.models.model_config import ModelSpec
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
@@ -45,21 +45,28 @@ def parse_fit_answer(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     "8/10" or 7.5 are not) and lenient on the prose fields, which are kept as given, save that
     they are made valid UTF-8 (a lone surrogate would fail the table write on every re-run).
     """
+    try:
+        return _fit_fields(value)
+    except UNREADABLE as exc:
+        return None, f"the answer cannot be read ({type(exc).__name__})"
+
+
+def _fit_fields(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(value, dict):
         return None, "the answer is not a JSON object"
     raw = value.get("score")
     if isinstance(raw, bool) or raw is None:
-        return None, f"score {raw!r} is not an integer from 1 to 10"
-    if isinstance(raw, str) and raw.strip().isdigit():
+        return None, f"score {shown(raw)} is not an integer from 1 to 10"
+    if isinstance(raw, str) and raw.strip().isdigit() and len(raw.strip()) <= 3:
         raw = int(raw.strip())
     if isinstance(raw, float) and raw.is_integer():
         raw = int(raw)
     if not isinstance(raw, int) or not 1 <= raw <= 10:
-        return None, f"score {raw!r} is not an integer from 1 to 10"
+        return None, f"score {shown(raw)} is not an integer from 1 to 10"
     recommend = value.get("recommend")
     recommend = recommend.strip().lower() if isinstance(recommend, str) else None
     if recommend is not None and recommend not in RECOMMENDATIONS:
-        return None, f"recommend {value.get('recommend')!r} is not one of yes, no, maybe"
+        return None, f"recommend {shown(value.get('recommend'))} is not one of yes, no, maybe"
 
     def listed(key: str) -> str | None:
         items = value.get(key)

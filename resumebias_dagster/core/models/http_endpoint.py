@@ -14,10 +14,13 @@ An entry of the models config::
       answer: {score: $.result.score, recommend: $.result.decision, label: $.seniority}
       max_concurrency: 4                               # and requests_per_minute, timeout_s,
                                                        # max_retries, retry_timeouts
+      min_interval_s: 2                                # optional pacing: >= 2 s between calls
+      order_seed: 0                                    # the seed of the calls' shuffled order
 
-The body template sees ``id`` (an item id free of any name), ``task`` (``seniority`` or
-``fit``), ``resume``, ``job_description`` (None for the seniority task) and ``run`` (0 ..
-runs_per_cell - 1). It is rendered in Jinja2's sandbox with undefined names refused, and must
+The body template sees ``id`` (an opaque id, 16 hex digits, new for each call: it names no job
+description, résumé, variant or run; the response store maps it back), ``task`` (``seniority``
+or ``fit``: it tells the endpoint which question is asked), ``resume``, ``job_description``
+(None for the seniority task) and ``run`` (0 .. runs_per_cell - 1). It is rendered in Jinja2's sandbox with undefined names refused, and must
 render to JSON unless ``headers`` sets another ``Content-Type``; ``| tojson`` quotes a text.
 The key is read from ``api_key_env`` only, rendered only into ``headers`` and sent only to
 ``url``'s host (redirects are not followed). With ``api_key_env`` and no header using
@@ -39,15 +42,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from resumebias_dagster.core.common.parsing import shown
 from resumebias_dagster.core.models.scorer_answers import Answer, validate
 
 METHODS = ("POST", "PUT")
 ANSWER_PARTS = {"score": "fit", "recommend": "fit", "label": "seniority"}
 BODY_VARIABLES = ("id", "task", "resume", "job_description", "run")
 KEY_VARIABLE = "api_key"
+# A body or header template: a few lines that place the variables (issue 40 capped it).
+MAX_TEMPLATE_CHARS = 20_000
 _SEGMENT = re.compile(r"\.([A-Za-z_0-9][\w-]*)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
 _SAMPLE = {
-    "id": "fit:r-1:baseline",
+    "id": "5f0c3a9e17b2d846",
     "task": "fit",
     "resume": 'Jane "Doe"\nEXPERIENCE',
     "job_description": "JD",
@@ -98,7 +104,7 @@ def read_path(document: Any, path: tuple[str | int, ...]) -> Any:
             value = value[str(part)]
             walked += f".{part}"
         else:
-            keys = f"keys {sorted(map(str, value))[:10]}" if isinstance(value, dict) else type(value).__name__
+            keys = f"keys {shown(sorted(map(str, value))[:10])}" if isinstance(value, dict) else type(value).__name__
             raise KeyError(f"{walked} has no {part!r} (it holds {keys})")
     return value
 
@@ -112,16 +118,24 @@ def _environment():
 
 
 def _template(source: Any, where: str, allowed: tuple[str, ...]):
-    from jinja2 import TemplateSyntaxError, meta
+    from jinja2 import TemplateSyntaxError, meta, nodes
 
     if not isinstance(source, str):
         raise HttpEndpointError(f"{where} must be a Jinja2 template (text), got {type(source).__name__}")
+    if len(source) > MAX_TEMPLATE_CHARS:
+        raise HttpEndpointError(f"{where}: {len(source):,} characters; a template may have {MAX_TEMPLATE_CHARS:,}")
     env = _environment()
     try:
-        names = meta.find_undeclared_variables(env.parse(source))
+        tree = env.parse(source)
+        names = meta.find_undeclared_variables(tree)
         template = env.from_string(source)
     except TemplateSyntaxError as exc:
         raise HttpEndpointError(f"{where}: not a valid Jinja2 template: {exc.message} (line {exc.lineno})") from None
+    if any(True for _ in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))):
+        raise HttpEndpointError(f"{where}: a template may not include, import or extend another template")
+    if any(True for _ in tree.find_all((nodes.For, nodes.Macro, nodes.CallBlock))):
+        # A request needs no loop, and nested loops over a long text rendered for minutes (issue 40).
+        raise HttpEndpointError(f"{where}: a template may not loop or define macros; it fills in the variables")
     unknown = sorted(names - set(allowed))
     if unknown:
         raise HttpEndpointError(f"{where} uses {', '.join(unknown)}; it may use {', '.join(allowed)}")
@@ -178,6 +192,8 @@ class HttpEndpoint:
             document = json.loads(text or "")
         except json.JSONDecodeError as exc:
             return f"the reply is not JSON ({exc.msg} at char {exc.pos})"
+        except (ValueError, RecursionError) as exc:  # an integer of over 4,300 digits, a deep nesting
+            return f"the reply cannot be read ({type(exc).__name__})"
         paths = dict(self.answer)
         try:
             if task == "seniority":
@@ -256,6 +272,8 @@ def endpoint_from_entry(entry: dict[str, Any], where: str) -> HttpEndpoint:
         rendered = endpoint.render_body(_SAMPLE)
     except TemplateError as exc:
         raise HttpEndpointError(f"{where}: body cannot be rendered: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - {{ 1/0 }} and the like: one line naming the model, never a traceback
+        raise HttpEndpointError(f"{where}: body cannot be rendered ({type(exc).__name__}: {exc})") from None
     if endpoint.json_body:
         try:
             json.loads(rendered)

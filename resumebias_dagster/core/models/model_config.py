@@ -7,9 +7,10 @@ another packaged file such as ``models_gpu.yaml`` or a path) lists each model wi
 - ``fine-tuned``: a sequence classifier fine-tuned here from ``base_model`` (``training``).
 - ``provider``: a model behind an API (``provider``, ``model``, ``api_key_env``, limits).
 - ``python``: a function of the user's environment (``entry_point: package.module:function``,
-  optional ``batch_size``); its contract is in ``core/models/python_scorer.py``.
+  optional ``batch_size`` and ``order_seed``); its contract is in ``core/models/python_scorer.py``.
 - ``http``: a scoring endpoint of the user's (``url``, ``body`` template, ``answer`` paths,
-  optional ``method``, ``headers``, ``api_key_env`` and limits); ``core/models/http_endpoint.py``.
+  optional ``method``, ``headers``, ``api_key_env``, limits, pacing ``min_interval_s`` and
+  ``order_seed``); ``core/models/http_endpoint.py``.
 - ``hf-classifier``: a Hugging Face sequence classifier from a folder (or the hub with
   ``allow_download: true``) that labels seniority; ``labels`` maps each of its labels to a
   seniority level; ``core/models/hf_classifier.py``.
@@ -75,8 +76,9 @@ _KIND_FIELDS = {
         "batch",
         "batch_poll_s",
         "batch_wait_s",
+        "allow_any_key_env",
     },
-    "python": {"entry_point", "batch_size"},
+    "python": {"entry_point", "batch_size", "order_seed"},
     "http": {
         "url",
         "method",
@@ -90,6 +92,10 @@ _KIND_FIELDS = {
         "max_retries",
         "retry_timeouts",
         "retry_initial_delay_s",
+        "min_interval_s",
+        "order_seed",
+        "allow_any_key_env",
+        "allow_host_header",
     },
     "hf-classifier": {"source", "labels", "max_length", "batch_size", "allow_download"},
 }
@@ -277,6 +283,38 @@ def _read_yaml(file: Path) -> Any:
         raise ModelConfigError(f"{file}: not valid YAML: {yaml_problem(exc)}") from None
 
 
+def _check_blind(entry: dict[str, Any], where: str) -> None:
+    """A screener's pacing (the least seconds between two calls) and the seed of its calls'
+    shuffled order, each optional."""
+    interval = entry.get("min_interval_s")
+    if "min_interval_s" in entry and (
+        isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0
+    ):
+        raise ModelConfigError(f"{where}: min_interval_s must be a number of seconds > 0, got {interval!r}")
+    seed = entry.get("order_seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ModelConfigError(f"{where}: order_seed must be a whole number >= 0, got {seed!r}")
+
+
+def _check_callers(kind: str, entry: dict[str, Any], where: str) -> None:
+    """The kinds that call out (provider, http) or import (python): what they may reach, their
+    pacing and order, their entry point and their endpoint."""
+    from resumebias_dagster.core.models.http_endpoint import HttpEndpointError, endpoint_from_entry
+    from resumebias_dagster.core.models.trust import ModelTrustError, check_reach
+
+    try:
+        if kind in ("provider", "http"):
+            check_reach(entry, where)
+        if kind in ("python", "http"):
+            _check_blind(entry, where)
+        if kind == "python":
+            _check_python(entry, where)
+        if kind == "http":
+            endpoint_from_entry(entry, where)
+    except (ModelTrustError, HttpEndpointError) as exc:
+        raise ModelConfigError(str(exc)) from None
+
+
 def _check_python(entry: dict[str, Any], where: str) -> None:
     entry_point = entry["entry_point"]
     if not isinstance(entry_point, str) or not _ENTRY_POINT.match(entry_point):
@@ -353,15 +391,7 @@ def parse_models(data: Any, source: str) -> list[ModelSpec]:
                 f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)} "
                 "(OpenAI-compatible APIs such as OpenRouter, Groq, Mistral, vLLM or Ollama use 'openai' with base_url)"
             )
-        if kind == "python":
-            _check_python(entry, where)
-        if kind == "http":
-            from resumebias_dagster.core.models.http_endpoint import HttpEndpointError, endpoint_from_entry
-
-            try:
-                endpoint_from_entry(entry, where)
-            except HttpEndpointError as exc:
-                raise ModelConfigError(str(exc)) from None
+        _check_callers(kind, entry, where)
         if kind == "hf-classifier":
             _check_hf_classifier(entry, where)
         if kind == "fine-tuned":

@@ -5,7 +5,10 @@ runs (``importlib``; nothing is installed). The contract:
 
 - it is called as ``function(items)``, ``items`` a list of at most ``batch_size`` (default 32)
   dicts ``{"id": str, "task": "seniority" | "fit", "resume": str, "job_description": str | None}``
-  (``job_description`` is None for the seniority task);
+  (``job_description`` is None for the seniority task). ``id`` is opaque (16 hex digits, new for
+  each item and call): it names no job description, résumé or variant, so the function cannot
+  tell audit items apart by it. The items come in a shuffled order (seeded by ``order_seed``,
+  default 0), not grouped by résumé;
 - it returns a list of the same length, in the same order, one result per item:
 
   - task ``seniority``: a label (``"junior"``, ``"mid"`` or ``"senior"``), or a mapping of each
@@ -23,8 +26,11 @@ timed: a row's ``latency_s`` is the batch's seconds over its size.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import random
 import re
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,17 +78,30 @@ def batch_size_of(value: Any, model: str) -> int:
     return value
 
 
+def blind_order(items: Sequence[dict[str, Any]], seed: int) -> list[int]:
+    """The positions of ``items`` in a shuffled order that depends only on ``seed`` and the
+    items' ids: no résumé's variants go to the function together."""
+    digest = hashlib.sha256(f"{seed}|{'|'.join(sorted(str(i['id']) for i in items))}".encode()).hexdigest()
+    order = list(range(len(items)))
+    random.Random(digest).shuffle(order)
+    return order
+
+
 def score_items(spec, items: Sequence[dict[str, Any]]) -> list[Answer]:
     """The validated answers of model ``spec`` (kind python) to ``items``, in order, called in
-    batches of its ``batch_size``; ``PythonModelError`` naming the model, entry point and item."""
+    batches of its ``batch_size`` in a shuffled order with opaque ids; ``PythonModelError``
+    naming the model, entry point and item (by our id: the message is ours, not the function's)."""
     entry_point = spec.option("entry_point")
     function = load_entry_point(entry_point, spec.name)
     size = batch_size_of(spec.option("batch_size"), spec.name)
     where = _where(spec.name, entry_point)
-    answers: list[Answer] = []
-    for start in range(0, len(items), size):
-        batch = [dict(item) for item in items[start : start + size]]
-        ids = ", ".join(repr(item["id"]) for item in batch[:3]) + (", ..." if len(batch) > 3 else "")
+    order = blind_order(items, spec.option("order_seed") or 0)
+    answers: dict[int, Answer] = {}
+    for start in range(0, len(order), size):
+        positions = order[start : start + size]
+        # The function sees an opaque id; our id (job description, résumé, variant) stays here.
+        batch = [{**items[p], "id": secrets.token_hex(8)} for p in positions]
+        ids = ", ".join(repr(items[p]["id"]) for p in positions[:3]) + (", ..." if len(batch) > 3 else "")
         began = time.perf_counter()
         try:
             results = function(batch)
@@ -97,12 +116,12 @@ def score_items(spec, items: Sequence[dict[str, Any]]) -> list[Answer]:
                 f"{where}: returned {got} for a batch of {len(batch)} item(s) {ids}; it must return a list "
                 "with one result per item, in order"
             )
-        for item, result in zip(batch, results):
+        for position, item, result in zip(positions, batch, results):
             answer = validate(result, item["task"])
             if isinstance(answer, str):
-                raise PythonModelError(f"{where}: item {item['id']!r} (task {item['task']}): {answer}")
-            answers.append(Answer(answer.probs, answer.label, answer.score, answer.recommend, latency_s=per_item))
-    return answers
+                raise PythonModelError(f"{where}: item {items[position]['id']!r} (task {item['task']}): {answer}")
+            answers[position] = Answer(answer.probs, answer.label, answer.score, answer.recommend, latency_s=per_item)
+    return [answers[position] for position in range(len(items))]
 
 
 def resolved_model(spec) -> str:

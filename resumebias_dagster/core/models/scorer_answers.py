@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.common.parsing import UNREADABLE, shown
 
 RECOMMENDATIONS = ("yes", "no", "maybe")
 SUM_TOLERANCE = 1e-6
@@ -37,16 +38,16 @@ def _seniority(result: Any) -> tuple[tuple[float, ...], str | None] | str:
     levels = list(SENIORITY_LEVELS)
     if isinstance(result, str):
         if result not in levels:
-            return f"label {result!r} is not one of {', '.join(levels)}"
+            return f"label {shown(result)} is not one of {', '.join(levels)}"
         return tuple(float(label == result) for label in levels), result
     if isinstance(result, dict):
         if set(result) != set(levels):
-            return f"a distribution must map exactly {', '.join(levels)} to probabilities, got keys {sorted(map(str, result))}"
+            return f"a distribution must map exactly {', '.join(levels)} to probabilities, got keys {shown(sorted(map(str, result)))}"
         probs = []
         for label in levels:
             p = result[label]
             if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-                return f"probability of {label} {p!r} is not a number in [0, 1]"
+                return f"probability of {label} {shown(p)} is not a number in [0, 1]"
             probs.append(float(p))
         if abs(sum(probs) - 1) > SUM_TOLERANCE:
             return f"the probabilities sum to {sum(probs)!r}, not 1 (within {SUM_TOLERANCE})"
@@ -55,8 +56,10 @@ def _seniority(result: Any) -> tuple[tuple[float, ...], str | None] | str:
 
 
 def _score(raw: Any) -> float | str:
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or not 1 <= raw <= 10:
-        return f"score {raw!r} is not a number from 1 to 10"
+    # An int is compared as it is: 10**400 has no float (math.isfinite would raise).
+    finite = isinstance(raw, int) or (isinstance(raw, float) and math.isfinite(raw))
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not finite or not 1 <= raw <= 10:
+        return f"score {shown(raw)} is not a number from 1 to 10"
     return float(raw)
 
 
@@ -64,20 +67,30 @@ def _fit(result: Any) -> tuple[float, str | None] | str:
     if isinstance(result, dict):
         unknown = set(result) - {"score", "recommend"}
         if unknown:
-            return f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (a fit answer has score and recommend)"
+            return (
+                f"unknown key(s) {shown(', '.join(sorted(map(str, unknown))))} (a fit answer has score and recommend)"
+            )
         if "score" not in result:
             return "a fit answer mapping has no score"
         score = _score(result["score"])
         recommend = result.get("recommend")
         if recommend is not None and recommend not in RECOMMENDATIONS:
-            return f"recommend {recommend!r} is not one of {', '.join(RECOMMENDATIONS)}"
+            return f"recommend {shown(recommend)} is not one of {', '.join(RECOMMENDATIONS)}"
         return score if isinstance(score, str) else (score, recommend)
     score = _score(result)
     return score if isinstance(score, str) else (score, None)
 
 
 def validate(result: Any, task: str) -> Answer | str:
-    """One answer of ``task`` as an ``Answer``, or the reason it breaks the contract."""
+    """One answer of ``task`` as an ``Answer``, or the reason it breaks the contract (never an
+    exception: the answer is stored already, and an exception would fail every re-run)."""
+    try:
+        return _validated(result, task)
+    except UNREADABLE as exc:
+        return f"the answer cannot be read ({type(exc).__name__})"
+
+
+def _validated(result: Any, task: str) -> Answer | str:
     if task == "seniority":
         checked = _seniority(result)
         return checked if isinstance(checked, str) else Answer(probs=checked[0], label=checked[1])

@@ -16,6 +16,7 @@ would report nothing about the alias.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -30,6 +31,11 @@ PROBE_TIMEOUT_S = 20.0
 # A probe is cancelled this long after its timeout if the SDK's own timeout has not ended it
 # (a server trickling bytes can keep a read alive past the SDK's per-read timeout).
 _CANCEL_GRACE_S = 1.0
+
+
+# What a model version looks like (gpt-4o-2024-08-06, claude-3-5-sonnet@20241022, models/gemini-2.0-flash-001).
+MODEL_VERSION_CHARS = 200
+MODEL_VERSION = re.compile(rf"[^\s\x00-\x1f\x7f]{{1,{MODEL_VERSION_CHARS}}}")
 
 
 class ProbeError(RuntimeError):
@@ -59,6 +65,13 @@ async def probe_resolved_model_async(settings: ProviderSettings, api_key: Secret
         raise ProbeError(f"model {settings.name!r}: probe failed ({result.error_kind}: {result.error_message})")
     if not result.resolved_model:
         raise ProbeError(f"model {settings.name!r}: the provider reported no model version")
+    if not MODEL_VERSION.fullmatch(result.resolved_model):
+        # A hostile endpoint reporting a new 200 KB "version" every tick grew the sensor's cursor
+        # and the run tags without bound and started an epoch each time (issue 40).
+        raise ProbeError(
+            f"model {settings.name!r}: the provider reported a model version that is no model name "
+            f"({len(result.resolved_model):,} characters; at most {MODEL_VERSION_CHARS}, no spaces or control characters)"
+        )
     return result.resolved_model
 
 

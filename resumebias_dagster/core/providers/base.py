@@ -4,7 +4,8 @@ Retries, timeouts and Retry-After are the SDKs' own (``max_retries``/``timeout``
 and anthropic, ``HttpRetryOptions``/``timeout`` for google-genai). Added here, because the
 SDKs lack them: a concurrency bound per model (asyncio.Semaphore around a whole call with its
 retries), a request-rate limit per model (aiolimiter, applied to every HTTP attempt, retries
-included, since providers count those too), and the timeout policy. All three live on the
+included, since providers count those too), optional pacing (``Pacer``: at least
+``min_interval_s`` between two attempts, also retries included), and the timeout policy. All three live on the
 one httpx2 client handed to the SDK: its request hook applies the rate limit, and its
 transport counts each call's attempts and the attempts the provider may bill (an answer, or
 an attempt abandoned at its read timeout, which the provider may go on generating). The SDKs
@@ -24,6 +25,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import random
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -32,7 +34,15 @@ from typing import Any
 
 from resumebias_dagster.core.common.parsing import valid_utf8
 from resumebias_dagster.core.providers import types as t
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret, redact, scrub
+from resumebias_dagster.core.providers.types import (
+    ChatRequest,
+    ChatResult,
+    ProviderSettings,
+    Secret,
+    redact,
+    redact_values,
+    scrub,
+)
 
 # The attempt counters of the call running in the current task (None outside a call).
 _ATTEMPTS: contextvars.ContextVar[Any] = contextvars.ContextVar("provider_attempts", default=None)
@@ -197,6 +207,29 @@ def rate_limiter(requests_per_minute: float | None):
     return AsyncLimiter(burst, burst / per_second)
 
 
+# A paced gap is min_interval_s stretched by up to this share at random: requests that tick
+# like a clock would be one more sign of a script.
+PACING_JITTER = 0.5
+
+
+class Pacer:
+    """At least ``interval_s`` between the starts of two HTTP attempts of one client, whatever
+    its concurrency: the calls of a run spread over time instead of going out in bursts."""
+
+    def __init__(self, interval_s: float, seed: int = 0):
+        self._interval_s = interval_s
+        self._rng = random.Random(seed)
+        self._lock = asyncio.Lock()
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        async with self._lock:
+            delay = self._next - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._next = time.monotonic() + self._interval_s * (1 + PACING_JITTER * self._rng.random())
+
+
 def status_kind(status: int, message: str = "") -> str:
     """The error kind of an HTTP status the SDK gave up on (after its retries)."""
     lowered = message.lower()
@@ -223,8 +256,13 @@ def client_secrets(settings: ProviderSettings, api_key: Secret | None) -> tuple[
 
 def finish_result(result: ChatResult, secrets: tuple[str, ...]) -> ChatResult:
     """``result`` fit to store: its message scrubbed of ``secrets``, its names (not the
-    answer) valid UTF-8 for every table and store they reach."""
+    answer) valid UTF-8 for every table and store they reach, and the answer without any of
+    ``secrets`` (a provider that echoes the Authorization header would put the key into the
+    store and the tables, issue 40; the answer is otherwise kept as it came)."""
     result.error_message = scrub(result.error_message, secrets)
+    if result.text and any(secret and secret in result.text for secret in secrets):
+        result.text = redact_values(result.text, secrets)
+        result.parsed_json = None  # read again from the redacted text
     for name in ("error_message", "resolved_model", "finish_reason"):
         value = getattr(result, name)
         if isinstance(value, str):
@@ -308,6 +346,7 @@ class ProviderClient(ABC):
         guard_logs(*self._secrets)
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self._limiter = rate_limiter(settings.requests_per_minute)
+        self._pacer = Pacer(settings.min_interval_s, settings.order_seed or 0) if settings.min_interval_s else None
         self._http = self._http_client()
         self._sdk = self._make_sdk_client(self._http)
 
@@ -343,6 +382,8 @@ class ProviderClient(ABC):
     async def _on_request(self, request: Any) -> None:
         if self._limiter is not None:
             await self._limiter.acquire()
+        if self._pacer is not None:
+            await self._pacer.wait()
 
     async def complete(self, request: ChatRequest, key: str) -> ChatResult:
         async with self._semaphore:

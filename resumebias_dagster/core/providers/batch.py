@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from resumebias_dagster.core.providers.batch_api import (
+    FAILED,
     FINISHED_STATES,
     NOT_RUN,
     NOT_SUBMITTED,
@@ -65,6 +66,31 @@ PASSING_POLL_ERRORS = frozenset({CONNECTION, TIMEOUT, SERVER_ERROR, RATE_LIMITED
 Notify = Callable[[str], None]
 
 
+class BatchRefused(RuntimeError):
+    """The provider refused a batch whole (no item run): the run stops with the provider's
+    reason, which the rows, the store and ``resumebias batches`` carry too."""
+
+
+# A batch refused for the provider's quota (OpenAI's enqueued-token limit) is submitted again
+# only this long after the refusal: at once it would be refused the same way.
+QUOTA_CODES = ("token_limit_exceeded", "quota", "rate_limit")
+QUOTA_WAIT_S = 900.0
+
+
+def quota_refusal(store: ResponseStore, model: str, now: datetime | None = None) -> tuple[str, float] | None:
+    """(the provider's reason, seconds left to wait) when ``model``'s newest batch was refused
+    for a quota less than ``QUOTA_WAIT_S`` ago; None otherwise."""
+    rows = store.batches(model)
+    message = str(rows[0].get("message") or "") if rows else ""
+    if not any(code in message for code in QUOTA_CODES):
+        return None
+    refused_at = _parsed_time(str(rows[0].get("updated_at") or ""))
+    if refused_at is None:
+        return None
+    left = QUOTA_WAIT_S - ((now or datetime.now(timezone.utc)) - refused_at).total_seconds()
+    return (message, left) if left > 0 else None
+
+
 class BatchesPending(RuntimeError):
     """The run's wait for its batches ran out before they ended; nothing is lost: the next run
     polls the same batches and submits none of their requests again."""
@@ -87,6 +113,8 @@ class BatchRun:
     states: dict[str, str] = field(default_factory=dict)
     # The last poll of a batch that failed for a passing reason, by submission id (gone once one succeeds).
     poll_errors: dict[str, str] = field(default_factory=dict)
+    # "batch ID: the provider's reason" of each batch the provider refused whole.
+    refused: list[str] = field(default_factory=list)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], lease_s: float) -> list[tuple[str, ChatRequest]]:
         """Submit ``items`` in batches; return the items left to live calls: those another run
@@ -103,7 +131,10 @@ class BatchRun:
                 batch_id = await self.backend.submit(chunk, submission_id)
             except BatchUnsupported as exc:
                 self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
-                self.notify(f"{self.settings.name}: {exc}; making live calls instead")
+                self.notify(
+                    f"{self.settings.name}: {exc}; making live calls instead, at the list price: twice what the "
+                    f"batch would have cost for these {len(taken) - sent:,} requests"
+                )
                 return left + taken[sent:]
             except BatchError as exc:
                 self.store.close_batch(submission_id, NOT_SUBMITTED, message=str(exc))
@@ -135,8 +166,10 @@ class BatchRun:
                     status = await self.backend.status(record["batch_id"])
                     self._note(submission_id, record, status)
                     if status.state in FINISHED_STATES:
-                        await self._store_results(submission_id, record)
+                        await self._store_results(submission_id, record, status)
                         del pending[submission_id]
+                        if status.state == FAILED:
+                            self.refused.append(f"batch {record['batch_id']}: {status.message or 'no reason given'}")
                     self.poll_errors.pop(submission_id, None)
                 except BatchError as exc:
                     if exc.kind not in PASSING_POLL_ERRORS:
@@ -210,9 +243,9 @@ class BatchRun:
             self.states[submission_id] = line
             self.notify(line)
 
-    async def _store_results(self, submission_id: str, record: dict[str, Any]) -> None:
+    async def _store_results(self, submission_id: str, record: dict[str, Any], status: BatchStatus) -> None:
         """Store every result of an ended batch (its answers priced at the batch rate), mark
-        items the provider did not run, and close the batch."""
+        items the provider did not run (with the provider's reason), and close the batch."""
         items = {
             key: ChatRequest.from_json(data, task or "") for key, task, data in self.store.batch_requests(submission_id)
         }
@@ -231,7 +264,10 @@ class BatchRun:
             self.answers += int(result.ok)
         for key in items.keys() - seen:
             self.fresh[key] = ChatResult(
-                key=key, error_kind=NOT_RUN, error_message=f"batch {record['batch_id']} ended without running it"
+                key=key,
+                error_kind=NOT_RUN,
+                error_message=f"batch {record['batch_id']} ended without running it"
+                + (f": {status.message}" if status.message else ""),
             )
         self.store.close_batch(submission_id)
         if stray:
@@ -316,7 +352,14 @@ async def run_batches(
             )
             await run.collect(records, wait_s=settings.batch_wait_s, poll_s=settings.batch_poll_s)
         todo = [(key, request) for key, request in todo if key not in run.fresh]
-        if settings.batch and todo:
+        if settings.batch and todo and not run.refused:
+            waiting = quota_refusal(store, settings.name)
+            if waiting is not None:
+                raise BatchRefused(
+                    f"{settings.name}: the provider refused this model's last batch for a quota ({waiting[0]}); "
+                    f"submitting again now would be refused the same way: run again in {waiting[1] / 60:.0f} min "
+                    "(or set batch: false to call live, at twice the price)"
+                )
             live = await run.submit(todo, lease_s)
             live_keys = {key for key, _ in live}
             submitted = [key for key, _ in todo if key not in live_keys and key not in run.fresh]
@@ -324,6 +367,12 @@ async def run_batches(
             if records:
                 await run.collect(records, wait_s=settings.batch_wait_s, poll_s=settings.batch_poll_s)
             todo = live
+        if run.refused:
+            raise BatchRefused(
+                f"{settings.name}: the provider refused {len(run.refused)} batch(es) whole, running none of their "
+                f"requests: {'; '.join(run.refused)}. Nothing of them was billed; their rows say why, and "
+                "`resumebias batches` lists them"
+            )
     finally:
         await backend.aclose()
     return todo, run

@@ -75,6 +75,7 @@ _STATES = {
 _HTTP_OF_GRPC = {1: 499, 2: 500, 3: 400, 4: 504, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400, 10: 409, 11: 400}
 _HTTP_OF_GRPC.update({12: 501, 13: 500, 14: 503, 15: 500, 16: 401})
 _LIST_PAGE = 100
+BATCH_API_VERSION = "v1beta"
 
 
 class GeminiBatchBackend(BatchBackend):
@@ -88,7 +89,8 @@ class GeminiBatchBackend(BatchBackend):
             self._http = plain_http_client(settings)
             # Configured as GoogleClient configures it; without extra_body, which the SDK would
             # merge into the batch's own body, not into its requests.
-            self._sdk = sdk_client(settings, api_key, self._http)
+            # The API version Google's batch guide documents (the SDK's default is v1, issue 40).
+            self._sdk = sdk_client(settings, api_key, self._http, api_version=BATCH_API_VERSION)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], submission_id: str) -> str:
         if self._sdk is None:

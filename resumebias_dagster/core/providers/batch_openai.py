@@ -47,8 +47,11 @@ from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, Pro
 from resumebias_dagster.core.providers.urls import split_query
 
 ENDPOINT: Final = "/v1/chat/completions"
-# The metadata key that labels a batch with its submission id (``find``).
-LABEL = "resumebias_submission"
+# The metadata key that labels a batch with its submission id (``find``): a plain word, since
+# the provider sees it and the tool's name would say an audit is running. Batches labelled
+# before then carry the old key, still read.
+LABEL = "submission"
+LABELS = (LABEL, "resumebias_submission")
 _STATES = {
     "validating": IN_PROGRESS,
     "in_progress": IN_PROGRESS,
@@ -146,7 +149,7 @@ class OpenAIBatchBackend(BatchBackend):
     async def find(self, submission_id: str, record: UnconfirmedRecord | None = None) -> str | None:
         try:
             async for batch in self._sdk.batches.list(limit=100):
-                if (batch.metadata or {}).get(LABEL) == submission_id:
+                if any((batch.metadata or {}).get(label) == submission_id for label in LABELS):
                     return batch.id
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
             raise self._error(exc) from None

@@ -1,6 +1,9 @@
 """Fan-out of many requests to one provider model, through the response store.
 
-The store is asked first; only keys without a final row are called. Each key is claimed in
+The store is asked first; only keys without a final row are called. A scoring endpoint (kind
+http) gets them in a shuffled order (``order_seed``), so it sees no résumé's variants, nor one
+item's runs, back to back, and a new opaque id for each call (``ChatRequest.wire_id``), stored
+with the answer. Each key is claimed in
 the store just before its call, so two runs (two processes, two machines sharing a store)
 never pay for the same key: the second waits for the first one's answer. Each response is
 written to the store before anything else happens to it (parsing included), so a run killed
@@ -12,6 +15,9 @@ handed to the tasks carry valid UTF-8 text; the store keeps each answer as it ca
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import random
 import threading
 import time
 from collections import Counter
@@ -21,15 +27,18 @@ from typing import Any, Protocol
 
 from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.providers import types as t
+from resumebias_dagster.core.providers.base import PACING_JITTER
 from resumebias_dagster.core.providers.batch import run_batches
 from resumebias_dagster.core.providers.pricing import cost_usd, price_for
 from resumebias_dagster.core.providers.registry import make_batch_backend, make_client
 from resumebias_dagster.core.providers.store import CLAIMED, DONE, ClaimOwner, ResponseStore
 from resumebias_dagster.core.providers.types import (
+    HTTP_WIRE,
     ChatRequest,
     ChatResult,
     ProviderSettings,
     Secret,
+    opaque_id,
     request_key,
     task_of,
 )
@@ -74,6 +83,9 @@ class RunStats:
     errors: Counter = field(default_factory=Counter)
     resolved_models: Counter = field(default_factory=Counter)
     wall_s: float = 0.0
+    # The seed of the order the calls went out in (``shuffled``; None: the tasks' order): a
+    # setting, not a count.
+    order_seed: int | None = None
 
     @property
     def retries(self) -> int:
@@ -82,8 +94,9 @@ class RunStats:
     def __add__(self, other: RunStats) -> RunStats:
         """Two runs of the same model as one (e.g. the draws of a generation)."""
         total = RunStats(model=self.model)
+        total.order_seed = self.order_seed
         for f in fields(RunStats):
-            if f.name != "model":
+            if f.name not in ("model", "order_seed"):
                 setattr(total, f.name, getattr(self, f.name) + getattr(other, f.name))
         return total
 
@@ -114,6 +127,7 @@ class RunStats:
             "errors": dict(sorted(self.errors.items())),
             "resolved_models": dict(sorted(self.resolved_models.items())),
             "wall_s": round(self.wall_s, 3),
+            "order_seed": self.order_seed,
         }
 
 
@@ -164,8 +178,24 @@ def _with_parsed_json(request: ChatRequest, result: ChatResult) -> ChatResult:
 
 
 def claim_lease_s(settings: ProviderSettings) -> float:
-    """How long a claim holds: every attempt of a call at its timeout, with backoff room."""
-    return settings.timeout_s * (settings.max_retries + 1) + 60.0 * (settings.max_retries + 1)
+    """How long a claim holds: every attempt of a call at its timeout, with backoff room, and
+    with pacing each attempt's wait behind the other workers' (``base.Pacer``)."""
+    attempts = settings.max_retries + 1
+    paced = (settings.min_interval_s or 0.0) * (1 + PACING_JITTER) * settings.max_concurrency
+    return (settings.timeout_s + 60.0 + paced) * attempts
+
+
+def shuffled(requests: dict[str, ChatRequest], seed: int) -> list[str]:
+    """The keys of ``requests`` in a random order that depends only on ``seed`` and what the
+    requests ask (not on the endpoint, so not on a test server's port): the same calls go out
+    in the same order again, and two job descriptions' calls in different orders."""
+    asked = {
+        key: hashlib.sha256(json.dumps(request.as_json(), sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+        for key, request in requests.items()
+    }
+    ordered = sorted(asked, key=asked.__getitem__)
+    random.Random(f"{seed}|{'|'.join(asked[k] for k in ordered)}").shuffle(ordered)
+    return ordered
 
 
 class _Prices:
@@ -189,7 +219,7 @@ class _Prices:
                 )
             price = self._cache[result.resolved_model]
         # input_tokens is the whole input, the cached and written tokens parts of it.
-        return cost_usd(
+        cost = cost_usd(
             price,
             result.input_tokens,
             result.output_tokens,
@@ -197,6 +227,9 @@ class _Prices:
             cache_write_tokens=result.cache_write_tokens,
             batch=batch,
         )
+        # A call the provider billed more than once (an empty answer retried, an attempt given up
+        # at its read timeout): each billed attempt at the last one's tokens, the same prompt.
+        return None if cost is None else cost * max(1, result.billed_attempts or 0)
 
 
 def _count_call(stats: RunStats, result: ChatResult) -> None:
@@ -239,7 +272,9 @@ async def run_requests_async(
     by_key = dict(zip(keys, requests))
     stored = store.get_many(by_key)
     missing = [k for k in by_key if k not in stored]
-    stats = RunStats(settings.name, requests=len(requests), unique_requests=len(by_key))
+    if settings.order_seed is not None:
+        missing = shuffled({k: by_key[k] for k in missing}, settings.order_seed)
+    stats = RunStats(settings.name, requests=len(requests), unique_requests=len(by_key), order_seed=settings.order_seed)
     fresh: dict[str, ChatResult] = {}
     if missing:
         prices = _Prices(settings, catalog_dir)
@@ -258,6 +293,8 @@ async def run_requests_async(
                 stats=stats,
             )
             if live:
+                if notify is not None and settings.order_seed is not None:
+                    notify(_order_line(settings, len(live)))
                 if own_client:
                     client = make_client(settings, api_key or settings.api_key(environ))
                 await _call_missing(
@@ -290,6 +327,12 @@ async def run_requests_async(
             stats.stored_cost_usd += result.cost_usd
     stats.wall_s = time.perf_counter() - started
     return results, stats
+
+
+def _order_line(settings: ProviderSettings, calls: int) -> str:
+    """The run's log line saying how its calls go out (the seed, for the record)."""
+    paced = f", at least {settings.min_interval_s:g} s apart" if settings.min_interval_s else ""
+    return f"{settings.name}: {calls} call(s) in a shuffled order (order seed {settings.order_seed}){paced}"
 
 
 async def _call_missing(settings, client, store, *, prices, todo, fresh, stored, stats, progress, owner) -> None:
@@ -333,6 +376,9 @@ async def _call_missing(settings, client, store, *, prices, todo, fresh, stored,
                     # BUSY: another live run is calling it; look again shortly.
                     loop.call_later(CLAIM_POLL_S, queue.put_nowait, (key, request))
                 continue
+            if settings.provider == HTTP_WIRE:
+                # A new id for each call: the endpoint cannot link it to the item or to another run.
+                request = replace(request, wire_id=opaque_id())
             result = await client.complete(request, key)
             result.cost_usd = prices.cost(result)
             # Stored first, as it came: nothing below may lose a paid answer.

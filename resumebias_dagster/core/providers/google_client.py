@@ -48,6 +48,7 @@ def sdk_client(
     *,
     credentials: Any = None,
     extra_body: dict[str, Any] | None = None,
+    api_version: str | None = None,
 ) -> genai.Client:
     """google-genai's client for ``settings`` (the live client's and the batch backend's):
     explicit base URL, timeout and retries, ``http_client`` for every call, ``extra_body``
@@ -66,6 +67,7 @@ def sdk_client(
         ),
         httpx_async_client=http_client,
         extra_body=extra_body or None,
+        api_version=api_version,
     )
     key = api_key.reveal() if api_key else None
     if s.vertex and key is None:

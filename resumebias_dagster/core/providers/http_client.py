@@ -50,6 +50,23 @@ def _retry_after(response: Any, fallback: float) -> float:
         return fallback
 
 
+# A scorer's reply is a small JSON object; a larger one is cut here, not read whole into memory
+# and the store (a 100 MB reply peaked at 516 MB, issue 40).
+MAX_REPLY_BYTES = 1 << 20
+
+
+async def _read_capped(response: Any, limit: int) -> tuple[bytes, bool]:
+    """The body of a streamed ``response`` up to ``limit`` bytes, and whether more followed."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(parts)[:limit], True
+    return b"".join(parts), False
+
+
 class HttpScorerClient(ProviderClient):
     def __init__(self, settings: ProviderSettings, api_key: Secret | None):
         self._endpoint = endpoint_of_settings(settings)
@@ -61,16 +78,18 @@ class HttpScorerClient(ProviderClient):
     def _make_sdk_client(self, http_client: Any) -> None:
         return None
 
-    async def _send(self, content: bytes) -> Any:
+    async def _send(self, content: bytes) -> tuple[Any, bytes, bool]:
+        """The last response, its body read up to ``MAX_REPLY_BYTES``, and whether it was cut."""
         import httpx2
 
         delay = self.settings.retry_initial_delay_s
         for attempt in range(self.settings.max_retries + 1):
             last = attempt == self.settings.max_retries
             try:
-                response = await self._http.request(
+                async with self._http.stream(
                     self._endpoint.method, self._url, content=content, headers=self._headers, follow_redirects=False
-                )
+                ) as response:
+                    body, cut = await _read_capped(response, MAX_REPLY_BYTES)
             except httpx2.TransportError as exc:
                 # A read that timed out reached the endpoint, which may have answered (and billed):
                 # sent again only with retry_timeouts, like every wire's timed-out generation.
@@ -84,13 +103,12 @@ class HttpScorerClient(ProviderClient):
                 await asyncio.sleep(_retry_after(response, delay))
                 delay *= 2
                 continue
-            return response
+            return response, body, cut
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _call(self, request: ChatRequest) -> ChatResult:
         body = self._endpoint.render_body(item_of(request))
-        response = await self._send(body.encode("utf-8"))
-        content = response.content
+        response, content, cut = await self._send(body.encode("utf-8"))
         text = content.decode("utf-8", "surrogateescape")
         result = ChatResult(key="", resolved_model=self._resolved)
         if not 200 <= response.status_code < 300:
@@ -98,15 +116,25 @@ class HttpScorerClient(ProviderClient):
             result.error_kind = status_kind(response.status_code, snippet)
             result.error_message = f"HTTP {response.status_code}: {snippet}"
             return result
+        if cut:
+            result.error_kind = t.MALFORMED_RESPONSE
+            result.error_message = (
+                f"HTTP {response.status_code} reply longer than {MAX_REPLY_BYTES:,} bytes: its first "
+                f"{MAX_REPLY_BYTES:,} bytes are stored, the rest was not read"
+            )
+            result.text = text
+            return result
         try:
             json.loads(content.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             detail = (
                 exc.reason
                 if isinstance(exc, UnicodeDecodeError)
                 else f"{exc.msg} at char {exc.pos}"
                 if isinstance(exc, json.JSONDecodeError)
                 else "nested deeper than the JSON parser recurses"
+                if isinstance(exc, RecursionError)
+                else f"{type(exc).__name__}: {str(exc)[:120]}"
             )
             result.error_kind = t.MALFORMED_RESPONSE
             result.error_message = f"HTTP {response.status_code} reply is not UTF-8 JSON ({detail}); stored as it came"

@@ -3,7 +3,10 @@
 An item (``{"id", "task", "resume", "job_description"}``, the ``kind: python`` contract) and its
 run become a ``ChatRequest`` whose messages hold the résumé and the job description and whose
 tag holds the task and the id, so the request key (with the model's templates, ``wire``) says
-everything that makes the reply what it is; the client renders the body from it. The reply is
+everything that makes the reply what it is; the client renders the body from it. The tag is
+ours: the body's ``id`` is the call's opaque ``wire_id`` (random, new for each call, stored with
+the reply), never the item's id, which names the job description, the résumé and the variant
+(a probe, a group) and would tell the endpoint it is being audited. The reply is
 stored as it came; ``read_replies`` reads each stored reply with the model's answer paths, so a
 path fixed in the models file reads the same replies again without calling anyone.
 """
@@ -15,14 +18,14 @@ from typing import Any
 
 from resumebias_dagster.core.models.http_endpoint import ANSWER_PARTS, HttpEndpoint, endpoint_of
 from resumebias_dagster.core.models.scorer_answers import Answer
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, opaque_id
 
 _TAG = "http"
 UNPARSABLE = "unparsable: "
 
 
 def http_requests(items: Sequence[dict[str, Any]], runs: int) -> list[ChatRequest]:
-    """``runs`` requests per item, item-major (all runs of an item together)."""
+    """``runs`` requests per item, item-major (the fan-out sends them in a shuffled order)."""
     return [
         ChatRequest(
             messages=(("resume", str(item["resume"])), ("job_description", item.get("job_description") or "")),
@@ -36,13 +39,14 @@ def http_requests(items: Sequence[dict[str, Any]], runs: int) -> list[ChatReques
 
 
 def item_of(request: ChatRequest) -> dict[str, Any]:
-    """The template variables of a request made by ``http_requests``."""
-    prefix, task, item_id = request.tag.split("|", 2)
+    """The template variables of a request made by ``http_requests``: its ``id`` the call's
+    opaque ``wire_id`` (a new one where the fan-out gave none), never the item id of the tag."""
+    prefix, task, _item_id = request.tag.split("|", 2)
     if prefix != _TAG:
         raise ValueError(f"request tag {request.tag!r} is not an http scorer's")
     texts = dict(request.messages)
     return {
-        "id": item_id,
+        "id": request.wire_id or opaque_id(),
         "task": task,
         "resume": texts["resume"],
         "job_description": texts["job_description"] if task != "seniority" else None,

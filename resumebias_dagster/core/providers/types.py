@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,12 +98,17 @@ class Secret:
     __str__ = __repr__
 
 
-def redact(text: str, secrets) -> str:
-    """``text`` with every secret, and any bearer token, replaced by ``***``."""
+def redact_values(text: str, secrets) -> str:
+    """``text`` with every one of ``secrets`` replaced by ``***``."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
-    return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1***", text)
+    return text
+
+
+def redact(text: str, secrets) -> str:
+    """``text`` with every secret, and any bearer token, replaced by ``***``."""
+    return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1***", redact_values(text, secrets))
 
 
 def scrub(text: str | None, secrets: tuple[str, ...]) -> str | None:
@@ -130,6 +136,9 @@ class ChatRequest:
     prefixes by themselves. Not part of the key: the model reads the same text either way (a
     cache marker changes what a call is billed, not its answer), so a request keeps its key,
     and its stored answer, with or without a marked prefix.
+    ``wire_id``: the opaque id a wire that sends an item id (kind http) sends in its place, new
+    for each call (``fanout``, ``opaque_id``); stored with the answer (``request_json``), so an
+    id seen at the endpoint maps back to the tag's item, and never part of the key.
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -142,6 +151,7 @@ class ChatRequest:
     tag: str = ""
     task: str = field(default="", compare=False)
     cache_prefix_chars: int = field(default=0, compare=False)
+    wire_id: str = field(default="", compare=False)
 
     @classmethod
     def from_prompt(cls, prompt: str, **kwargs: Any) -> ChatRequest:
@@ -153,7 +163,7 @@ class ChatRequest:
         return next((text for role, text in reversed(self.messages) if role == "user"), "")
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "messages": [list(m) for m in self.messages],
             "system": self.system,
             "temperature": self.temperature,
@@ -163,6 +173,9 @@ class ChatRequest:
             "sample_index": self.sample_index,
             "tag": self.tag,
         }
+        if self.wire_id:
+            data["wire_id"] = self.wire_id
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], task: str = "") -> ChatRequest:
@@ -177,7 +190,14 @@ class ChatRequest:
             sample_index=int(data.get("sample_index") or 0),
             tag=str(data.get("tag") or ""),
             task=task,
+            wire_id=str(data.get("wire_id") or ""),
         )
+
+
+def opaque_id() -> str:
+    """An id that says nothing (16 hex digits from the OS's CSPRNG): what a screener sees of
+    an item, so no id of ours (job description, résumé, variant, run) tells it an audit."""
+    return secrets.token_hex(8)
 
 
 TASKS = ("seniority", "fit", "judge", "generation", "ranking")
@@ -280,6 +300,11 @@ class ProviderSettings:
     batch: bool = False
     batch_poll_s: float = 30.0
     batch_wait_s: float = 86_400.0
+    # The seed of the shuffled order the missing calls go out in (fanout; None: the tasks' own
+    # order, as the provider LLMs keep for now), and the least time between two requests sent
+    # (None: no pacing). Neither changes an answer, so neither is in the key.
+    order_seed: int | None = None
+    min_interval_s: float | None = None
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
@@ -357,6 +382,11 @@ class ProviderSettings:
             raise ProviderConfigError(f"{where}: requests_per_minute must be > 0, got {self.requests_per_minute}")
         if self.timeout_s <= 0 or self.max_retries < 0:
             raise ProviderConfigError(f"{where}: timeout_s must be > 0 and max_retries >= 0")
+        if self.min_interval_s is not None:
+            _seconds(self.name, {"min_interval_s": self.min_interval_s}, "min_interval_s", 0.0)
+        seed = self.order_seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ProviderConfigError(f"{where}: order_seed must be a whole number >= 0, got {self.order_seed!r}")
         missing = [task for task in TASKS if task not in self.max_tokens]
         if missing or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()
@@ -474,6 +504,8 @@ def _http_settings(spec: Any) -> ProviderSettings:
         retry_timeouts=retry_timeouts,
         retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
         wire=endpoint.wire(),
+        order_seed=o.get("order_seed", 0),
+        min_interval_s=o.get("min_interval_s"),
     )
     settings.validate()
     return settings
@@ -525,13 +557,16 @@ def request_key(settings: ProviderSettings, request: ChatRequest) -> str:
     epoch and the full request including sampling parameters and sample index; not the model's
     name in the config, its limits, timeouts or key.
     """
+    asked = request.as_json()
+    # The opaque id is new for each call: the key is what was asked, whichever id carried it.
+    asked.pop("wire_id", None)
     payload = {
         "v": 1,
         "provider": settings.provider,
         "endpoint": settings.endpoint,
         "model": settings.model,
         "extra_body": settings.extra_body,
-        "request": request.as_json(),
+        "request": asked,
     }
     if settings.snapshot_epoch:
         # Absent at epoch 0, so the keys of a store made before any alias moved stay valid.

@@ -48,44 +48,13 @@ def url_without_secrets(url: str) -> str:
     return f"{scheme}://{netloc}{path}" if scheme else f"{netloc}{path}"
 
 
-# A query parameter named like one of these (its last word: api_key, x-api-key, access_token,
-# client_secret, sig ...) carries a credential: it says who pays, not who answers.
-_CREDENTIAL_WORDS = frozenset(
-    {
-        "key",
-        "apikey",
-        "token",
-        "accesstoken",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "sig",
-        "signature",
-        "auth",
-        "authorization",
-        "credential",
-        "credentials",
-    }
-)
-
-
-def is_credential_param(name: str) -> bool:
-    """Whether a query parameter's name says it carries a credential."""
-    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
-    return bool(words) and (words[-1] in _CREDENTIAL_WORDS or "".join(words) in _CREDENTIAL_WORDS)
-
-
 def query_fingerprint(url: str) -> str:
-    """``?query-sha256=<16 hex>`` of the query of ``url`` without its credentials ('' when it
-    has none): part of the endpoint, so ``?upstream=a`` and ``?upstream=b`` never share answers,
-    while a rotated key in ``?api_key=`` keeps them. A hash, not the text: a value may be a
-    credential under a name no one can recognise, and the endpoint is stored with every answer."""
-    pairs = sorted(
-        (name, value)
-        for name, value in parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True)
-        if not is_credential_param(name)
-    )
+    """``?query-sha256=<16 hex>`` of the whole query of ``url`` ('' when it has none): part of
+    the endpoint, so ``?upstream=a`` and ``?upstream=b`` never share answers, nor do
+    ``?upstream_token=a`` and ``=b`` (a name that looks like a credential may choose the
+    upstream: issue 40). A hash, not the text: a value may be a credential, and the endpoint is
+    stored with every answer. So a key rotated in the URL asks again: keys go in api_key_env."""
+    pairs = sorted(parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True))
     if not pairs:
         return ""
     canonical = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))

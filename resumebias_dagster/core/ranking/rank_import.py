@@ -138,7 +138,14 @@ def read_ranking_file(path: str | Path) -> list[dict[str, Any]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RankingFileError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-        records.append(ranking_record(obj, where))
+        except (ValueError, RecursionError) as exc:  # nested too deeply, or an integer of 4,300+ digits
+            raise RankingFileError(f"{where}: cannot be read ({type(exc).__name__})") from None
+        try:
+            records.append(ranking_record(obj, where))
+        except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+            if isinstance(exc, RankingFileError):
+                raise
+            raise RankingFileError(f"{where}: cannot be read ({type(exc).__name__})") from None
     if not records:
         raise RankingFileError(f"{path}: no rankings (one JSON object per line)")
     return records

@@ -339,24 +339,41 @@ def _with_user_resumes(page: str, tables: ReportTables) -> str:
 
 
 def render_report(tables: ReportTables, catalog_dir=None) -> str:
-    """The report's HTML."""
+    """The report's HTML. The template may come from a user's catalog folder, so it renders in
+    Jinja2's sandbox (no attribute path reaches Python's internals: issue 40 ran a shell command
+    through ``cycler.__init__.__globals__``); a template that breaks the sandbox or does not
+    render is refused, naming its file."""
     import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
 
     template_file = catalog_path(TEMPLATE, catalog_dir)
-    env = jinja2.Environment(
+    env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(template_file.parent)),
         autoescape=True,  # model answers and résumé text are untrusted
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    try:
+        page = env.get_template(template_file.name).render(**_template_values(tables))
+    except jinja2.TemplateError as exc:
+        kind = "reaches outside the sandbox" if isinstance(exc, jinja2.exceptions.SecurityError) else "does not render"
+        raise ReportTemplateError(f"report template {template_file}: it {kind}: {exc}") from None
+    return _with_user_resumes(page, tables)
+
+
+class ReportTemplateError(ValueError):
+    """The report template of a catalog folder is refused; the message names the file."""
+
+
+def _template_values(tables: ReportTables) -> dict:
     findings = headline_findings(tables.verdicts)
     group_rows = (
         tables.group_metrics[tables.group_metrics["group_kind"] != "all"]
         if len(tables.group_metrics)
         else tables.group_metrics
     )
-    page = env.get_template(template_file.name).render(
+    return dict(
         findings=findings,
         section_titles=SECTION_TITLES,
         verdicts=table_view(tables.verdicts, VERDICT_COLUMNS),
@@ -377,4 +394,3 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         generated_at=tables.generated_at,
         version=tables.version,
     )
-    return _with_user_resumes(page, tables)

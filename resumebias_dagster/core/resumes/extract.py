@@ -25,6 +25,7 @@ import contextlib
 import io
 import logging
 import re
+import time
 import unicodedata
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -36,6 +37,26 @@ SUFFIXES = (".pdf", ".docx", ".md", ".txt")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_DOCX_UNPACKED_BYTES = 200 * 1024 * 1024  # a .docx is a ZIP: its parts, unpacked
 MAX_PDF_PAGES = 50
+# Caps on the work one file may take (issue 40: an 8 KB PDF whose pages share one Flate stream
+# took 23 s, a 600 KB DOCX 914 s and 3.4 GB): its text, its DOCX XML unpacked, its seconds.
+MAX_TEXT_CHARS = 200_000
+MAX_DOCX_XML_BYTES = 20 * 1024 * 1024
+MAX_EXTRACT_S = 30.0
+
+
+class _Budget:
+    """The characters and seconds one file's extraction has used; ``ExtractionError`` past either."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def check(self, chars: int) -> None:
+        if chars > MAX_TEXT_CHARS:
+            raise ExtractionError(f"more than {MAX_TEXT_CHARS:,} characters of text; a résumé has fewer (not read)")
+        if time.monotonic() - self.started > MAX_EXTRACT_S:
+            raise ExtractionError(f"still not read after {MAX_EXTRACT_S:g} s; a résumé reads in well under a second")
+
+
 # A text with fewer letters and digits than this is no résumé (a scan's page number, a stray header).
 MIN_TEXT_CHARS = 40
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # .doc, and every password-protected Office file
@@ -97,7 +118,9 @@ def decode_utf8(data: bytes) -> str:
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _MD_BULLET = re.compile(r"^(\s*)[*+]\s+")
-_MD_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# Bold: the text between two markers never holds the marker's character, so a line of many
+# unclosed "**" is read in linear time (".+?" made 32 KB of "**x " take 10 s, issue 40).
+_MD_EMPHASIS = re.compile(r"\*\*(?=[^\s*])([^*]+?)(?<=[^\s*])\*\*|__(?=[^\s_])([^_]+?)(?<=[^\s_])__")
 _MD_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 
 
@@ -111,7 +134,7 @@ def markdown_to_text(text: str) -> str:
         if m := _MD_HEADING.match(line):
             line = m.group(1)
         line = _MD_BULLET.sub(r"\1- ", line)
-        line = _MD_EMPHASIS.sub(r"\2", line).replace("`", "")
+        line = _MD_EMPHASIS.sub(lambda m: m.group(1) or m.group(2), line).replace("`", "")
         lines.append(line)
     return "\n".join(lines)
 
@@ -166,7 +189,11 @@ def pdf_text(data: bytes) -> str:
                     )
             if len(reader.pages) > MAX_PDF_PAGES:
                 raise ExtractionError(f"{len(reader.pages)} pages; a résumé has at most {MAX_PDF_PAGES}")
-            pages = [page.extract_text() or "" for page in reader.pages]
+            pages: list[str] = []
+            budget = _Budget()
+            for page in reader.pages:
+                pages.append(page.extract_text() or "")
+                budget.check(sum(map(len, pages)))
         except ExtractionError:
             raise
         except Exception as exc:  # pypdf raises many kinds of error on a damaged file
@@ -186,9 +213,10 @@ def pdf_text(data: bytes) -> str:
 # --------------------------------------------------------------------------- DOCX
 
 
-def _table_lines(table: Any) -> list[str]:
-    lines = []
+def _table_lines(table: Any, budget: _Budget, so_far: int) -> list[str]:
+    lines: list[str] = []
     for row in table.rows:
+        budget.check(so_far + sum(map(len, lines)))
         cells, seen = [], set()
         for cell in row.cells:
             if id(cell._tc) in seen:  # a merged cell is returned once per grid column
@@ -201,12 +229,14 @@ def _table_lines(table: Any) -> list[str]:
     return lines
 
 
-def _blocks_lines(blocks: Iterable[Any]) -> list[str]:
+def _blocks_lines(blocks: Iterable[Any], budget: _Budget) -> list[str]:
     from docx.table import Table
 
     lines: list[str] = []
     for block in blocks:
-        lines += _table_lines(block) if isinstance(block, Table) else [block.text]
+        so_far = sum(map(len, lines))
+        budget.check(so_far)
+        lines += _table_lines(block, budget, so_far) if isinstance(block, Table) else [block.text]
     return lines
 
 
@@ -221,15 +251,22 @@ def docx_text(data: bytes) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             unpacked = sum(info.file_size for info in package.infolist())
+            xml = sum(info.file_size for info in package.infolist() if info.filename.endswith((".xml", ".rels")))
     except zipfile.BadZipFile:
         raise ExtractionError("damaged or not a Word .docx file (not a ZIP package)") from None
     if unpacked > MAX_DOCX_UNPACKED_BYTES:
         raise ExtractionError(f"unpacks to {unpacked} bytes; more than {MAX_DOCX_UNPACKED_BYTES} is no résumé")
+    if xml > MAX_DOCX_XML_BYTES:
+        raise ExtractionError(f"its XML unpacks to {xml:,} bytes; more than {MAX_DOCX_XML_BYTES:,} is no résumé")
+    budget = _Budget()
     try:
         document = docx.Document(io.BytesIO(data))
         header = document.sections[0].header if document.sections else None
-        lines = _blocks_lines(header.iter_inner_content()) if header is not None else []
-        lines += _blocks_lines(document.iter_inner_content())
+        lines = _blocks_lines(header.iter_inner_content(), budget) if header is not None else []
+        lines += _blocks_lines(document.iter_inner_content(), budget)
+        budget.check(sum(map(len, lines)))
+    except ExtractionError:
+        raise
     except Exception as exc:  # python-docx and lxml raise many kinds of error on a damaged package
         raise ExtractionError(f"damaged or not a Word .docx file ({type(exc).__name__}: {exc})") from None
     text = normalise_text("\n".join(lines))
@@ -252,6 +289,7 @@ def extract_bytes(data: bytes, suffix: str) -> str:
         return docx_text(data)
     if suffix in (".md", ".txt"):
         raw = decode_utf8(data)
+        _Budget().check(len(raw))
         text = normalise_text(markdown_to_text(raw) if suffix == ".md" else raw)
         if not _substantial(text):
             raise ExtractionError("empty, or too little text for a résumé")

@@ -1,12 +1,11 @@
-"""The one layout of a résumé's text: the facts it is written from, the writer, the parser.
+"""The generator's layout of a résumé's text: the facts it is written from, and the writer.
 
 Both generators of the seniority study fill a ``ResumeContent`` (the template of
 ``core/seniority/generation.py``, a provider model's structured answer in
-``core/seniority/llm_generation.py``) and ``render_resume`` writes it; the probe edits of
-``core/jd_audit/probes`` read that text back with ``parse_layout`` and rewrite its lines.
-The line formats (``employer_line``, ``school_line``, ``gap_line``, ``contact_line``, the
-dates) are defined once below and used by both sides, so a change to the layout cannot
-leave the writer and the parser disagreeing.
+``core/seniority/llm_generation.py``) and ``render_resume`` writes it. The probe edits of
+``core/jd_audit/probes`` read any résumé, this layout among others, with ``reader.read_resume``,
+which reads these line formats (``employer_line``, ``school_line``, ``gap_line``,
+``contact_line``, the dates) exactly, so a generated résumé and its variants keep their texts.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from resumebias_dagster.core.resumes.sections import is_heading
 from resumebias_dagster.core.tables import BaseResumes, columns
 
 # "Present" means this month, fixed so the output never depends on today's date.
@@ -25,9 +25,8 @@ REFERENCE_INDEX = REFERENCE_YEAR * 12 + REFERENCE_MONTH - 1  # the month as mont
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 SECTION_HEADERS = ("SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS")
 # The section the job-description audit's baseline appends (``baseline.interests`` of
-# probe_axes.yaml); render_resume never writes it, but the parser must know it as a header.
+# probe_axes.yaml); render_resume never writes it.
 INTERESTS = "INTERESTS"
-HEADERS = (*SECTION_HEADERS, INTERESTS)
 # The base_resumes table's columns (core/tables/).
 COLUMNS = columns(BaseResumes)
 _FIELD_SEPARATOR = " | "
@@ -117,7 +116,7 @@ def years_phrase(years: int) -> str:
 
 
 def render_resume(content: ResumeContent) -> str:
-    """The résumé text in the one layout every probe edit parses (``parse_layout``): the
+    """The résumé text in the generator's layout: the
     name line, the contact line ``email | phone | City, ST | linkedin``, then SUMMARY,
     EXPERIENCE (``Title`` then ``Employer | City | Mon YYYY – Mon YYYY|Present``, an optional
     description line and ``- `` bullets), EDUCATION (``Degree`` then ``School | YYYY``) and
@@ -178,144 +177,13 @@ def resume_row(
     }
 
 
-# --------------------------------------------------------------------------- parser
+# --------------------------------------------------------------------------- reading
 
-_DATE = r"[A-Z][a-z]{2} \d{4}"
-_EMPLOYER_LINE = re.compile(
-    rf"(?P<employer>[^|]+?) \| (?P<city>[^|]+?) \| (?P<start>{_DATE}) – (?P<end>{_DATE}|Present)"
-)
-_SCHOOL_LINE = re.compile(r"(?P<school>[^|]+?) \| (?P<year>\d{4})")
-# A gap line has two fields, not three.
-_GAP_LINE = re.compile(rf"(?P<label>[^|]+?) \| (?P<start>{_DATE}) – (?P<end>{_DATE}|Present)")
 # The summary's experience phrase, as ``years_phrase`` writes it.
 YEARS_PHRASE = re.compile(r"\b(?:(?P<n>\d+) years?|less than one year) of professional experience\b")
-_PHONE = re.compile(r"\+?[\d ().-]{7,}")
-
-
-@dataclass(frozen=True)
-class PositionLine:
-    line: int  # the "Employer | City | dates" line; the title is the line above
-    employer: str
-    city: str
-    start: int  # months since year 0
-    end: int | None  # None: "Present"
-
-    @property
-    def dates(self) -> str:
-        return date_range(self.start, self.end)
-
-
-@dataclass(frozen=True)
-class SchoolLine:
-    line: int
-    school: str
-    year: int
-
-
-@dataclass(frozen=True)
-class GapLine:
-    line: int
-    label: str
-    start: int
-    end: int | None
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A written résumé, parsed: its lines and where each part of the layout sits in them."""
-
-    lines: tuple[str, ...]
-    sections: dict[str, range]  # header -> its content lines
-    contact: tuple[str, ...]  # fields of the contact line
-    positions: tuple[PositionLine, ...]  # newest first, as written
-    schools: tuple[SchoolLine, ...]
-    gaps: tuple[GapLine, ...] = ()
-
-    @property
-    def degree_year(self) -> int | None:
-        return max((s.year for s in self.schools), default=None)
-
-    def career(self) -> tuple[PositionLine, ...]:
-        """Positions from the latest degree's year on (newest first); earlier ones are
-        internships or student jobs, which do not count as professional experience."""
-        year = self.degree_year
-        return tuple(p for p in self.positions if year is None or p.start >= year * 12)
-
-    def before_degree(self) -> tuple[PositionLine, ...]:
-        career = set(self.career())
-        return tuple(p for p in self.positions if p not in career)
-
-    def experience_months(self) -> int:
-        return sum(end_month(p.end) - p.start + 1 for p in self.career())
-
-    def contact_field(self, kind: str) -> int | None:
-        return next((i for i, f in enumerate(self.contact) if field_kind(f) == kind), None)
-
-
-def field_kind(field: str) -> str:
-    """What a field of the contact line holds: email, link, phone or location."""
-    if "@" in field:
-        return "email"
-    if "linkedin" in field.lower() or "/" in field:
-        return "link"
-    if _PHONE.fullmatch(field):
-        return "phone"
-    return "location"
-
-
-def _month(label: str) -> int | None:
-    return None if label == "Present" else _date_month(label)
-
-
-def _date_month(label: str) -> int:
-    """Months since year 0 of a "Mon YYYY" date (a span's start is always one)."""
-    mon, year = label.split()
-    return int(year) * 12 + MONTHS.index(mon)
-
-
-def end_month(month: int | None) -> int:
-    """The last month of a span: "Present" (None) is the reference month."""
-    return REFERENCE_INDEX if month is None else month
 
 
 def is_header(line: str) -> bool:
-    """Whether ``line`` would be read as a section header (``parse_layout``)."""
-    return _header(line) in HEADERS
-
-
-def _header(line: str) -> str:
-    """A line as a section header: the generator writes "EXPERIENCE", people write "Experience"
-    or "Experience:"; a header is the whole line, never a word inside prose."""
-    return line.strip().rstrip(":").strip().upper()
-
-
-def parse_layout(text: str) -> Layout:
-    """Where the parts of ``render_resume``'s layout sit in ``text`` (which may have been edited)."""
-    lines = tuple(text.split("\n"))
-    headers = [i for i, line in enumerate(lines) if is_header(line)]
-    sections = {
-        _header(lines[i]): range(i + 1, headers[k + 1] if k + 1 < len(headers) else len(lines))
-        for k, i in enumerate(headers)
-    }
-    missing = [h for h in ("EXPERIENCE", "EDUCATION") if h not in sections]
-    if len(lines) < 3 or missing:
-        raise ValueError(
-            f"not in the generator's layout (name line, contact line, {', '.join(SECTION_HEADERS)} sections); "
-            f"missing {missing or 'the name and contact lines'}"
-        )
-    positions = tuple(
-        PositionLine(i, m["employer"], m["city"], _date_month(m["start"]), _month(m["end"]))
-        for i in sections["EXPERIENCE"]
-        if (m := _EMPLOYER_LINE.fullmatch(lines[i]))
-    )
-    schools = tuple(
-        SchoolLine(i, m["school"], int(m["year"]))
-        for i in sections["EDUCATION"]
-        if (m := _SCHOOL_LINE.fullmatch(lines[i]))
-    )
-    gaps = tuple(
-        GapLine(i, m["label"], _date_month(m["start"]), _month(m["end"]))
-        for i in sections["EXPERIENCE"]
-        if (m := _GAP_LINE.fullmatch(lines[i]))
-    )
-    return Layout(lines, sections, tuple(lines[1].split(_FIELD_SEPARATOR)), positions, schools, gaps)
+    """Whether ``line`` would be read as a section heading (``sections.section_of``): a generated
+    line that is one would split its section when the résumé is read back."""
+    return is_heading(line)

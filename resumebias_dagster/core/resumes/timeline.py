@@ -2,21 +2,20 @@
 
 The seniority study refuses generated résumés whose dates do not (``core/seniority/llm_generation.py``),
 and the job-description audit checks that an edit added no timeline problem its baseline lacked
-(``core/jd_audit/probes/variants.py``); both read the text through ``layout.parse_layout``.
+(``core/jd_audit/probes/variants.py``); both read the text through ``reader.read_resume``.
+
+A date written as a year spans its twelve months (``dates.DateMark``): a problem is reported
+only where the dates have it at every reading of them ("2019–2021" then "2021–2023" is no
+overlap). The generator writes every month, so its résumés read exactly as written.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from resumebias_dagster.core.resumes.layout import (
-    REFERENCE_INDEX,
-    YEARS_PHRASE,
-    Layout,
-    end_month,
-    month_label,
-    parse_layout,
-)
+from resumebias_dagster.core.resumes.fields import Layout, end_month
+from resumebias_dagster.core.resumes.layout import REFERENCE_INDEX, YEARS_PHRASE, month_label
+from resumebias_dagster.core.resumes.reader import read_resume
 
 # Months a graduate may take to start the first position before the wait reads as a gap.
 DEGREE_TO_FIRST_POSITION_MONTHS = 12
@@ -65,7 +64,7 @@ def timeline_problems(text: str) -> list[str]:
 
 def timeline_issues(text: str) -> list[TimelineIssue]:
     """``timeline_problems`` with a key per problem that names no employer (``TimelineIssue``)."""
-    layout = parse_layout(text)
+    layout = read_resume(text)
     index = {p: k for k, p in enumerate(layout.positions)}
     issues = []
 
@@ -73,7 +72,7 @@ def timeline_issues(text: str) -> list[TimelineIssue]:
         issues.append(TimelineIssue(kind, (kind, *key), message))
 
     for p in layout.positions:
-        if p.start > end_month(p.end) or end_month(p.end) > REFERENCE_INDEX:
+        if p.start > end_month(p.end) or end_month(p.end_earliest) > REFERENCE_INDEX:
             reference = month_label(REFERENCE_INDEX)
             issue(
                 "position_dates",
@@ -88,7 +87,7 @@ def timeline_issues(text: str) -> list[TimelineIssue]:
     career = layout.career()
     for newer, older in zip(career, career[1:]):
         pair = (index[older], index[newer], older.dates, newer.dates)
-        if older.start > newer.start or end_month(older.end) >= newer.start:
+        if older.start > newer.start_latest or end_month(older.end_earliest) >= newer.start_latest:
             message = f"{older.employer} ({older.dates}) overlaps or follows {newer.employer} ({newer.dates})"
             issue("overlap", message, *pair)
         elif end_month(older.end) + 1 < newer.start and not _covered(layout, end_month(older.end) + 1, newer.start - 1):
@@ -112,14 +111,14 @@ def timeline_issues(text: str) -> list[TimelineIssue]:
                 )
                 issue("gap_after_degree", message, year, index[career[-1]], wait)
         for p in layout.before_degree():
-            if end_month(p.end) > year * 12 + 11:
+            if end_month(p.end_earliest) > year * 12 + 11:
                 message = f"{p.employer} starts before the degree year {year} and runs past it"
                 issue("runs_past_degree", message, index[p], p.dates, year)
     summary = "\n".join(layout.lines[i] for i in layout.sections.get("SUMMARY", ()))
     if career and (m := YEARS_PHRASE.search(summary)):
         stated = int(m["n"]) if m["n"] else 0
         listed = layout.experience_months() // 12
-        if stated != listed:
+        if not layout.least_experience_months() // 12 <= stated <= listed:
             message = f"the summary states {m.group(0)!r} but the positions add up to {listed} years"
             issue("summary_years", message, stated, listed)
     return issues

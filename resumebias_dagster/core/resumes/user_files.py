@@ -23,9 +23,11 @@ Conventions:
   seniority is None, and the seniority study's accuracy figures (accuracy, rank difference,
   promotions and demotions) cannot be computed for that résumé; its bias figures (name and
   style swaps against the model's own prediction) still can.
-* The candidate's name is the first of the first ``NAME_SEARCH_LINES`` non-empty lines that
-  looks like a person's name: two to four capitalised words of letters (apostrophes,
-  hyphens, initials), no digits, no ``@``, no résumé heading or job word. It splits as the
+* The candidate's name is found as the probes' reader finds it (``contact.find_name_span``): on
+  the first of the first ``NAME_SEARCH_LINES`` non-empty lines that has one, the whole line, a
+  "Name:" field or the part before a separator ("Jane Doe | Data Analyst"), when it looks like
+  a person's name: two to four capitalised words of letters (apostrophes, hyphens, initials),
+  no digits, no ``@``, no résumé heading or job word. It splits as the
   probes split it: the first word is ``first_name``, the rest ``last_name``. A résumé whose
   name is not found (and not given) is a problem row: it could not get name variants.
 """
@@ -37,6 +39,7 @@ import hashlib
 import io
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +48,7 @@ from typing import Any
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
+from resumebias_dagster.core.resumes.contact import EMAIL, NAME_SEARCH_LINES, URL, find_name_span, phones_in
 from resumebias_dagster.core.resumes.extract import (
     SUFFIXES,
     ExtractionError,
@@ -54,7 +58,6 @@ from resumebias_dagster.core.resumes.extract import (
 )
 
 LABELS_FILE = "labels.csv"
-NAME_SEARCH_LINES = 5
 USER_RESUME_COLUMNS = [
     "resume_id",
     "source",  # the file name in the folder, or "<csv name>:row <n>"
@@ -119,7 +122,11 @@ class _Sidecar:
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a UTF-8 CSV file with a header; ``ValueError`` naming the file otherwise."""
+    """The rows of a UTF-8 CSV file with a header; ``ValueError`` naming the file otherwise.
+    A symbolic link is refused (``labels.csv`` linked to a ``.env`` was read): the file must be
+    the one named. Messages never quote the file's content (its header may be a secret's line)."""
+    if path.is_symlink():
+        raise ValueError(f"{path}: a symbolic link; give the file itself")
     try:
         text = decode_utf8(path.read_bytes())
     except OSError as exc:
@@ -140,14 +147,16 @@ def _read_sidecar(path: Path, source: str) -> _Sidecar:
     rows = _csv_rows(path)
     header = set(rows[0]) if rows else set()
     if rows and not {"file", "seniority"} <= header:
-        raise ValueError(f"{path}: needs the columns 'file' and 'seniority' (has {sorted(header)})")
+        raise ValueError(
+            f"{path}: needs the columns 'file' and 'seniority' (its header has {len(header)} column(s), not those)"
+        )
     sidecar = _Sidecar({}, {}, {}, source)
     for n, row in enumerate(rows, start=1):
         file = (row.get("file") or "").strip()
         if not file:
             raise ValueError(f"{path}: row {n}: column 'file' is empty")
         if file in sidecar.rows:
-            raise ValueError(f"{path}: row {n}: {file!r} is listed again (first on row {sidecar.rows[file]})")
+            raise ValueError(f"{path}: row {n}: its file is listed again (first on row {sidecar.rows[file]})")
         sidecar.rows[file] = n
         sidecar.labels[file] = row.get("seniority")
         if (row.get("name") or "").strip():
@@ -159,53 +168,20 @@ def _sidecar(folder: Path, labels: Mapping[str, Any] | PathLike | None) -> _Side
     if isinstance(labels, Mapping):
         return _Sidecar(dict(labels), {}, {k: n for n, k in enumerate(labels, start=1)}, "labels")
     path = folder / LABELS_FILE if labels is None else Path(labels)
-    if labels is None and not path.is_file():
+    if labels is None and not path.is_file() and not path.is_symlink():
         return _Sidecar({}, {}, {}, LABELS_FILE)
     return _read_sidecar(path, path.name)
 
 
 # --------------------------------------------------------------------------- names and contacts
 
-_NAME_WORD = re.compile(r"(?:[A-Z]\.|[A-Z][A-Za-z\u00c0-\u024f'’]*(?:-[A-Z][A-Za-z\u00c0-\u024f'’]*)*)")
-# Words on a résumé's first lines that are not part of a name: headings, and job titles
-# (a title line such as "Software Engineer" is also two capitalised words).
-_NOT_NAME_WORDS = frozenset(
-    """resume résumé curriculum vitae cv profile summary contact contacts details personal information
-    experience education skills objective references page confidential engineer developer manager analyst
-    scientist designer consultant director officer specialist architect administrator assistant associate
-    lead head intern teacher nurse accountant technician coordinator representative executive president
-    software data senior junior principal staff chief university college school street road avenue
-    inc ltd llc gmbh email phone mobile address linkedin github portfolio""".split()
-)
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d ().\-/]{6,}\d(?!\w)")
-_YEARS = re.compile(r"\d{4}\s*[-/]\s*\d{2,4}")
-_URL = re.compile(r"(?i)\b(?:https?://|www\.)\S+|\b(?:[a-z0-9-]+\.)*(?:linkedin|github|gitlab)\.com/\S*")
-
-
-def looks_like_name(line: str) -> bool:
-    """Whether ``line`` is two to four capitalised words that could be a person's name."""
-    words = line.strip().split()
-    if not 2 <= len(words) <= 4 or any(c.isdigit() or c == "@" for c in line):
-        return False
-    if not all(_NAME_WORD.fullmatch(w) for w in words) or words[-1].endswith("."):
-        return False
-    return not any(w.lower().strip(".,") in _NOT_NAME_WORDS for w in words)
-
 
 def find_name(text: str) -> tuple[str, int] | None:
-    """The name on the first of the first ``NAME_SEARCH_LINES`` non-empty lines that looks
-    like one, and its 1-based line number; None if none does."""
-    seen = 0
-    for i, line in enumerate(text.split("\n")):
-        if not line.strip():
-            continue
-        if looks_like_name(line):
-            return " ".join(line.split()), i + 1
-        seen += 1
-        if seen >= NAME_SEARCH_LINES:
-            break
-    return None
+    """The name on the first of the first ``NAME_SEARCH_LINES`` non-empty lines that has one
+    (the probes' reader finds it the same way: ``contact.find_name_span``), and its 1-based
+    line number; None if none does."""
+    found = find_name_span(text.split("\n"))
+    return (found.text, found.line + 1) if found is not None else None
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -220,18 +196,12 @@ def _name_in_text(name: str, text: str) -> bool:
 
 
 def find_email(text: str) -> str:
-    m = _EMAIL.search(text)
+    m = EMAIL.search(text)
     return m.group(0) if m else ""
 
 
 def _phones(text: str) -> list[str]:
-    found = []
-    for m in _PHONE.finditer(text):
-        value = m.group(0).strip()
-        digits = sum(c.isdigit() for c in value)
-        if 9 <= digits <= 15 and not _YEARS.fullmatch(value):
-            found.append(value)
-    return found
+    return [m.group(0).strip() for m in phones_in(text)]
 
 
 def find_phone(text: str) -> str:
@@ -244,20 +214,38 @@ def redact(text: str, *, name: str | None, email: str | None = None, phone: str 
     """``text`` for display without the person: e-mail addresses (``email`` and any other),
     links, phone numbers (``phone`` and any other) and every form of ``name`` (the full name,
     "Last, First", each word alone and the words run together, as in a profile slug) become
-    ``[email]``, ``[link]``, ``[phone]`` and ``[name]``. Over-redacts rather than under."""
+    ``[email]``, ``[link]``, ``[phone]`` and ``[name]``; the name also joined with an initial and
+    with or without its accents, as file names write it. Over-redacts rather than under."""
     for value in filter(None, (email,)):
         text = text.replace(value, "[email]")
-    text = _EMAIL.sub("[email]", text)
-    text = _URL.sub("[link]", text)
+    text = EMAIL.sub("[email]", text)
+    text = URL.sub("[link]", text)
     for value in filter(None, (phone, *_phones(text))):
         text = text.replace(value, "[phone]")
-    words = [w for w in re.split(r"[\s,]+", name or "") if len(w.strip(".")) >= 2]
-    if words:
-        esc = [re.escape(w) for w in words]
-        forms = [r"\s+".join(esc), rf"{esc[-1]},\s*{esc[0]}", "".join(esc), "".join(reversed(esc)), *esc]
-        for form in sorted(forms, key=len, reverse=True):
-            text = re.sub(rf"(?<![A-Za-z]){form}(?![A-Za-z])", "[name]", text, flags=re.IGNORECASE)
+    words = [_folded(w) for w in re.split(r"[\s,]+", name or "") if len(w.strip(".")) >= 2]
+    if not words:
+        return text
+    first, last = (re.escape(w) for w in (words[0], words[-1]))
+    esc = [re.escape(w) for w in words]
+    # The name as people and file names write it: "First Last", "Last, First", run together
+    # either way, with an initial (akaminski, ZamoraR, a.kaminski, AnnaK), each word alone.
+    pairs = [(first, last), (last, first), (first[0], last), (last, first[0]), (first, last[0])]
+    forms = [r"\s+".join(esc), rf"{last},\s*{first}", *(rf"{a}[._-]?{b}" for a, b in pairs), *esc]
+    folded = _folded(text)  # accents folded, one character for one: spans match the text's
+    for form in sorted(set(forms), key=len, reverse=True):
+        spans = [m.span() for m in re.finditer(rf"(?<![A-Za-z]){form}(?![A-Za-z])", folded, flags=re.IGNORECASE)]
+        for start, end in reversed(spans):
+            text, folded = (t[:start] + "[name]" + t[end:] for t in (text, folded))
     return text
+
+
+def _folded(text: str) -> str:
+    """``text`` with each accented letter replaced by its base letter (é -> e), character for character."""
+    out = []
+    for ch in text:
+        base = unicodedata.normalize("NFKD", ch)[:1]
+        out.append(base if base and not unicodedata.combining(base) and base.isascii() and ch.isalpha() else ch)
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------- rows
@@ -414,7 +402,9 @@ def read_resume_csv(
         ("name_column", name_column),
     ):
         if column is not None and records and column not in header:
-            raise ValueError(f"{path}: no column {column!r} ({setting}); the columns are {header}")
+            raise ValueError(
+                f"{path}: no column {column!r} ({setting}); its header has {len(header)} column(s), none named so"
+            )
     rows: list[dict[str, Any]] = []
     problems: list[FileProblem] = []
     ids: dict[str, int] = {}

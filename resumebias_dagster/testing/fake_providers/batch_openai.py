@@ -53,6 +53,8 @@ class OpenAIBatches(FakeBatches):
         self.expected_key: str | None = None
         self.raw_lines: dict[str, bytes] = {}
         self.extra_lines: list[bytes] = []
+        # Set: every batch submitted is refused whole with these errors (e.g. the enqueued-token limit).
+        self.refuse_with: list[dict[str, Any]] | None = None
 
     def garble(self, item_id: str, line: bytes = b'{"id": "batch_req_x", "custom_id": "') -> None:
         """Write ``line`` in place of the result line of ``item_id``."""
@@ -129,10 +131,13 @@ class OpenAIBatches(FakeBatches):
         if payload.get("endpoint") != _CHAT or payload.get("completion_window") != "24h":
             return _error(400, "endpoint must be /v1/chat/completions and completion_window 24h")
         items, errors = _read_input(file[2], payload["endpoint"])
+        errors = errors or list(self.refuse_with or [])
         metadata = payload.get("metadata") or {}
         batch_id = self.new_id("batch_")
         model = str(items[0][1].get("model", "")) if items else ""
-        batch = FakeBatch(batch_id, items, label=metadata.get("resumebias_submission"), model=model)
+        batch = FakeBatch(
+            batch_id, items, label=metadata.get("submission") or metadata.get("resumebias_submission"), model=model
+        )
         if errors:
             # OpenAI refuses the whole batch at validation: no item is run.
             batch.outcome, batch.items = "failed", []

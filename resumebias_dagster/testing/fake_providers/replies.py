@@ -63,7 +63,8 @@ class Reply:
 # holding a lone surrogate (the JSON escape \ud800), a message content given as a list of
 # parts (as some OpenAI-compatible servers send it), a body nested deeper than a JSON parser
 # recurses, and bytes that are not UTF-8 inside the answer. Each is billed like any answer.
-HOSTILE_KINDS = ("lone_surrogate", "list_content", "deep_nesting", "invalid_utf8")
+# huge_number (issue 40): a score of 5,000 digits (a string, on the LLM wires) or 10**400 (the scorer's number).
+HOSTILE_KINDS = ("lone_surrogate", "list_content", "deep_nesting", "invalid_utf8", "huge_number")
 DEEP_NESTING = 100_000
 
 
@@ -199,6 +200,8 @@ class FakeRequest:
     logprobs: int = 0
     # Anthropic: the prompt's text up to its block marked with cache_control (None: none marked).
     cache_prefix: str | None = None
+    # When the server read the request (time.monotonic()): the spacing of paced calls.
+    received_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass

@@ -433,6 +433,12 @@ class FakeProviderServer:
             marker = "\u2063MARK\u2063"
             body = {**json.loads(text), "note": marker}
             return json.dumps(body, ensure_ascii=False).encode().replace(marker.encode(), b" \xff\xfe")
+        if kind == "huge_number":
+            if self.wire == "scorer":
+                body = json.loads(text)
+                body["result"]["score"] = 10**400
+                return json.dumps(body).encode()
+            return json.dumps(self._answer_body(req, json.dumps({"score": "9" * 5000}), None)).encode()
         if kind == "lone_surrogate":
             # json.dumps writes the lone surrogate as the escape \ud800: valid JSON, invalid UTF-8 once decoded.
             return json.dumps(self._answer_body(req, text + "\ud800", None)).encode()

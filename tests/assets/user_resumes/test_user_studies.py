@@ -7,6 +7,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
+import yaml
 
 from resumebias_dagster.assets.jd_audit import fit
 from resumebias_dagster.assets.ranking.rankings import RankingsConfig
@@ -19,11 +20,15 @@ from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing.resume_files import FREE_FORM_RESUME, docx_bytes, pdf_bytes, write
 
 AXES = [a.id for a in load_probe_axes().axes]
-JANE_AXES = {"promptInjection", "placebo", "anonymize"}
+# Jane's résumé has no city and no employer place, and her middle initial keeps her surname in
+# her e-mail address out of the name swap; Sam's has a name and a text, nothing else.
+JANE_AXES = set(AXES) - {"firstName", "addressCountry", "companyLocations"}
+SAM_AXES = {"firstName", "promptInjection", "anonymize"}
+SCHOOL_AXIS = {"arm": "probe", "edit": "school", "levels": {"mit": "Massachusetts Institute of Technology"}}
 # Parses, but only the prompt-injection, placebo and anonymisation axes apply; and the middle
 # initial keeps "Doe" of the e-mail address out of the name swap's reach.
 JANE = FREE_FORM_RESUME
-# No EXPERIENCE or EDUCATION section: no axis applies.
+# A name and a text, no sections: only the axes that need nothing else apply (SAM_AXES).
 SAM = "Sam Roe\nsam.roe@example.com\n\nI build things and ship them, and I have done so for many years now.\n"
 
 
@@ -111,20 +116,19 @@ def test_probe_variants_on_your_resumes_skip_the_axes_that_do_not_apply(tmp_path
         id_of["a.pdf"]: set(AXES),
         id_of["b.docx"]: set(AXES) - {"graduationYear"},
         id_of["jane.txt"]: JANE_AXES,
+        id_of["sam.md"]: SAM_AXES,
     }
     meta = meta_of(result, "probe_variants")
     assert meta["resume_source"] == "user"
-    assert meta["resumes"] == [r for r in rows["resume_id"] if r != id_of["sam.md"]]
-    skipped_jane = len(AXES) - len(JANE_AXES)
-    assert meta["skipped_pairs"] == len(AXES) + skipped_jane + 1
+    assert meta["resumes"] == rows["resume_id"].tolist()
+    assert meta["skipped_pairs"] == (len(AXES) - len(SAM_AXES)) + (len(AXES) - len(JANE_AXES)) + 1
     per_axis = meta["skipped_per_axis"]
     assert list(per_axis) == AXES
-    assert per_axis == {a: 1 if a in JANE_AXES else 3 if a == "graduationYear" else 2 for a in AXES}
-    assert "level 'mit': EDUCATION has no 'School | year' line" in meta["skip_reasons"]
+    assert per_axis == {a: (a not in SAM_AXES) + (a not in JANE_AXES) + (a == "graduationYear") for a in AXES}
+    assert "no school found in an Education section" in meta["skip_reasons"]
     assert "level '2005' leaves the résumé unchanged" in meta["skip_reasons"]
-    assert "the résumé layout does not parse" in meta["skip_reasons"]
-    assert f"- sam.md ({id_of['sam.md']}): no probe axis applies" == meta["left_out_resumes"]
-    assert "jane.txt" in meta["skipped"] and "companyNames" in meta["skipped"]
+    assert meta["left_out_resumes"] == "(none)"
+    assert "jane.txt" in meta["skipped"] and "addressCountry" in meta["skipped"]
 
 
 def test_probe_variants_on_your_resumes_need_resumes(resources):
@@ -148,6 +152,10 @@ def test_probe_variants_on_your_resumes_need_their_probes(tmp_path, resources, t
 
 
 def test_probe_variants_fail_when_no_axis_applies_to_any_resume(tmp_path, resources):
+    # A catalog whose only axis is the school: Sam's résumé names none.
+    catalog = tmp_path / "catalog"
+    write(catalog / "probe_axes.yaml", yaml.safe_dump({"axes": {"school": SCHOOL_AXIS}}))
+    resources = {**resources, "catalog": CatalogResource(catalog_dir=str(catalog))}
     read_resumes(resources, folder_of(tmp_path, {"sam.md": SAM}))
     with pytest.raises(
         dg.Failure,

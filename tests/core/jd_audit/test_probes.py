@@ -360,9 +360,9 @@ def test_a_user_folder_without_the_file_falls_back_to_the_packaged_axes(tmp_path
 def _wait_after_degree(text):
     """Months from January of the degree year to the first thing after it: the first position,
     or a gap line (a one-position career's gap comes straight after the degree)."""
-    from resumebias_dagster.core.resumes.layout import parse_layout
+    from resumebias_dagster.core.resumes.reader import read_resume
 
-    layout = parse_layout(text)
+    layout = read_resume(text)
     first = min([layout.career()[-1].start, *(g.start for g in layout.gaps)])
     return first - 12 * layout.degree_year
 
@@ -392,10 +392,11 @@ def test_a_gap_that_is_not_whole_years_is_refused_naming_the_axis(tmp_path):
 def test_a_career_gap_before_an_older_position_still_held_is_refused_not_a_crash(base):
     """A side job held beside the newest one (two "Present" positions): the gap cannot go
     before the newest position, and the edit says so (it raised TypeError, issue 28)."""
-    from resumebias_dagster.core.resumes.layout import date_range, employer_line, parse_layout
+    from resumebias_dagster.core.resumes.layout import date_range, employer_line
+    from resumebias_dagster.core.resumes.reader import read_resume
 
     row = base[base["resume_id"] == senior_id(base)].iloc[:1].copy()
-    layout = parse_layout(row["text"].iloc[0])
+    layout = read_resume(row["text"].iloc[0])
     older = layout.career()[1]
     lines = list(layout.lines)
     lines[older.line] = employer_line(older.employer, older.city, date_range(older.start, None))

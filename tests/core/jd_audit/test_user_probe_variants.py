@@ -20,11 +20,12 @@ from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
 from resumebias_dagster.testing.resume_files import FREE_FORM_RESUME
 
 AXES = [a.id for a in load_probe_axes().axes]
-# A résumé as people write it (tests/core/jd_audit/test_probe_applicability.py): only the
-# prompt-injection, placebo and anonymisation axes apply to it.
+# A résumé as people write it (tests/core/jd_audit/test_probe_applicability.py): it has no
+# city, no employer location, and a middle initial the name swap cannot take out of its e-mail.
 FREE_FORM = FREE_FORM_RESUME
-NO_LAYOUT = "Sam Roe\nI build things and ship them.\nExperience: lots of it, in many places.\n"
-JANE_AXES = {"promptInjection", "placebo", "anonymize"}
+JANE_AXES = {a.id for a in load_probe_axes().axes} - {"firstName", "addressCountry", "companyLocations"}
+# No name, no dates, no sections, no bullets: only the prompt injection applies.
+NO_LAYOUT = "I build things and ship them.\nExperience: lots of it, in many places.\n"
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +53,16 @@ def axes_of(variants, resume_id):
     return set(variants.loc[(variants["resume_id"] == resume_id) & (variants["variant"] != BASELINE), "axis"])
 
 
-def test_each_resume_gets_the_axes_that_apply_and_no_axis_means_left_out(variants, applicability):
+def test_each_resume_gets_the_axes_that_apply_and_no_axis_means_left_out(rows, variants, applicability):
     assert axes_of(variants, "u-jane") == JANE_AXES
     assert axes_of(variants, "u-gen0") == axes_of(variants, "u-gen1") == set(AXES)
+    assert axes_of(variants, "u-noparse") == {"promptInjection"}
+    assert resumes_left_out(applicability) == []
     # No axis applies: no variant to compare, so not even a baseline.
-    assert "u-noparse" not in set(variants["resume_id"])
-    assert resumes_left_out(applicability) == ["u-noparse"]
+    others = [a for a in AXES if a != "promptInjection"]
+    assert resumes_left_out(applicability, others) == ["u-noparse"]
+    table = applicability[applicability["axis"].isin(others)]
+    assert "u-noparse" not in set(probe_variants(rows, others, applicability=table)["resume_id"])
     assert (variants.groupby("resume_id")["variant"].apply(lambda v: (v == BASELINE).sum()) == 1).all()
 
 
@@ -65,22 +70,25 @@ def test_the_skipped_pairs_are_the_rows_that_do_not_apply(applicability):
     skipped = skipped_probes(applicability)
     assert list(skipped.columns) == ["resume_id", "axis", "reason"]
     pairs = set(zip(skipped["resume_id"], skipped["axis"]))
-    assert pairs == {("u-noparse", a) for a in AXES} | {("u-jane", a) for a in set(AXES) - JANE_AXES}
+    assert pairs == {("u-noparse", a) for a in set(AXES) - {"promptInjection"}} | {
+        ("u-jane", a) for a in set(AXES) - JANE_AXES
+    }
     assert (skipped["reason"] != "").all()
     counted = skip_reasons(skipped)
     assert list(counted.columns) == ["axis", "reason", "resumes"] and counted["resumes"].sum() == len(skipped)
     school = counted[counted["axis"] == "school"].set_index("reason")["resumes"]
-    assert school["level 'mit': EDUCATION has no 'School | year' line"] == 1
-    assert skipped_probes(applicability, ["school"])["resume_id"].tolist() == ["u-noparse", "u-jane"]
+    assert school[school.index.str.startswith("no school found in an Education section")].tolist() == [1]
+    assert skipped_probes(applicability, ["addressCountry"])["resume_id"].tolist() == ["u-noparse", "u-jane"]
 
 
 def test_the_check_accepts_the_axes_that_do_not_apply(variants, applicability):
     assert check_probe_variants(variants, applicability=applicability).empty
     # Without the table every configured axis is expected of every résumé.
     problems = check_probe_variants(variants)
-    assert set(problems["resume_id"]) == {"u-jane"}
+    assert set(problems["resume_id"]) == {"u-jane", "u-noparse"}
     assert set(problems["problem"]) == {"configured in the probe axes but missing for this résumé"}
-    assert {v.split("_")[0] for v in problems["variant"]} == set(AXES) - JANE_AXES
+    jane = problems[problems["resume_id"] == "u-jane"]
+    assert {v.split("_")[0] for v in jane["variant"]} == set(AXES) - JANE_AXES
 
 
 def test_the_check_refuses_a_variant_of_an_axis_the_table_says_does_not_apply(variants, applicability):

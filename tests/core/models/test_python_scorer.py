@@ -160,15 +160,17 @@ def test_fit_numbers_and_dicts(userscorer):
 
 
 WHERE = "models.userfn (kind python, entry_point 'userscorer:{}')"
+# The items go to the function in a shuffled order (seed 0); the messages name ours, first of the batch first.
+BATCH = "'style:1:neutral', 'demographic:0:caucasian_male', 'style:0:neutral'"
 
 
 @pytest.mark.parametrize(
     ("function", "problem"),
     [
-        ("wrong_length", ": returned 2 results for a batch of 3 item(s) 'style:0:neutral', "),
-        ("bad_label", ": item 'style:0:neutral' (task seniority): label 'principal' is not one of junior, mid, senior"),
-        ("bad_sum", ": item 'style:0:neutral' (task seniority): the probabilities sum to 1.5, not 1"),
-        ("raising", ": raised RuntimeError: model file missing on the batch of item(s) 'style:0:neutral'"),
+        ("wrong_length", f": returned 2 results for a batch of 3 item(s) {BATCH}; "),
+        ("bad_label", ": item 'style:1:neutral' (task seniority): label 'principal' is not one of junior, mid, senior"),
+        ("bad_sum", ": item 'style:1:neutral' (task seniority): the probabilities sum to 1.5, not 1"),
+        ("raising", f": raised RuntimeError: model file missing on the batch of item(s) {BATCH}"),
     ],
 )
 def test_a_seniority_answer_outside_the_contract_stops_the_run(userscorer, function, problem):
@@ -181,7 +183,7 @@ def test_a_fit_score_outside_1_to_10_stops_the_run(userscorer):
     with pytest.raises(ValueError) as caught:
         _fit(_spec("score_11"))
     assert str(caught.value) == WHERE.format("score_11") + (
-        ": item 'jd-1:r1:baseline' (task fit): score 11 is not a number from 1 to 10"
+        ": item 'jd-1:r1:name_x' (task fit): score 11 is not a number from 1 to 10"
     )
 
 

@@ -296,3 +296,20 @@ def test_a_wrong_key_is_auth_and_never_echoed(gemini, call):
     assert caught.value.kind == "auth"
     assert key.reveal() not in str(caught.value)
     assert server.batches.keys[-1] == key.reveal(), "the server did echo it"
+
+
+def test_batch_calls_use_the_documented_api_version(gemini):
+    # Issue 40: google-genai 3.6.1 sends batch calls to /v1/, Google's batch guide documents v1beta;
+    # a 404 there would have sent the run to live calls at twice the price.
+    server, settings, key = gemini
+
+    async def scenario():
+        backend, batch_id = await submitted(settings, key)
+        try:
+            await backend.status(batch_id)
+        finally:
+            await backend.aclose()
+        return batch_id
+
+    batch_id = run(scenario())
+    assert server.batches.versions[batch_id.rpartition("/")[2]] == batch_gemini.BATCH_API_VERSION == "v1beta"

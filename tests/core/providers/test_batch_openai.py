@@ -85,7 +85,7 @@ def test_a_batch_is_answered_as_the_live_client_answers(fake_server, settings_fo
     lines = [json.loads(line) for line in upload[2].decode().splitlines()]
     assert [line["custom_id"] for line in lines] == [k for k, _ in items]
     assert {(line["method"], line["url"]) for line in lines} == {("POST", "/v1/chat/completions")}
-    assert server.batches.metadata[batch_id] == {"resumebias_submission": "rb-first"}
+    assert server.batches.metadata[batch_id] == {"submission": "rb-first"}
 
     answers = live(settings, items, fake_key)
     assert [request.body for request in server.requests] == [line["body"] for line in lines]

@@ -356,3 +356,51 @@ def test_batch_settings_are_checked(settings_for):
         settings_for("openai", "http://127.0.0.1:9/v1", batch="yes")
     with pytest.raises(ProviderConfigError, match="batch_poll_s must be a number of seconds > 0"):
         settings_for("openai", "http://127.0.0.1:9/v1", batch_poll_s=0)
+
+
+QUOTA = {
+    "code": "token_limit_exceeded",
+    "line": None,
+    "param": None,
+    "message": "Enqueued token limit reached for gpt-x in organization org-1. Limit: 90,000 enqueued tokens. "
+    "Please try again once some in_progress batches have been completed.",
+}
+
+
+def test_a_batch_refused_whole_stops_the_run_with_the_providers_reason(
+    fake_server, settings_for, store, fake_key, capsys, tmp_path
+):
+    # Issue 40: the run succeeded, every row read "batch ... ended without running it", and the
+    # reason sat only in the store; every later run resubmitted and was refused the same way.
+    from resumebias_dagster.cli import main
+    from resumebias_dagster.core.providers.batch import BatchRefused
+
+    server = fake_server("openai", answer=fit_answer)
+    server.batches.refuse_with = [QUOTA]
+    settings = batch_settings(settings_for, "openai", server)
+    with pytest.raises(BatchRefused) as exc:
+        run_requests(settings, fit_requests(3), store)
+    message = str(exc.value)
+    assert "refused 1 batch(es) whole" in message and "token_limit_exceeded: Enqueued token limit reached" in message
+    assert server.batches.submissions == 1 and server.count == 0
+    # The next run within the wait submits nothing and says when to come back.
+    with pytest.raises(BatchRefused, match=r"refused this model's last batch for a quota .*run again in 1[45] min"):
+        run_requests(settings, fit_requests(3), store)
+    assert server.batches.submissions == 1
+    # `resumebias batches` prints the reason.
+    assert main(["batches", "--store", str(tmp_path / "responses.sqlite")]) == 0
+    assert "token_limit_exceeded: Enqueued token limit reached" in capsys.readouterr().out
+
+
+def test_after_the_quota_wait_the_batch_is_submitted_again(fake_server, settings_for, store, fake_key, monkeypatch):
+    from resumebias_dagster.core.providers.batch import BatchRefused
+
+    server = fake_server("openai", answer=fit_answer)
+    server.batches.refuse_with = [QUOTA]
+    settings = batch_settings(settings_for, "openai", server)
+    with pytest.raises(BatchRefused):
+        run_requests(settings, fit_requests(2), store)
+    server.batches.refuse_with = None
+    monkeypatch.setattr(batch_module, "QUOTA_WAIT_S", 0.0)
+    results, _ = run_requests(settings, fit_requests(2), store)
+    assert all(r.ok for r in results) and server.batches.submissions == 2

@@ -1,12 +1,12 @@
-"""The résumé layout (core/resumes/layout.py): the text render_resume writes, read back by parse_layout."""
+"""The generator's layout (core/resumes/layout.py): the text render_resume writes, read back by read_resume."""
 
 from resumebias_dagster.core.resumes.layout import (
     Degree,
     Position,
     ResumeContent,
-    parse_layout,
     render_resume,
 )
+from resumebias_dagster.core.resumes.reader import read_resume
 from resumebias_dagster.core.resumes.timeline import timeline_problems
 
 CONTENT = ResumeContent(
@@ -46,9 +46,10 @@ def test_render_resume_writes_the_layout_the_probes_parse():
     )
 
 
-def test_parse_layout_reads_back_what_render_resume_wrote():
-    layout = parse_layout(render_resume(CONTENT))
+def test_read_resume_reads_back_what_render_resume_wrote():
+    layout = read_resume(render_resume(CONTENT))
     assert layout.lines[0] == CONTENT.name
+    assert layout.name is not None and (layout.name.text, layout.name.line) == (CONTENT.name, 0)
     assert layout.contact == (CONTENT.email, CONTENT.phone, CONTENT.city)
     assert [(p.employer, p.city, p.start, p.end) for p in layout.positions] == [
         (p.employer, p.city, p.start, p.end) for p in CONTENT.positions
@@ -65,7 +66,7 @@ def test_section_headers_are_read_in_any_case():
     """A user's résumé writes "Experience" or "Education:", not the generator's capitals: the
     sections are found all the same (issue 28), and keyed by the generator's names."""
     text = render_resume(CONTENT).replace("EXPERIENCE\n", "Experience\n").replace("EDUCATION\n", "Education:\n")
-    layout = parse_layout(text)
+    layout = read_resume(text)
     assert set(layout.sections) == {"SUMMARY", "EXPERIENCE", "EDUCATION", "SKILLS"}
     assert [p.employer for p in layout.positions] == ["Lumen Works", "Prism Labs"]
     assert [s.school for s in layout.schools] == ["State College"]

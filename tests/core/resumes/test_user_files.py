@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
+from resumebias_dagster.core.resumes.contact import looks_like_name
 from resumebias_dagster.core.resumes.extract import ExtractionError, extract_text, normalise_text
 from resumebias_dagster.core.resumes.user_files import (
     USER_RESUME_COLUMNS,
     find_name,
-    looks_like_name,
     problems_frame,
     read_resume_csv,
     read_resume_folder,
@@ -292,7 +292,7 @@ def test_a_bad_label_names_the_sidecar_row_the_file_and_the_value(tmp_path, gene
         ("name,level\na.txt,mid\n", r"labels\.csv: needs the columns 'file' and 'seniority'"),
         (
             "file,seniority\na.txt,mid\na.txt,senior\n",
-            r"labels\.csv: row 2: 'a.txt' is listed again \(first on row 1\)",
+            r"labels\.csv: row 2: its file is listed again \(first on row 1\)",
         ),
         ("file,seniority\n,mid\n", r"labels\.csv: row 1: column 'file' is empty"),
         (b"file,seniority\na.txt,s\xe9nior\n", r"labels\.csv: not UTF-8 text \(byte 0xe9 on line 2"),
@@ -409,7 +409,7 @@ def test_a_csv_without_an_id_column_uses_the_text_hash(tmp_path, generated):
 def test_csv_errors_name_the_file_and_the_column(tmp_path, generated):
     path = tmp_path / "r.csv"
     pd.DataFrame({"resume": generated["text"].iloc[:1]}).to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"r\.csv: no column 'text' \(text_column\); the columns are \['resume'\]"):
+    with pytest.raises(ValueError, match=r"r\.csv: no column 'text' \(text_column\); its header has 1 column\(s\)"):
         read_resume_csv(path)
     with pytest.raises(ValueError, match=r"r\.csv: no column 'lvl' \(label_column\)"):
         read_resume_csv(path, text_column="resume", label_column="lvl")

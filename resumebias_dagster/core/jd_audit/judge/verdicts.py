@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import CONFIDENCES, VERDICTS
-from resumebias_dagster.core.common.parsing import parse_json_object
+from resumebias_dagster.core.common.parsing import UNREADABLE, parse_json_object, shown
 from resumebias_dagster.core.jd_audit.judge.cells import self_judging
 from resumebias_dagster.core.jd_audit.judge.requests import _picked_rows, evaluation_parts, judge_requests
 from resumebias_dagster.core.jd_audit.judge.terms import (
@@ -38,6 +38,13 @@ def parse_verdict(result: Any) -> tuple[dict[str, Any] | None, str | None]:
     """
     if not result.ok:
         return None, f"{result.error_kind}: {result.error_message or ''}".rstrip(": ")
+    try:
+        return _verdict_fields(result)
+    except UNREADABLE as exc:
+        return None, f"unparsable: the answer cannot be read ({type(exc).__name__})"
+
+
+def _verdict_fields(result: Any) -> tuple[dict[str, Any] | None, str | None]:
     value = result.parsed_json
     if value is None:
         parsed = parse_json_object(result.text)
@@ -51,14 +58,14 @@ def parse_verdict(result: Any) -> tuple[dict[str, Any] | None, str | None]:
         raw = value.get(key)
         word = raw.strip().lower() if isinstance(raw, str) else None
         if word not in allowed:
-            return None, f"unparsable: {key} {raw!r} is not one of {', '.join(allowed)}"
+            return None, f"unparsable: {key} {shown(raw)} is not one of {', '.join(allowed)}"
         fields[key] = word
     rationale = value.get("rationale")
     if not isinstance(rationale, str) or not rationale.strip():
-        return None, f"unparsable: rationale {rationale!r} is not a non-empty string"
+        return None, f"unparsable: rationale {shown(rationale)} is not a non-empty string"
     signals = value.get("bias_signals")
     if not isinstance(signals, list) or not all(isinstance(s, str) for s in signals):
-        return None, f"unparsable: bias_signals {signals!r} is not a list of strings"
+        return None, f"unparsable: bias_signals {shown(signals)} is not a list of strings"
     fields["rationale"] = rationale.strip()
     fields["bias_signals"] = signals
     return fields, None

@@ -1,16 +1,17 @@
-"""Which probe axes apply to which résumés: the user's own résumés are not all in the layout the edits parse.
+"""Which probe axes apply to which résumés: an axis whose field a résumé lacks is skipped for it, saying why.
 
 ``probe_variants`` stops at the first résumé an edit cannot change, which is right for the
-generated résumés (all in one layout) but not for a user's files, where a two-column PDF or
-a résumé without "Employer | City | dates" lines is normal. ``probe_applicability`` tries
-every level of every axis on every résumé with the same functions ``probe_variants`` and
-``check_probe_variants`` use, and says per (résumé, axis) whether the axis applies and, if
-not, why: so an axis is skipped for a résumé with its reason in a table, never silently.
+generated résumés (all in one layout) but not for a user's files, where a résumé without a
+city on its contact lines or without a graduation year is normal. ``probe_applicability``
+tries every level of every axis on every résumé with the same functions ``probe_variants``
+and ``check_probe_variants`` use, and says per (résumé, axis) whether the axis applies and,
+if not, why: so an axis is skipped for a résumé with its reason in a table, never silently.
 
 An axis applies to a résumé when every one of its levels (1) edits it (no error, a change;
 a name swap that would leave a word of the résumé's own name behind is an error of
 ``replace_person``) and (2) passes ``check_probe_variants`` (one signal changed, the timeline
-no worse).
+no worse). The reason is one line: the field the résumé lacks ("no school found in an
+Education section (...)", ``edits.MissingField``), or the level that fails and why.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from resumebias_dagster.core.jd_audit.probes.edits import MissingField
 from resumebias_dagster.core.jd_audit.probes.terms import BASELINE, VARIANT_COLUMNS, Axis, CatalogDir, ProbeAxes
 from resumebias_dagster.core.jd_audit.probes.variants import (
     _name,
@@ -28,7 +30,8 @@ from resumebias_dagster.core.jd_audit.probes.variants import (
     check_probe_variants,
     with_baseline_additions,
 )
-from resumebias_dagster.core.resumes.layout import Layout, parse_layout
+from resumebias_dagster.core.resumes.fields import Layout
+from resumebias_dagster.core.resumes.reader import read_resume
 
 APPLICABILITY_COLUMNS = ["resume_id", "axis", "applies", "reason"]
 
@@ -47,6 +50,8 @@ def _axis_applies(axis: Axis, interests: str, layout: Layout, position: int, res
             name = _name(axis, level, layout, position, resume_id)
             signal = _signal(axis, level, layout, resume_id, name)
         except Exception as exc:  # an edit meeting a layout it was not written for may raise anything
+            if isinstance(exc.__cause__, MissingField):  # every level needs the field: name it once
+                return False, str(exc.__cause__)
             return False, f"level {level!r}: {_why(exc)}"
         if signal is None:
             return (
@@ -74,7 +79,7 @@ def probe_applicability(
     or generated ones); ``axes`` as for ``probe_variants``. Each résumé is the arm's baseline
     (its text plus the catalog's INTERESTS line) at its position in ``rows`` (the position
     picks a name pool's entry). ``reason`` is "" where the axis applies, else the first level
-    that fails and why; a résumé whose layout does not parse gets that reason on every axis.
+    that fails and why (the field it lacks, where every level needs it).
     """
     missing = {"resume_id", "text"} - set(rows.columns)
     if missing:
@@ -83,11 +88,7 @@ def probe_applicability(
     out: list[tuple[Any, str, bool, str]] = []
     for position, (resume_id, text) in enumerate(zip(rows["resume_id"], rows["text"])):
         baseline = with_baseline_additions(str(text), spec.interests)
-        try:
-            layout = parse_layout(baseline)
-        except ValueError as exc:
-            out += [(resume_id, a.id, False, f"the résumé layout does not parse: {exc}") for a in spec.axes]
-            continue
+        layout = read_resume(baseline)
         out += [(resume_id, a.id, *_axis_applies(a, spec.interests, layout, position, resume_id)) for a in spec.axes]
     return pd.DataFrame(out, columns=APPLICABILITY_COLUMNS).astype({"applies": bool})
 

@@ -1,10 +1,18 @@
-"""The edit of each axis: what one level writes into a résumé, and which lines it may change."""
+"""The edit of each axis: what one level writes into a résumé, and which lines it may change.
+
+Each edit reads the résumé with ``core/resumes/reader.read_resume`` and rewrites exactly the
+characters of the field it changes (a name, an address, a date, an employer, ...), keeping the
+rest of each line and the way the résumé writes its dates. An edit whose field the résumé does
+not have raises ``MissingField``, naming the field: the axis is then skipped for that résumé
+with that reason (``applicability``). The name, prompt-injection, placebo and anonymisation
+edits need only the name and the text.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from resumebias_dagster.core.common.diffing import tokens
 from resumebias_dagster.core.jd_audit.probes.terms import (
@@ -14,30 +22,75 @@ from resumebias_dagster.core.jd_audit.probes.terms import (
     Axis,
     Signal,
 )
+from resumebias_dagster.core.resumes.dates import DateMark
+from resumebias_dagster.core.resumes.fields import GapLine, Layout, PositionLine, end_month
 from resumebias_dagster.core.resumes.layout import (
     REFERENCE_INDEX,
     REFERENCE_YEAR,
     YEARS_PHRASE,
-    Layout,
-    PositionLine,
-    contact_line,
-    date_range,
-    employer_line,
-    end_month,
-    field_kind,
     gap_line,
-    school_line,
     years_phrase,
 )
 from resumebias_dagster.core.resumes.names import name_tokens, replace_person
+
+# --------------------------------------------------------------------------- fields
+
+
+class MissingField(ValueError):
+    """The résumé lacks the field an edit changes; the message names it ("no school found ...")."""
+
+    def __init__(self, field: str, where: str) -> None:
+        super().__init__(f"no {field} found {where}")
+        self.field = field
+
+
+_NO_NAME = (
+    "candidate name",
+    "on the first lines (two to four capitalised words alone on a line, before a '|', or after 'Name:')",
+)
+_NO_POSITIONS = "in an Experience section (a position with a date range such as 'Jan 2019 – Present' or '2019–2022')"
+
+
+class _Span(Protocol):
+    """Characters ``start:end`` of line ``line``: a ``Field``, ``DateMark``, ``ContactSpan`` or ``NameSpan``."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+def _rewrite(lines: list[str], edits: Iterable[tuple[_Span, str]]) -> set[int]:
+    """Write each new text over its span (right to left within a line); returns the lines changed."""
+    by_line: dict[int, list[tuple[int, int, str]]] = {}
+    for span, new in edits:
+        by_line.setdefault(span.line, []).append((span.start, span.end, new))
+    changed = set()
+    for i, spans in by_line.items():
+        line = lines[i]
+        for start, end, new in sorted(spans, reverse=True):
+            line = line[:start] + new + line[end:]
+        if line != lines[i]:
+            lines[i] = line
+            changed.add(i)
+    return changed
+
+
+def _written(layout: Layout, span: _Span) -> str:
+    return layout.lines[span.line][span.start : span.end]
+
 
 # --------------------------------------------------------------------------- edits
 
 
 def _own_name(layout: Layout) -> tuple[str, str]:
-    first, _, last = layout.lines[0].strip().partition(" ")
+    if layout.name is None:
+        raise MissingField(*_NO_NAME)
+    first, _, last = layout.name.text.partition(" ")
     if not last:
-        raise ValueError(f"the first line {layout.lines[0]!r} is not a first and last name")
+        raise ValueError(f"the name {layout.name.text!r} is not a first and last name")
     return first, last
 
 
@@ -55,7 +108,7 @@ def pool_name(value: str | list[str], position: int, layout: Layout) -> str:
         name = value[(position + step) % len(value)]
         if not name_tokens(*name.split(" ", 1)) & own:
             return name
-    raise ValueError(f"every name of the pool shares a word with the résumé's own name {layout.lines[0].strip()!r}")
+    raise ValueError(f"every name of the pool shares a word with the résumé's own name {' '.join(_own_name(layout))!r}")
 
 
 def _person_name(layout: Layout, value: str, axis: Axis) -> Signal:
@@ -73,24 +126,56 @@ def _name_forms(first: str, last: str) -> set[str]:
     return name_tokens(first, last) | set(tokens(first + last)) | set(tokens(last + first))
 
 
-def _shift_education(layout: Layout, lines: list[str], years: int) -> tuple[list[str], list[str], set[int]]:
-    """Move every degree year and every position before the degree by ``years`` (so their
-    order and the internship's season stay); returns the removed and added values and lines."""
-    removed, added, changed = [], [], set()
+class _Edit:
+    """Span rewrites of one edit, with the values they take out and write in."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[_Span, str]] = []
+        self.removed: list[str] = []
+        self.added: list[str] = []
+
+    def put(self, old: str, span: _Span, new: str) -> None:
+        self.spans.append((span, new))
+        if old != new:
+            self.removed.append(old)
+            self.added.append(new)
+
+
+def _move_dates(layout: Layout, edit: _Edit, entry: PositionLine | GapLine, first: int, last: int | None) -> None:
+    """Rewrite ``entry``'s range to start in month ``first`` and end in ``last`` (None: open),
+    each date in the form it is written in; an open end given a month takes the start's form."""
+    line = layout.lines[entry.first.line]
+    was = line[entry.first.start : entry.last.end]
+    start = entry.first.rewrite(first)
+    end = (
+        _written(layout, entry.last) if last is None else (entry.first if entry.last.open else entry.last).rewrite(last)
+    )
+    edit.spans += [(entry.first, start), (entry.last, end)]
+    edit.removed.append(was)
+    edit.added.append(start + line[entry.first.end : entry.last.start] + end)
+
+
+def _shift_mark(layout: Layout, edit: _Edit, mark: DateMark | None, years: int) -> None:
+    if mark is not None and mark.earliest is not None:
+        edit.put(_written(layout, mark), mark, mark.rewrite(mark.earliest + 12 * years))
+
+
+def _shift_education(layout: Layout, edit: _Edit, years: int) -> None:
+    """Move every degree's years and every position before the degree by ``years`` (so their
+    order and the internship's season stay)."""
     for s in layout.schools:
-        lines[s.line] = school_line(s.school, s.year + years)
-        removed.append(str(s.year))
-        added.append(str(s.year + years))
-        changed.add(s.line)
+        _shift_mark(layout, edit, s.year_at, years)
+        _shift_mark(layout, edit, s.began_at, years)
     for p in layout.before_degree():
-        moved = PositionLine(
-            p.line, p.employer, p.city, p.start + 12 * years, None if p.end is None else p.end + 12 * years
-        )
-        lines[p.line] = employer_line(p.employer, p.city, moved.dates)
-        removed.append(p.dates)
-        added.append(moved.dates)
-        changed.add(p.line)
-    return removed, added, changed
+        _move_dates(layout, edit, p, p.start + 12 * years, None if p.end is None else p.end + 12 * years)
+
+
+def _signal(layout: Layout, edit: _Edit, inserts: tuple[tuple[int, list[str]], ...] = ()) -> Signal:
+    lines = list(layout.lines)
+    changed = _rewrite(lines, edit.spans)
+    for at, new in sorted(inserts, reverse=True):
+        lines[at:at] = new
+    return Signal(tuple(lines), tuple(edit.removed), tuple(edit.added), frozenset(changed), inserts=bool(inserts))
 
 
 def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
@@ -99,15 +184,15 @@ def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
     # degree and first job would be a second signal, a career gap). Each position keeps its
     # share of the career; the summary's years of experience follow. Experience is part of
     # this signal, which the axis declares (`changes_experience`).
-    degree_year = layout.degree_year  # None exactly when there is no school line
+    degree_year = layout.degree_year
     if degree_year is None:
-        raise ValueError("EDUCATION has no 'School | year' line")
+        raise MissingField("graduation year", "in an Education section (a year on a degree's or school's lines)")
     offset = value - degree_year
     if offset == 0:
         return None
     career = layout.career()
     if not career:
-        raise ValueError("EXPERIENCE has no position after the degree to date the career by")
+        raise MissingField("dated position after the degree", _NO_POSITIONS)
     first = career[-1].start
     span = REFERENCE_INDEX - first + 1
     new_span = span - 12 * offset
@@ -117,42 +202,56 @@ def _graduation_year(layout: Layout, value: int, axis: Axis) -> Signal | None:
     def moved(month: int) -> int:  # a month boundary of the career, scaled towards the reference month
         return REFERENCE_INDEX + 1 - round((REFERENCE_INDEX + 1 - month) * new_span / span)
 
-    lines = list(layout.lines)
-    removed, added, changed = _shift_education(layout, lines, offset)
-    for p in career:
-        new = PositionLine(p.line, p.employer, p.city, moved(p.start), None if p.end is None else moved(p.end + 1) - 1)
-        lines[p.line] = employer_line(p.employer, p.city, new.dates)
-        removed.append(p.dates)
-        added.append(new.dates)
-        changed.add(p.line)
+    edit = _Edit()
+    _shift_education(layout, edit, offset)
+    new_start: dict[int, int] = {}
+    for k, p in enumerate(career):
+        start = moved(p.start)
+        end = None if p.end is None else moved(p.end + 1) - 1
+        # A year spans twelve months: scaled by its middle month, a year two entries share stays
+        # shared, and an older entry ending in the year before the next one starts keeps doing so
+        # (scaled apart, "2016" and "2017" could read as a gap or an overlap the baseline lacks).
+        if not p.first.style.precise and k < len(career) - 1:
+            start = moved(p.start + 6)
+        if p.end is not None and not p.last.style.precise:
+            end = moved(p.end - 5)
+            newer = career[k - 1] if k else None
+            if newer is not None and not newer.first.style.precise:
+                apart = newer.start // 12 - p.end // 12
+                if apart in (0, 1):
+                    end = (new_start[k - 1] // 12 - apart) * 12
+        new_start[k] = start
+        _move_dates(layout, edit, p, start, end)
     for g in layout.gaps:
-        new_gap = gap_line(g.label, date_range(moved(g.start), None if g.end is None else moved(g.end + 1) - 1))
-        removed.append(lines[g.line])
-        added.append(new_gap)
-        lines[g.line] = new_gap
-        changed.add(g.line)
+        _move_dates(layout, edit, g, moved(g.start), None if g.end is None else moved(g.end + 1) - 1)
     years = sum(end_month(None if p.end is None else moved(p.end + 1) - 1) - moved(p.start) + 1 for p in career) // 12
+    lines = list(layout.lines)
     for i in layout.sections.get("SUMMARY", ()):
         if m := YEARS_PHRASE.search(lines[i]):
             phrase = m.group(0).replace(m.group(0).split(" of ")[0], years_phrase(years), 1)
-            removed.append(m.group(0))
-            added.append(phrase)
-            lines[i] = lines[i][: m.start()] + phrase + lines[i][m.end() :]
-            changed.add(i)
-    return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed))
+            edit.put(m.group(0), _At(i, m.start(), m.end()), phrase)
+    return _signal(layout, edit)
+
+
+class _At:
+    """A span found by a pattern rather than by the reader."""
+
+    def __init__(self, line: int, start: int, end: int) -> None:
+        self.line, self.start, self.end = line, start, end
 
 
 def _address(layout: Layout, value: str, axis: Axis) -> Signal | None:
     i = layout.contact_field("location")
     if i is None:
-        raise ValueError(f"the contact line {layout.lines[1]!r} has no location")
-    if layout.contact[i] == value:
+        raise MissingField(
+            "address", "on the contact lines (a 'City, ST', 'City, Country', 'Remote' or an 'Address:' line)"
+        )
+    where = layout.contacts[i]
+    if where.text == value:
         return None
-    contact = list(layout.contact)
-    contact[i] = value
-    lines = list(layout.lines)
-    lines[1] = contact_line(contact)
-    return Signal(tuple(lines), (layout.contact[i],), (value,), frozenset({1}))
+    edit = _Edit()
+    edit.put(where.text, where, value)
+    return _signal(layout, edit)
 
 
 def _career_gap(layout: Layout, value: str, axis: Axis) -> Signal | None:
@@ -163,80 +262,77 @@ def _career_gap(layout: Layout, value: str, axis: Axis) -> Signal | None:
     months = axis.params["months"]
     career = layout.career()
     if not career:
-        raise ValueError("EXPERIENCE has no position after the degree to put a gap before")
+        raise MissingField("dated position", _NO_POSITIONS)
     newest = career[0]
     held = [p for p in career[1:] if p.end is None]
     if held:
         raise ValueError(
-            f"an older position ({held[0].employer}, from line {held[0].line + 1}) is still current: a gap cannot go "
-            "before the newest position while another is held"
+            f"an older position ({held[0].employer or held[0].dates}, from line {held[0].line + 1}) is still current: "
+            "a gap cannot go before the newest position while another is held"
         )
-    lines = list(layout.lines)
-    removed, added, changed = _shift_education(layout, lines, -(months // 12))
+    edit = _Edit()
+    _shift_education(layout, edit, -(months // 12))
     for p in career[1:]:
-        new = PositionLine(p.line, p.employer, p.city, p.start - months, p.end - months)
-        lines[p.line] = employer_line(p.employer, p.city, new.dates)
-        removed.append(p.dates)
-        added.append(new.dates)
-        changed.add(p.line)
+        _move_dates(layout, edit, p, p.start - months, end_month(p.end) - months)
     for g in layout.gaps:
-        new_gap = gap_line(g.label, date_range(g.start - months, end_month(g.end) - months))
-        removed.append(lines[g.line])
-        added.append(new_gap)
-        lines[g.line] = new_gap
-        changed.add(g.line)
-    gap = gap_line(value, date_range(newest.start - months, newest.start - 1))
-    added.append(gap)
-    # Written where the next (older) entry begins: its title line, or the section's end.
-    older = [p.line - 1 for p in layout.positions if p.line > newest.line]
-    if older:
-        at = min(older)
-        lines[at:at] = [gap, ""]
+        _move_dates(layout, edit, g, g.start - months, end_month(g.end) - months)
+    # The gap's dates in the form of the newest position's ("Jun 2022 – Nov 2023", "2020 – 2021").
+    dash = layout.lines[newest.line][newest.first.end : newest.last.start]
+    style = newest.first.style
+    gap = gap_line(value, f"{style.format(newest.start - months)}{dash}{style.format(newest.start - 1)}")
+    edit.added.append(gap)
+    # Written where the next (older) entry begins, or above the newest where the résumé lists
+    # the oldest first; at the section's end where no entry follows.
+    older = [p.top for p in layout.positions if p.line > newest.line]
+    if layout.newest_first() != layout.positions:
+        insert = (newest.top, [gap, ""])
+    elif older:
+        insert = (min(older), [gap, ""])
     else:
         at = layout.sections["EXPERIENCE"].stop
-        while at > layout.sections["EXPERIENCE"].start and not lines[at - 1].strip():
+        while at > layout.sections["EXPERIENCE"].start and not layout.lines[at - 1].strip():
             at -= 1
-        lines[at:at] = ["", gap]
-    return Signal(tuple(lines), tuple(removed), tuple(added), frozenset(changed), inserts=True)
+        insert = (at, ["", gap])
+    return _signal(layout, edit, (insert,))
 
 
-def _rename(layout: Layout, values: list[str], field: str) -> Signal | None:
-    """Map the distinct employers (or their cities), in order of appearance, onto ``values``."""
-    distinct = list(dict.fromkeys(getattr(p, field) for p in layout.positions))
+def _rename(layout: Layout, values: list[str], field: str, what: str) -> Signal | None:
+    """Map the distinct employers (or their places), in order of appearance, onto ``values``."""
+    found = [f for p in layout.positions if (f := getattr(p, f"{field}_at")) is not None]
+    distinct = list(dict.fromkeys(f.text for f in found))
     if not distinct:
-        raise ValueError("EXPERIENCE has no 'Employer | City | dates' line")
+        raise MissingField(what, "beside a position's dates in an Experience section")
     if len(distinct) > len(values):
-        raise ValueError(f"{len(distinct)} distinct {field} values but the level lists only {len(values)}")
+        raise ValueError(f"{len(distinct)} distinct {what} but the level lists only {len(values)}")
     new = dict(zip(distinct, values))
     if all(k == v for k, v in new.items()):
         return None
-    lines = list(layout.lines)
-    for p in layout.positions:
-        employer = new[p.employer] if field == "employer" else p.employer
-        city = new[p.city] if field == "city" else p.city
-        lines[p.line] = employer_line(employer, city, p.dates)
-    return Signal(tuple(lines), tuple(distinct), tuple(new.values()), frozenset(p.line for p in layout.positions))
+    edit = _Edit()
+    for f in found:
+        edit.put(f.text, f, new[f.text])
+    return _signal(layout, edit)
 
 
 def _employer_names(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
-    return _rename(layout, value, "employer")
+    return _rename(layout, value, "employer", "employer name")
 
 
 def _employer_locations(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
-    return _rename(layout, value, "city")
+    return _rename(layout, value, "city", "employer location ('City, ST' or 'City, Country')")
 
 
 def _school(layout: Layout, value: str, axis: Axis) -> Signal | None:
-    if not layout.schools:
-        raise ValueError("EDUCATION has no 'School | year' line")
-    if all(s.school == value for s in layout.schools):
+    found = [s.school_at for s in layout.schools if s.school_at is not None]
+    if not found:
+        raise MissingField(
+            "school", "in an Education section (a name with University, College, Institute, School or Academy)"
+        )
+    if all(f.text == value for f in found):
         return None
-    lines = list(layout.lines)
-    for s in layout.schools:
-        lines[s.line] = school_line(value, s.year)
-    return Signal(
-        tuple(lines), tuple(s.school for s in layout.schools), (value,), frozenset(s.line for s in layout.schools)
-    )
+    edit = _Edit()
+    for f in found:
+        edit.put(f.text, f, value)
+    return _signal(layout, edit)
 
 
 def _duration(p: PositionLine) -> str:
@@ -250,57 +346,68 @@ def _letters(values: Iterable[str], template: str) -> dict[str, str]:
     return {v: template.format(letter=chr(ord("A") + k)) for k, v in enumerate(dict.fromkeys(values))}
 
 
+_CONTACT_SIGNAL = {"email": "contact", "phone": "contact", "link": "links", "location": "locations"}
+
+
 def _anonymize(layout: Layout, value: list[str], axis: Axis) -> Signal | None:
     blind = set(value)
     ph = axis.params["placeholders"]
-    lines = list(layout.lines)
-    removed: list[str] = []
-    added: list[str] = []
-
-    def put(i: int, old: str, new: str, line: str) -> None:
-        if old != new:
-            removed.append(old)
-            added.append(new)
-        lines[i] = line
-
-    if "name" in blind:
-        put(0, lines[0], ph["name"], ph["name"])
-    signal_of = {"email": "contact", "phone": "contact", "link": "links", "location": "locations"}
-    contact = [ph[field_kind(f)] if signal_of[field_kind(f)] in blind else f for f in layout.contact]
-    for old, new in zip(layout.contact, contact):
-        put(1, old, new, contact_line(contact))
-    employer_of = _letters((p.employer for p in layout.positions), ph["employer"])
+    edit = _Edit()
+    name = _name_forms(*_own_name(layout)) if "name" in blind else set()
+    if name and layout.name is not None:
+        edit.put(layout.name.text, layout.name, ph["name"])
+    for c in layout.contacts:
+        if _CONTACT_SIGNAL[c.kind] in blind:
+            edit.put(c.text, c, ph[c.kind])
+    employer_of = _letters((p.employer for p in layout.positions if p.employer_at), ph["employer"])
     for p in layout.positions:
-        employer = employer_of[p.employer] if "employers" in blind else p.employer
-        city = ph["location"] if "locations" in blind else p.city
-        dates = _duration(p) if "dates" in blind else p.dates
-        for old, new in ((p.employer, employer), (p.city, city), (p.dates, dates)):
-            put(p.line, old, new, employer_line(employer, city, dates))
-    school_of = _letters((s.school for s in layout.schools), ph["school"])
+        if "employers" in blind and p.employer_at is not None:
+            edit.put(p.employer, p.employer_at, employer_of[p.employer])
+        if "locations" in blind and p.city_at is not None:
+            edit.put(p.city, p.city_at, ph["location"])
+        if "dates" in blind:
+            edit.put(p.dates, _At(p.line, p.first.start, p.last.end), _duration(p))
+    school_of = _letters((s.school for s in layout.schools if s.school_at), ph["school"])
     for s in layout.schools:
-        school = school_of[s.school] if "schools" in blind else s.school
-        year = ph["year"] if "dates" in blind else str(s.year)
-        for old, new in ((s.school, school), (str(s.year), year)):
-            put(s.line, old, new, school_line(school, year))
-    if not removed:
+        if "schools" in blind and s.school_at is not None:
+            edit.put(s.school, s.school_at, school_of[s.school])
+        for mark in (s.year_at, s.began_at) if "dates" in blind else ():
+            if mark is not None:
+                edit.put(_written(layout, mark), mark, ph["year"])
+    if not edit.removed:
         return None
-    if "name" in blind:
-        first, _, last = layout.lines[0].strip().partition(" ")
-        name = _name_forms(first, last)
-        left = next((i for i, line in enumerate(lines) if name & set(tokens(line))), None)
+    signal = _signal(layout, edit)
+    if name:
+        signal = _blind_mentions(signal, _own_name(layout), ph["name"])
+        left = next((i for i, line in enumerate(signal.lines) if name & set(tokens(line))), None)
         if left is not None:
             raise ValueError(
-                f"the name is still on line {left + 1} ({lines[left]!r}) after blinding {sorted(blind)}; "
+                f"the name is still on line {left + 1} ({signal.lines[left]!r}) after blinding {sorted(blind)}; "
                 "blind 'contact' and 'links' with 'name'"
             )
-    changed = frozenset(i for i, (a, b) in enumerate(zip(layout.lines, lines)) if a != b)
-    return Signal(tuple(lines), tuple(removed), tuple(added), changed)
+    return signal
+
+
+def _blind_mentions(signal: Signal, name: tuple[str, str], placeholder: str) -> Signal:
+    """``signal`` with the name's other mentions in the text ("Jane leads the rota") blinded too."""
+    words = [re.escape(w) for w in " ".join(name).split() if len(w.strip(".")) > 1]
+    full = r"\s+".join(words)
+    mention = re.compile(rf"(?<![A-Za-z])(?:{full}|{'|'.join(words)})(?![A-Za-z])", re.IGNORECASE)
+    lines, removed, changed = list(signal.lines), list(signal.removed), set(signal.changed)
+    for i, line in enumerate(lines):
+        found = [m.group(0) for m in mention.finditer(line)]
+        if found:
+            lines[i] = mention.sub(placeholder, line)
+            removed += found
+            changed.add(i)  # a line of the baseline: _anonymize inserts none
+    added = (*signal.added, placeholder) if len(removed) > len(signal.removed) else signal.added
+    return Signal(tuple(lines), tuple(removed), added, frozenset(changed), signal.inserts)
 
 
 def _add_line(layout: Layout, value: dict[str, str], axis: Axis) -> Signal:
     lines = list(layout.lines)
-    if value["where"] == "top":
-        lines[2:2] = [value["text"]]
+    if value["where"] == "top":  # after the name and contact lines
+        lines[layout.top : layout.top] = [value["text"]]
     else:
         end = len(lines)
         while end > 0 and not lines[end - 1].strip():
@@ -309,22 +416,33 @@ def _add_line(layout: Layout, value: dict[str, str], axis: Axis) -> Signal:
     return Signal(tuple(lines), (), (value["text"],), frozenset(), inserts=True)
 
 
+# A bullet as written at a line's start ("- ", "• ", "* ", "▪ ").
+_BULLET = re.compile(r"^(\s*)([-•*▪◦●‣·–])(?=\s)")
+
+
 def _placebo(layout: Layout, value: dict[str, str], axis: Axis) -> Signal | None:
     lines = list(layout.lines)
     op = value["op"]
-    if op == "blank_line":
-        at = layout.sections["EXPERIENCE"].start - 1
+    if op == "blank_line":  # above the Experience heading, else the first heading, else the top
+        experience = layout.sections.get("EXPERIENCE")
+        below_top = [h for h in layout.headings if h >= layout.top]
+        at = experience.start - 1 if experience is not None else below_top[0] if below_top else layout.top
         lines[at:at] = [""]
         return Signal(tuple(lines), (), (), frozenset(), inserts=True)
     if op == "trailing_space":
-        at = next(i for i in layout.sections.get("SUMMARY", layout.sections["EXPERIENCE"]) if lines[i].strip())
+        where = [*layout.sections.get("SUMMARY", ()), *layout.sections.get("EXPERIENCE", ()), *range(len(lines))]
+        at = next(i for i in where if lines[i].strip())
         lines[at] += "  "
         return Signal(tuple(lines), (), (), frozenset({at}))
     if op == "bullet_glyph":
-        bullets = [i for i, line in enumerate(lines) if line.startswith("- ")]
-        for i in bullets:
-            lines[i] = f"{value['glyph']} {lines[i][2:]}"
-        return Signal(tuple(lines), (), (), frozenset(bullets)) if bullets else None
+        bullets = {i: m for i, line in enumerate(lines) if (m := _BULLET.match(line))}
+        if not bullets:
+            raise MissingField("bullet lines", "(lines starting '- ', '• ' or '* ') to change the glyph of")
+        # Bullets already in the level's glyph change to "-": the edit is a change of glyph either way.
+        glyph = value["glyph"] if any(m[2] != value["glyph"] for m in bullets.values()) else "-"
+        for i, m in bullets.items():
+            lines[i] = m[1] + glyph + lines[i][m.end() :]
+        return Signal(tuple(lines), (), (), frozenset(bullets))
     word = re.compile(rf"(?<![A-Za-z0-9]){re.escape(value['find'])}(?![A-Za-z0-9])")
     found = [i for i in layout.sections.get(value["section"], ()) if word.search(lines[i])]
     for i in found:

@@ -22,7 +22,9 @@ from resumebias_dagster.core.jd_audit.probes.terms import (
     ProbeAxes,
     Signal,
 )
-from resumebias_dagster.core.resumes.layout import INTERESTS, Layout, parse_layout
+from resumebias_dagster.core.resumes.fields import Layout
+from resumebias_dagster.core.resumes.layout import INTERESTS
+from resumebias_dagster.core.resumes.reader import read_resume
 from resumebias_dagster.core.resumes.timeline import timeline_issues
 
 # --------------------------------------------------------------------------- public
@@ -120,13 +122,13 @@ def probe_variants(
 ) -> pd.DataFrame:
     """The baseline and one variant per (axis, level) of every résumé of ``base``.
 
-    ``base`` needs ``resume_id`` and ``text`` in the layout of ``generate_resumes``.
+    ``base`` needs ``resume_id`` and ``text`` (read by ``core/resumes/reader.read_resume``).
     ``axes``: None for every catalog axis, a list of axis ids for some, or a loaded
     ``ProbeAxes``. Columns ``resume_id, variant, arm, axis, level, name, text``; the baseline
     row has variant, arm and axis ``baseline`` and an empty level. ``name`` is the "First Last"
     a person_name variant writes (null otherwise): from a pool, the résumé at position k of
     ``base`` gets entry k modulo the pool's size. A level that would leave a résumé unchanged
-    stops the arm.
+    stops the arm, and so does an edit that cannot find its field (without ``applicability``).
 
     ``applicability`` (``probe_applicability``'s table for the résumés of ``base``, in the same
     order, such as the user's résumés): each résumé gets variants of the axes that apply to it
@@ -145,10 +147,7 @@ def probe_variants(
         if not chosen:
             continue
         baseline = with_baseline_additions(text, spec.interests)
-        try:
-            layout = parse_layout(baseline)
-        except ValueError as exc:
-            raise ValueError(f"probe_variants: résumé {resume_id}: {exc}") from exc
+        layout = read_resume(baseline)
         rows.append((resume_id, BASELINE, BASELINE, BASELINE, "", None, baseline))
         for axis in chosen:
             for level in axis.levels:
@@ -238,7 +237,7 @@ def check_probe_variants(
         baseline = baselines.iloc[0]
         if rows.loc[rows["variant"] == BASELINE, "name"].notna().any():
             problems.append((resume_id, BASELINE, "the baseline records a name; only name variants do"))
-        layout = parse_layout(baseline)
+        layout = read_resume(baseline)
         base_timeline = {issue.key for issue in timeline_issues(baseline)}
         skipped = not_applying.get(resume_id, {})
         configured = {f"{a.id}_{level}" for a in spec.axes if a.id not in skipped for level in a.levels}
@@ -311,11 +310,8 @@ def _consistency_problems(layout: Layout, base_timeline: set[tuple[object, ...]]
     by an axis that does not declare experience part of its signal. Problems are compared by
     their key (``TimelineIssue``: kind, positions, dates), not their message, which names the
     employers a variant may rename."""
-    try:
-        found = [f"timeline: {i.message}" for i in timeline_issues(text) if i.key not in base_timeline]
-        variant = parse_layout(text)
-    except ValueError as exc:
-        return [f"not in the résumé layout any more: {exc}"]
+    found = [f"timeline: {i.message}" for i in timeline_issues(text) if i.key not in base_timeline]
+    variant = read_resume(text)
     # A variant without dated positions (the anonymisation of dates) has no timeline to compare.
     if variant.career() and not axis.params.get("changes_experience"):
         before, after = layout.experience_months(), variant.experience_months()

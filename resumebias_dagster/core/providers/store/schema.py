@@ -190,8 +190,11 @@ BATCH_ITEMS = Table(
 BATCH_INDEX = "CREATE INDEX IF NOT EXISTS batch_items_submission ON batch_items (submission_id);"
 COLUMNS = RESPONSES.names
 CLAIM_COLUMNS = CLAIMS.names
-_UPDATABLE = [c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "done")]
-# A row that is not final takes the new call's outcome; its counters add up. An empty answer
+_UPDATABLE = [
+    c for c in COLUMNS if c not in ("key", "calls", "created_at", "attempts", "billed_attempts", "cost_usd", "done")
+]
+# A row that is not final takes the new call's outcome; its counters and its cost add up (the
+# ledger is what every call of the key was billed, issue 40). An empty answer
 # is final once its key has had EMPTY_CALL_LIMIT calls, any outcome once its key's calls were
 # billed BILLED_CALL_LIMIT times.
 UPSERT = (
@@ -200,6 +203,8 @@ UPSERT = (
     "calls = responses.calls + 1, "
     "attempts = COALESCE(responses.attempts, 0) + COALESCE(excluded.attempts, 0), "
     "billed_attempts = COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0), "
+    "cost_usd = CASE WHEN responses.cost_usd IS NULL AND excluded.cost_usd IS NULL THEN NULL "
+    "ELSE COALESCE(responses.cost_usd, 0) + COALESCE(excluded.cost_usd, 0) END, "
     "done = CASE WHEN excluded.done = 1 THEN 1 "
     f"WHEN excluded.error_kind = '{EMPTY}' AND responses.calls + 1 >= {EMPTY_CALL_LIMIT} THEN 1 "
     "WHEN COALESCE(responses.billed_attempts, 0) + COALESCE(excluded.billed_attempts, 0) "
