@@ -383,8 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="resumebias", description="Audit AI models for bias in résumé screening.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, command in COMMANDS.items():
-        text = command.help.replace("%", "%%")  # argparse formats help strings with %
-        sub = subparsers.add_parser(name, help=text, description=text)
+        # argparse formats a help string with %, not a description (plan --help printed "80%%").
+        sub = subparsers.add_parser(name, help=command.help.replace("%", "%%"), description=command.help)
         command.add_arguments(sub)
         sub.set_defaults(handler=command.handler)
     return parser

@@ -28,6 +28,11 @@ from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.resources.storage import default_io_manager
+from resumebias_dagster.settings import check_dotenv
+
+# A data folder or instance named by the working folder's .env (which Dagster's CLI loads) that
+# resumebias did not create is refused before the definitions exist (issue 40).
+check_dotenv()
 
 defs = dg.Definitions(
     assets=_assets,

@@ -15,8 +15,8 @@ def plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind",
         choices=KINDS,
-        default="fit_delta",
-        help="kind of finding to plan for (default fit_delta: a change of the 1-10 fit score)",
+        help="kind of finding to plan for (default: the pilot's most common kind with a standard error, "
+        "else fit_delta: a change of the 1-10 fit score)",
     )
     parser.add_argument(
         "--effect", type=float, help="effect to detect, in the kind's unit (default: inference.yaml's `detect`)"
@@ -52,6 +52,8 @@ def plan_handler(args: argparse.Namespace) -> int:
     if not 0 <= args.run_share <= 1:
         return fail(f"--run-share must lie in [0, 1], got {args.run_share}")
     try:
+        if args.kind is None:
+            args.kind = _pilot_kind(_read_pilot(args.pilot)) if args.pilot else "fit_delta"
         settings = load_inference_settings()
         effect = args.effect if args.effect is not None else settings.detect[args.kind]
         if args.kind == "impact_ratio" and not 0 < effect < 1:
@@ -144,28 +146,44 @@ def default_structure(kind: str):
     return Structure((*levels, *names), target)
 
 
-def _plan_noise(args: argparse.Namespace):
-    """The noise of one résumé's difference: from ``--pilot``'s verdicts, ``--sd``, or assumed;
-    where it came from; and the pilot's family structure (None without one)."""
+def _read_pilot(path: str):
+    """The verdicts of a pilot: ``analyze --json`` / ``analyze-fit --json`` output, or a CSV."""
     import json
 
     import pandas as pd
 
+    try:
+        text = open(path, encoding="utf-8").read() if path.endswith(".json") else None
+        verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(path)
+        verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        # One line, never a traceback: a hostile pilot file may nest deeper than Python recurses.
+        reason = (
+            f"{type(exc).__name__}: {str(exc)[:200]}" if not isinstance(exc, RecursionError) else "nested too deeply"
+        )
+        raise InputError(f"--pilot {path}: not a verdicts JSON or CSV ({reason})") from None
+    return verdicts
+
+
+def _pilot_kind(verdicts) -> str:
+    """The kind of finding the pilot measured most often with a standard error (``analyze
+    --json`` of a seniority study plans its name contrasts, not a fit change it never had)."""
+    import numpy as np
+
+    if "kind" not in verdicts:
+        return "fit_delta"
+    usable = verdicts[np.isfinite(verdicts["se"])]["kind"].value_counts()
+    return str(usable.index[0]) if len(usable) else "fit_delta"
+
+
+def _plan_noise(args: argparse.Namespace):
+    """The noise of one résumé's difference: from ``--pilot``'s verdicts, ``--sd``, or assumed;
+    where it came from; and the pilot's family structure (None without one)."""
+
     from resumebias_dagster.core.inference.planning import ASSUMED_SD, Noise, pilot_noise, pilot_structure
 
     if args.pilot:
-        try:
-            text = open(args.pilot, encoding="utf-8").read() if args.pilot.endswith(".json") else None
-            verdicts = pd.DataFrame(json.loads(text)["verdicts"]) if text is not None else pd.read_csv(args.pilot)
-            verdicts["se"] = pd.to_numeric(verdicts["se"], errors="coerce")
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            # One line, never a traceback: a hostile pilot file may nest deeper than Python recurses.
-            reason = (
-                f"{type(exc).__name__}: {str(exc)[:200]}"
-                if not isinstance(exc, RecursionError)
-                else "nested too deeply"
-            )
-            raise InputError(f"--pilot {args.pilot}: not a verdicts JSON or CSV ({reason})") from None
+        verdicts = _read_pilot(args.pilot)
         noise = pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share)
         return noise, f"pilot {args.pilot}", pilot_structure(verdicts, args.kind) if "family" in verdicts else None
     sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]

@@ -4,12 +4,14 @@ Every finished step prints one line as it ends (step, partition, outcome, second
 finished run one more (job, partition, outcome, seconds). On a terminal a live bar (rich) sits
 under those lines: runs done of the plan, the run in progress, the time elapsed and an
 estimate of what is left. Written to a file or a pipe, only the lines are printed (and one
-when a run starts, so a log says what is under way), flushed as they come, with no bar
-redraws (issue 26, item 8).
+when a run or a step starts, so a log says what is under way), flushed as they come, with no
+bar redraws (issue 26, item 8); a step still running says so every ``HEARTBEAT_S`` (a log was
+silent for 23 minutes while a classifier trained, issue 41).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -33,10 +35,13 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+HEARTBEAT_S = 60.0
+
+
 class StudyProgress:
     """Progress of a plan of runs: ``start(job, label)`` before each, ``finish(ok)`` after."""
 
-    def __init__(self, jobs: Sequence[str], out: TextIO, live: bool | None = None):
+    def __init__(self, jobs: Sequence[str], out: TextIO, live: bool | None = None, heartbeat_s: float = HEARTBEAT_S):
         self.jobs = list(jobs)
         self.out = out
         self.live = out.isatty() if live is None else live
@@ -46,6 +51,12 @@ class StudyProgress:
         self._label = ""
         self._bar = None
         self._closed = False
+        # The steps under way (label -> when it started), and the heartbeat that names them.
+        self._running: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._heartbeat_s = heartbeat_s
+        self._stop = threading.Event()
+        self._beating: threading.Thread | None = None
         if self.live:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -85,9 +96,34 @@ class StudyProgress:
         else:
             self._line(f"{label}: started")
 
+    def step_started(self, step_key: str, partition: str | None) -> None:
+        """A step of the run in progress started: a line in a log, and the heartbeat names it."""
+        label = step_key + (f" [{partition}]" if partition else "")
+        with self._lock:
+            self._running[label] = time.monotonic()
+        if self._bar is None:
+            self._line(f"  {label}: started")
+        if self._beating is None and self._heartbeat_s > 0:
+            self._beating = threading.Thread(target=self._beat_every, name="progress-heartbeat", daemon=True)
+            self._beating.start()
+
+    def beat(self) -> None:
+        """A line for each step still running, with how long it has run."""
+        now = time.monotonic()
+        with self._lock:
+            running = list(self._running.items())
+        for label, since in running:
+            self._line(f"  {label}: still running after {_clock(now - since)}")
+
+    def _beat_every(self) -> None:
+        while not self._stop.wait(self._heartbeat_s):
+            self.beat()
+
     def step(self, step_key: str, partition: str | None, seconds: float, ok: bool) -> None:
         """A step of the run in progress ended (called as it ends, not when the run does)."""
         label = step_key + (f" [{partition}]" if partition else "")
+        with self._lock:
+            self._running.pop(label, None)
         self._line(f"  {label}: {'succeeded' if ok else 'FAILED'} in {seconds:.1f} s")
 
     def finish(self, ok: bool) -> float:
@@ -103,6 +139,9 @@ class StudyProgress:
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
+        if self._beating is not None:
+            self._beating.join(timeout=5)
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

@@ -117,6 +117,7 @@ def run_job(
                 return
             if event.event_type_value == "STEP_START":
                 started[step] = entry.timestamp
+                progress.step_started(step, partition)
             elif event.event_type_value in STEP_ENDS:
                 seconds = entry.timestamp - started.get(step, entry.timestamp)
                 if STEP_ENDS[event.event_type_value]:

@@ -358,6 +358,59 @@ def set_dagster_home(home: Path) -> None:
     os.environ[DAGSTER_HOME_ENV] = str(home)
 
 
+# ------------------------------------------------------------------ a folder's .env
+# Dagster's CLI (``dagster dev``, ``dagster asset materialize``) loads the working folder's
+# ``.env`` into the environment before any code of ours runs, so a cloned folder can name a
+# data folder or an instance of its own there (issue 40). What it ran by then cannot be undone
+# (a dagster.yaml's handler runs when the instance loads); the definitions refuse to go on.
+DOTENV = ".env"
+_INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
+
+
+def dotenv_values(folder: Path) -> dict[str, str]:
+    """The ``NAME=value`` lines of ``folder/.env`` (``export`` and quotes allowed), as Dagster
+    reads them; {} when there is none."""
+    try:
+        text = (folder / DOTENV).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    values = {}
+    for line in text.splitlines():
+        line = line.strip().removeprefix("export ").strip()
+        name, sep, value = line.partition("=")
+        if sep and name.strip() and not name.startswith("#"):
+            values[name.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def check_dotenv(folder: Path | None = None) -> None:
+    """Refuse a data folder, instance or state folder named by the working folder's ``.env``
+    that resumebias did not create: ``UntrustedFolderError`` naming the file and the variable."""
+    folder = Path(folder or Path.cwd()).absolute()
+    values = dotenv_values(folder)
+    came = {k for k in (DATA_DIR_ENV, DAGSTER_HOME_ENV, "XDG_STATE_HOME") if k in values and os.environ.get(k)}
+    came = {k for k in came if os.environ[k] == values[k]}
+    problem = None
+    if "XDG_STATE_HOME" in came:
+        problem = "XDG_STATE_HOME (where resumebias remembers the folders it created)"
+    elif DATA_DIR_ENV in came:
+        data = (folder / values[DATA_DIR_ENV]).absolute()
+        # A token file can be cloned too: the folder must be one this account's state remembers.
+        if data.is_dir() and any(data.iterdir()) and _identity(data) not in _remembered("data-dirs"):
+            problem = f"{DATA_DIR_ENV}={values[DATA_DIR_ENV]} (a data folder resumebias did not create)"
+    if problem is None and DAGSTER_HOME_ENV in came:
+        config = (folder / values[DAGSTER_HOME_ENV]).absolute() / "dagster.yaml"
+        if config.is_file() and config.read_bytes() != _INSTANCE_TEMPLATE.read_bytes() and not wrote_file(config):
+            problem = f"{DAGSTER_HOME_ENV}={values[DAGSTER_HOME_ENV]} (an instance config resumebias did not write)"
+    if problem is not None:
+        raise UntrustedFolderError(
+            f"{folder / DOTENV} sets {problem}: the Dagster CLI reads a folder's .env, so a cloned or copied folder "
+            "can point resumebias at a data folder or instance of its own (a dagster.yaml runs commands, a store can "
+            "hold forged answers); set the variable in your shell, or remove it from .env. Do not run the Dagster "
+            "CLI in a folder you do not trust: what its instance config runs has run already"
+        )
+
+
 def set_for_libraries(values: Mapping[str, str]) -> None:
     """Variables the libraries read at import (e.g. progress bars off in a log)."""
     os.environ.update(values)

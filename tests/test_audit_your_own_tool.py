@@ -1,4 +1,4 @@
-"""The worked example of "Audit your own tool" (README, docs/how-to/own-tool.md), end to end.
+"""The worked example of "Audit your own tool" (README, docs/howto/own-tool.md), end to end.
 
 Two screeners of an employer's, an HTTP scoring service listening on 127.0.0.1 and a Python
 function, are audited on a folder of résumés written here in layouts people use, not the

@@ -381,3 +381,17 @@ def test_analyze_rank_does_not_import_dagster(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_plan_takes_its_kind_from_the_pilot_and_its_help_prints_percent(tmp_path, capsys):
+    # Issue 41: `plan --pilot analyze.json` of a seniority study stopped at "no fit_delta finding"
+    # (--kind defaulted to fit_delta whatever the pilot measured), and `plan --help` printed "80%%".
+    pilot = tmp_path / "analyze.json"
+    rows = [{"kind": "seniority_bias", "se": 0.02, "n_resumes": 120}] * 3 + [{"kind": "style", "se": None}]
+    pilot.write_text(json.dumps({"verdicts": rows}))
+    assert main(["plan", "--pilot", str(pilot)]) == 0
+    assert capsys.readouterr().out.startswith("To detect seniority_bias = 0.05")
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    shown = capsys.readouterr().out
+    assert "80% power" in shown and "%%" not in shown

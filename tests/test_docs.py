@@ -179,6 +179,15 @@ def test_every_docs_page_is_in_the_site_navigation():
     assert pages == listed, f"not in nav: {sorted(pages - listed)}; in nav, missing: {sorted(listed - pages)}"
 
 
+def test_the_readme_and_the_home_page_list_every_page():
+    # Issue 41: the two lists had drifted apart (and from the site's navigation).
+    pages = {str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").rglob("*.md")} - {"index.md"}
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    home = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    assert not (missing := sorted(p for p in pages if f"](docs/{p})" not in readme)), f"README does not link {missing}"
+    assert not (missing := sorted(p for p in pages if f"]({p})" not in home)), f"index.md does not link {missing}"
+
+
 def test_docs_keep_the_prompt_injection_vocabulary():
     """tests/test_vocabulary.py's rule, over the documentation site."""
     import importlib.util

@@ -80,3 +80,37 @@ def test_a_step_gets_its_line_in_a_log_and_above_the_bar():
                 "  fit_plots: FAILED in 0.5 s",
             ]
             assert "\r" not in shown
+
+
+def test_a_log_says_when_a_step_starts_and_that_it_still_runs():
+    # Issue 41: a log printed nothing for 23 minutes while fine_tuned_classifiers trained.
+    out = io.StringIO()
+    progress = StudyProgress(["inputs"], out, heartbeat_s=0)  # no heartbeat thread: beat() by hand
+    progress.start("inputs", "study_inputs")
+    progress.step_started("fine_tuned_classifiers", None)
+    progress.beat()
+    progress.step("fine_tuned_classifiers", None, 12.0, True)
+    progress.beat()  # nothing is running: no line
+    progress.finish(True)
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "  fine_tuned_classifiers: started"
+    assert lines[2].startswith("  fine_tuned_classifiers: still running after 0:0")
+    assert lines[3] == "  fine_tuned_classifiers: succeeded in 12.0 s"
+    assert lines[4].startswith("study_inputs: succeeded in ")
+
+
+def test_the_heartbeat_names_a_step_that_runs_long():
+    import time
+
+    out = io.StringIO()
+    progress = StudyProgress(["fit"], out, heartbeat_s=0.01)
+    progress.start("fit", "fit_scores_job [a|m]")
+    progress.step_started("fit_scores", "a|m")
+    deadline = time.monotonic() + 60  # generous: only the order of events matters, not the speed
+    while "still running" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    progress.step("fit_scores", "a|m", 1.0, True)
+    progress.finish(True)
+    progress.close()
+    assert "  fit_scores [a|m]: still running after 0:00" in out.getvalue()

@@ -101,9 +101,11 @@ def test_resumebias_run_on_a_fresh_data_dir_ends_with_the_reports_path(tmp_path)
     assert ("seniority_predictions", "fake-screener") in steps and ("style_validation", "") in steps
     assert {("fit_scores", f"{jd}|fake-screener") for jd in JDS} <= set(steps)
     jd = JDS[0]
+    # A line when each step starts too (issue 41: a log was silent for 23 minutes during a step).
     assert re.search(
-        rf"^fit_scores_job \[{jd}\|fake-screener\]: started\n  fit_scores \[{jd}\|fake-screener\]: "
-        rf"succeeded in \S+ s\nfit_scores_job \[{jd}\|fake-screener\]: succeeded in ",
+        rf"^fit_scores_job \[{jd}\|fake-screener\]: started\n  fit_scores \[{jd}\|fake-screener\]: started\n"
+        rf"  fit_scores \[{jd}\|fake-screener\]: succeeded in \S+ s\nfit_scores_job \[{jd}\|fake-screener\]: "
+        "succeeded in ",
         runs,
         re.MULTILINE,
     )

@@ -5,9 +5,11 @@ unless the operator names the folder. Each test failed on the code before issue 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +138,59 @@ def test_an_explicit_dagster_home_is_the_operators_choice(tmp_path, monkeypatch)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     assert runner.dagster_home() == home
     assert (home / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
+
+
+# ------------------------------------------------------------------ issue 40, item 5: a folder's .env
+
+DOTENV = "RESUMEBIAS_DATA_DIR=./data\nDAGSTER_HOME=./data/dagster_home\n"
+
+
+def _import_definitions(folder, extra_env):
+    env = {k: v for k, v in os.environ.items() if k not in ("RESUMEBIAS_DATA_DIR", "DAGSTER_HOME")}
+    env.update(extra_env)
+    return subprocess.run(
+        [sys.executable, "-c", "import resumebias_dagster.definitions"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_data_folder_named_by_a_cloned_dotenv_is_refused_when_the_definitions_load(workdir, tmp_path):
+    # Dagster's CLI loads ./.env before our code: a clone's .env named its shipped data/ and
+    # instance, and the definitions went on with them.
+    _plant(workdir, tmp_path / "pwned")
+    (workdir / ".env").write_text(DOTENV)
+    # As the Dagster CLI leaves the environment after reading .env:
+    done = _import_definitions(workdir, {"RESUMEBIAS_DATA_DIR": "./data", "DAGSTER_HOME": "./data/dagster_home"})
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert f"{workdir / '.env'} sets RESUMEBIAS_DATA_DIR=./data (a data folder resumebias did not create)" in last
+    assert "set the variable in your shell" in last
+
+
+def test_the_dagster_cli_in_a_cloned_folder_stops_at_the_definitions(workdir, tmp_path):
+    _plant(workdir, tmp_path / "pwned")
+    (workdir / ".env").write_text("RESUMEBIAS_DATA_DIR=./data\n")
+    dagster = Path(sys.executable).parent / "dagster"
+    env = {k: v for k, v in os.environ.items() if k not in ("RESUMEBIAS_DATA_DIR", "DAGSTER_HOME")}
+    done = subprocess.run(
+        [str(dagster), "definitions", "validate", "-m", "resumebias_dagster.definitions"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "sets RESUMEBIAS_DATA_DIR=./data (a data folder resumebias did not create)" in done.stdout + done.stderr
+
+
+def test_a_dotenv_naming_a_fresh_folder_or_a_shell_choice_is_fine(workdir, tmp_path):
+    (workdir / ".env").write_text("RESUMEBIAS_DATA_DIR=./fresh\n")
+    assert _import_definitions(workdir, {"RESUMEBIAS_DATA_DIR": "./fresh"}).returncode == 0
+    # The same folder named in the shell (not by .env): the operator's choice, as before.
+    _plant(workdir, tmp_path / "pwned")
+    assert _import_definitions(workdir, {"RESUMEBIAS_DATA_DIR": str(workdir / "data")}).returncode == 0

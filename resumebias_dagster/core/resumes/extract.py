@@ -41,7 +41,7 @@ MAX_PDF_PAGES = 50
 # took 23 s, a 600 KB DOCX 914 s and 3.4 GB): its text, its DOCX XML unpacked, its seconds.
 MAX_TEXT_CHARS = 200_000
 MAX_DOCX_XML_BYTES = 20 * 1024 * 1024
-MAX_EXTRACT_S = 30.0
+MAX_EXTRACT_S = 10.0
 
 
 class _Budget:

@@ -209,7 +209,12 @@ def test_a_server_without_batches_gets_live_calls_and_says_so(fake_server, setti
     )
     assert all(r.ok for r in results)
     assert server.count == 3 and stats.calls_made == 3 and stats.batches_submitted == 0
-    assert any("making live calls instead" in line for line in lines)
+    # The fallback says what it costs (issue 40): the list price, twice the batch's.
+    assert any(
+        "making live calls instead, at the list price: twice what the batch would have cost for these 3 requests"
+        in line
+        for line in lines
+    )
     assert store.claims() == []
 
 
