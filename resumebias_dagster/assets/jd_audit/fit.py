@@ -207,6 +207,7 @@ def probe_variants(
 
 @dg.asset_check(
     asset=probe_variants,
+    name="change_one_signal",  # shown beside its asset: "probe_variants: change_one_signal"
     additional_ins={"user_resume_probes": dg.AssetIn("user_resume_probes")},
     blocking=True,
     description="every variant differs from its baseline in exactly its one signal; an axis user_resume_probes "

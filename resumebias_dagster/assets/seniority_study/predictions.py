@@ -36,7 +36,7 @@ def build_seniority_predictions(partitions_def: dg.PartitionsDefinition) -> dg.A
         metadata={"partition_expr": "model"},
         kinds={"pytorch", "duckdb"},
         backfill_policy=dg.BackfillPolicy.single_run(),
-        # The blocking check style_validation_passes then stops a run whose style set fails notebook 004's rules.
+        # The blocking check style_validation: rules_hold then stops a run whose style set fails notebook 004's rules.
         deps=["style_validation"],
     )
     def seniority_predictions(

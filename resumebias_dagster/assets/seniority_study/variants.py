@@ -156,6 +156,7 @@ def style_validation(
 
 @dg.asset_check(
     asset="style_validation",
+    name="rules_hold",  # shown beside its asset: "style_validation: rules_hold"
     additional_ins={"style_similarity": dg.AssetIn("style_similarity")},
     blocking=True,
     description="the style set meets notebook 004's rules (catalog/style_validation.yaml): similarity between "
@@ -262,6 +263,7 @@ def name_variants(
 
 @dg.asset_check(
     asset=name_variants,
+    name="differ_only_in_names",  # shown beside its asset: "name_variants: differ_only_in_names"
     blocking=True,
     description="the variants of one résumé differ only in name tokens (name_scope first_line: only in line 1)",
 )

@@ -72,7 +72,8 @@ NOTE_NONE_SELECTED = "no group selected anyone: no ratio"
 NOTE_ZERO = "nobody selected: the interval uses half a selection in its place"
 NOTE_ONE_RESUME = "fewer than two résumés behind the comparison: no interval or test (one résumé is no sample)"
 NOTE_NAMES_ARE_GROUPS = (
-    "one name per group on several résumés: a name's own effect cannot be told from its group's, so no interval"
+    "one name per group on several résumés: a name's own effect cannot be told from its group's, so no interval "
+    "(give each group two names or more)"
 )
 
 
@@ -298,7 +299,8 @@ def impact_findings(
         "description": (
             t["group"] + " against " + t["reference_group"] + ", " + t["selection"].str.replace("_", " ")
         ).to_numpy(),
-        "note": t["note"].to_numpy() if "note" in t.columns else "",
+        # Why a ratio has no interval (one résumé; names that are their groups), as in the table.
+        "note": t["_why"].to_numpy(object),
     }
     return [
         findings(

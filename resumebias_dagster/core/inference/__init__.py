@@ -8,7 +8,15 @@ from resumebias_dagster.core.inference.estimate import Estimate, unseen_share
 from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, holm, simes
 from resumebias_dagster.core.inference.randomization import run_permutation_p, sign_flip_p, smallest_p
 from resumebias_dagster.core.inference.settings import KINDS, InferenceSettings, load_inference_settings
-from resumebias_dagster.core.inference.verdicts import TESTS, VERDICTS, classify, findings, finish, verdict_records
+from resumebias_dagster.core.inference.verdicts import (
+    TESTS,
+    VERDICTS,
+    classify,
+    findings,
+    finish,
+    missing_interval_lines,
+    verdict_records,
+)
 
 __all__ = [
     "Estimate",
@@ -32,5 +40,6 @@ __all__ = [
     "smallest_p",
     "unit_spread",
     "unseen_share",
+    "missing_interval_lines",
     "verdict_records",
 ]

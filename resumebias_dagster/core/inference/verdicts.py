@@ -213,6 +213,23 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
     return conform(t.drop(columns=hidden), Verdicts)
 
 
+NO_REASON = "no interval could be computed (the note of its table row says no more)"
+
+
+def missing_interval_lines(verdicts: pd.DataFrame) -> list[str]:
+    """One line per finding printed without an interval: the finding and why (its note), so
+    a table never shows "n/a to n/a" silently (issue 41). Findings of one model that share a
+    reason are said once."""
+    if not len(verdicts) or "ci_low" not in verdicts:
+        return []
+    missing = verdicts[~np.isfinite(pd.to_numeric(verdicts["ci_low"], errors="coerce").to_numpy(float))]
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for row in missing.to_dict("records"):
+        note = str(row.get("note") or "").strip()
+        by_reason.setdefault((str(row["model"]), note or NO_REASON), []).append(str(row["finding"]))
+    return [f"no interval for {model}: {', '.join(found)}: {why}" for (model, why), found in by_reason.items()]
+
+
 def verdict_records(verdicts: pd.DataFrame) -> list[dict]:
     """The verdicts as JSON-able objects, one per finding (NaN and infinities become null)."""
     records = []

@@ -51,6 +51,7 @@ from resumebias_dagster.core.common.file_errors import (
     show_number,
     show_value,
 )
+from resumebias_dagster.core.inference import missing_interval_lines
 from resumebias_dagster.core.jd_audit.fit_stats import BASELINE, fit_effects, model_summary, split_variant
 
 REQUIRED_COLUMNS = ("variant", "model", "jd", "run", "score")
@@ -453,6 +454,7 @@ def format_fit_report(effects: pd.DataFrame, all_cells: bool = False, verdicts: 
             verdicts[
                 ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "n_resumes", "verdict"]
             ].to_markdown(index=False, floatfmt=".3g"),
+            *missing_interval_lines(verdicts),
             "",
         ]
     shown = effects if all_cells else effects[effects["significant"]]

@@ -12,6 +12,7 @@ from resumebias_dagster.core.common.labels import (
     DEMOGRAPHICS,
     STYLES,
 )
+from resumebias_dagster.core.inference import missing_interval_lines
 from resumebias_dagster.core.seniority.metrics.prepare import GENDERS, RACES
 from resumebias_dagster.core.seniority.metrics.summary import _tables
 
@@ -335,9 +336,14 @@ def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
         "VERDICTS",
         ["Model", "Finding", "Estimate", "95% CI", "Adjusted p", "Detectable", "Verdict"],
         rows,
-        "within résumé, the résumé the unit, names a random effect (core/seniority/verdicts.py); beyond_noise: "
-        "adjusted p <= alpha; equivalent: the 90% CI inside the margin of inference.yaml; detectable: the "
-        "effect found with 80% power.",
+        "\n  ".join(
+            [
+                "within résumé, the résumé the unit, names a random effect (core/seniority/verdicts.py); beyond_noise: "
+                "adjusted p <= alpha; equivalent: the 95% CI inside the margin of inference.yaml, with enough "
+                "résumés; detectable: the effect found with 80% power.",
+                *missing_interval_lines(verdicts),
+            ]
+        ),
     )
 
 

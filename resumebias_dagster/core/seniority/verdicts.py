@@ -102,7 +102,10 @@ def _excess_inconsistency(scored: _Scored, model: str, kind: str, exact: bool) -
     runs = res["run"].nunique()
     v = int(scored.n_variants[["style", "demographic"].index(kind)])
     if runs < v:
-        return np.array([]), f"{runs} run(s) for {v} variants and no label distributions: no retest floor"
+        return np.array([]), (
+            f"{runs} run(s) for {v} variants and no label distributions: no retest floor "
+            "(run each prompt twice or more, or give the model's label distributions)"
+        )
     observed = res.groupby("original_idx")["inconsistent"].sum() / runs
     texts = scored.texts
     texts = texts[(texts["model"].astype(str) == model) & (texts["variant_kind"].astype(str) == kind)]
@@ -139,6 +142,14 @@ def _style_shift_findings(
     return frames
 
 
+# Why a name contrast has no interval although it has résumés (issue 41: it printed "n/a to n/a"
+# with no reason).
+NOTE_ONE_NAME_PER_GROUP = (
+    "no interval: each group has one name, so a name's own effect cannot be told from its group's "
+    "(give each group two names or more)"
+)
+
+
 def _name_contrast_findings(
     m: pd.DataFrame, base: dict[str, str], how: str, settings: InferenceSettings
 ) -> list[pd.DataFrame]:
@@ -157,6 +168,9 @@ def _name_contrast_findings(
         est = side_contrast(
             demo["value"].to_numpy(float), resume, side, name, pd.factorize(demo["variant"])[0], low=low, high=high
         )
+        why = note
+        if have_names and est.n_resumes[0] > 1 and not np.isfinite(est.se[0]):
+            why = note + "; " + NOTE_ONE_NAME_PER_GROUP
         frames.append(
             findings(
                 {
@@ -164,7 +178,7 @@ def _name_contrast_findings(
                     "finding": f"seniority_bias:{contrast}",
                     "family": "names",
                     "description": description,
-                    "note": note,
+                    "note": why,
                 },
                 est,
                 None,

@@ -47,7 +47,7 @@ def test_both_scopes_materialise_and_pass_the_check(tmp_path, scope):
     base = result.output_for_node("base_resumes")
     assert set(names["name_scope"]) == {scope or "everywhere"}
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"name_variants_differ_only_in_names": True}
+    assert checks == {"differ_only_in_names": True}
     emails = base["email"].tolist()
     kept = [emails[row.original_idx] in row.text for row in names.itertuples()]
     # Notebook 004 kept the original e-mail; the default replaces it.

@@ -79,8 +79,8 @@ def test_whole_graph_materialises_into_duckdb(tmp_path):
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {
         "style_facts_identical": True,
-        "name_variants_differ_only_in_names": True,
-        "style_validation_passes": True,
+        "differ_only_in_names": True,
+        "rules_hold": True,
     }
 
     with duckdb.connect(str(db), read_only=True) as con:
@@ -158,7 +158,7 @@ def test_a_style_set_failing_seed_004_rules_stops_the_predictions_of_the_run(tmp
     )
     assert not result.success
     checks = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
-    failed = checks["style_validation_passes"]
+    failed = checks["rules_hold"]
     assert not failed.passed and "tone order: overstated" in failed.description
     started = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
     assert "seniority_predictions" not in started

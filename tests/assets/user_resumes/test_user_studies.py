@@ -105,7 +105,7 @@ def test_probe_variants_on_your_resumes_skip_the_axes_that_do_not_apply(tmp_path
     )
     assert result.success
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"probe_variants_change_one_signal": True}
+    assert checks == {"change_one_signal": True}
     with duckdb.connect(str(tmp_path / "study.duckdb"), read_only=True) as con:
         rows = con.execute("select resume_id, source from audit.user_resumes").df()
         stored = con.execute("select resume_id, variant, axis from audit.probe_variants").df()
