@@ -224,7 +224,11 @@ def run_study(out=None, audit_path: str | None = None) -> int:
         print(
             f"Local Law 144 summary: {summary} (and .csv); EU AI Act test record: eu_ai_act_test_record.json", file=out
         )
-    print(f"UI: {ui_command(home)}   (opens http://127.0.0.1:3000)", file=out)
+    print(
+        f"UI: {ui_command(home)}   (opens http://127.0.0.1:3000; tables refresh themselves there only while "
+        "default_automation_condition_sensor runs, off in a new instance: docs/howto/re-audit.md)",
+        file=out,
+    )
     return 0
 
 
