@@ -52,15 +52,16 @@ def plan_handler(args: argparse.Namespace) -> int:
     if not 0 <= args.run_share <= 1:
         return fail(f"--run-share must lie in [0, 1], got {args.run_share}")
     try:
+        pilot = _read_pilot(args.pilot) if args.pilot else None
         if args.kind is None:
-            args.kind = _pilot_kind(_read_pilot(args.pilot)) if args.pilot else "fit_delta"
+            args.kind = _pilot_kind(pilot) if pilot is not None else "fit_delta"
         settings = load_inference_settings()
         effect = args.effect if args.effect is not None else settings.detect[args.kind]
         if args.kind == "impact_ratio" and not 0 < effect < 1:
             return fail(f"--effect of an impact ratio must lie in (0, 1), got {effect}")
         if args.kind != "impact_ratio" and effect <= 0:
             return fail(f"--effect must be positive, got {effect}")
-        noise, source, structure = _plan_noise(args)
+        noise, source, structure = _plan_noise(args, pilot)
         task = "fit" if args.kind == "fit_delta" else "seniority"
         per_resume = _variants_per_resume(task)
         structure_source = "the pilot's" if structure else "the default study's"
@@ -176,14 +177,12 @@ def _pilot_kind(verdicts) -> str:
     return str(usable.index[0]) if len(usable) else "fit_delta"
 
 
-def _plan_noise(args: argparse.Namespace):
-    """The noise of one résumé's difference: from ``--pilot``'s verdicts, ``--sd``, or assumed;
-    where it came from; and the pilot's family structure (None without one)."""
-
+def _plan_noise(args: argparse.Namespace, verdicts):
+    """The noise of one résumé's difference: from the pilot's ``verdicts`` (``--pilot``),
+    ``--sd``, or assumed; where it came from; and the pilot's family structure (None without one)."""
     from resumebias_dagster.core.inference.planning import ASSUMED_SD, Noise, pilot_noise, pilot_structure
 
-    if args.pilot:
-        verdicts = _read_pilot(args.pilot)
+    if verdicts is not None:
         noise = pilot_noise(verdicts, args.kind, args.pilot_runs, args.pilot_jds, args.run_share)
         return noise, f"pilot {args.pilot}", pilot_structure(verdicts, args.kind) if "family" in verdicts else None
     sd = args.sd if args.sd is not None else ASSUMED_SD[args.kind]

@@ -15,20 +15,19 @@ from resumebias_dagster.settings import (
     AUDIT_FILE_ENV,
     DAGSTER_HOME_ENV,
     DATA_DIR_ENV,
+    INSTANCE_TEMPLATE,
     UntrustedFolderError,
     audit_file_path,
     choose_audit_file,
     dagster_home_choice,
     data_dir,
     duckdb_path,
+    instance_config_ours,
     remember_file,
     set_dagster_home,
     set_for_libraries,
     user_roots,
-    wrote_file,
 )
-
-INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
 
 
 class UntrustedInstanceError(UntrustedFolderError):
@@ -49,7 +48,7 @@ def dagster_home() -> Path:
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if config.exists() and config.read_bytes() != INSTANCE_TEMPLATE.read_bytes():
-        if not wrote_file(config):
+        if not instance_config_ours(config):
             raise UntrustedInstanceError(
                 f"{config} was not written by resumebias (it differs from the instance config resumebias writes): a "
                 "dagster.yaml can run commands (a python_logs handler), so it is not read. To use it, set "

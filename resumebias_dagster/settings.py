@@ -53,7 +53,7 @@ def data_dir(*, checked: bool = True) -> Path:
         return path
     except FileExistsError:
         pass
-    if not path.is_symlink() and _identity(path) in _remembered("data-dirs"):
+    if made_by_resumebias(path):
         return path
     raise UntrustedDataDirError(
         f"{path} exists but was not created by resumebias on this account: a cloned or copied data folder can carry "
@@ -67,6 +67,12 @@ def state_dir() -> Path:
     """Per-user state of the tool (``$XDG_STATE_HOME/resumebias``): what it created and wrote."""
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base).absolute() / "resumebias"
+
+
+def made_by_resumebias(folder: Path) -> bool:
+    """Whether ``folder`` is a data folder this tool created: its token, remembered in this
+    account's state (a clone can copy the token file, not the state), and never a link."""
+    return not folder.is_symlink() and _identity(folder) in _remembered("data-dirs")
 
 
 def _identity(path: Path) -> str:
@@ -364,7 +370,14 @@ def set_dagster_home(home: Path) -> None:
 # data folder or an instance of its own there (issue 40). What it ran by then cannot be undone
 # (a dagster.yaml's handler runs when the instance loads); the definitions refuse to go on.
 DOTENV = ".env"
-_INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
+# The instance config resumebias writes into a DAGSTER_HOME of its own (runner.dagster_home).
+INSTANCE_TEMPLATE = Path(__file__).parent / "instance" / "dagster.yaml"
+
+
+def instance_config_ours(config: Path) -> bool:
+    """Whether ``config`` is an instance config resumebias wrote: today's template, or a copy
+    it wrote and remembers (a dagster.yaml can run commands, so no other is read)."""
+    return config.read_bytes() == INSTANCE_TEMPLATE.read_bytes() or wrote_file(config)
 
 
 def dotenv_values(folder: Path) -> dict[str, str]:
@@ -395,12 +408,11 @@ def check_dotenv(folder: Path | None = None) -> None:
         problem = "XDG_STATE_HOME (where resumebias remembers the folders it created)"
     elif DATA_DIR_ENV in came:
         data = (folder / values[DATA_DIR_ENV]).absolute()
-        # A token file can be cloned too: the folder must be one this account's state remembers.
-        if data.is_dir() and any(data.iterdir()) and _identity(data) not in _remembered("data-dirs"):
+        if data.is_dir() and any(data.iterdir()) and not made_by_resumebias(data):
             problem = f"{DATA_DIR_ENV}={values[DATA_DIR_ENV]} (a data folder resumebias did not create)"
     if problem is None and DAGSTER_HOME_ENV in came:
         config = (folder / values[DAGSTER_HOME_ENV]).absolute() / "dagster.yaml"
-        if config.is_file() and config.read_bytes() != _INSTANCE_TEMPLATE.read_bytes() and not wrote_file(config):
+        if config.is_file() and not instance_config_ours(config):
             problem = f"{DAGSTER_HOME_ENV}={values[DAGSTER_HOME_ENV]} (an instance config resumebias did not write)"
     if problem is not None:
         raise UntrustedFolderError(

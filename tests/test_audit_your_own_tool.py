@@ -13,8 +13,6 @@ exactly one point off every résumé, is too few résumés to carry to the popul
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -22,6 +20,7 @@ import pytest
 import yaml
 
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
+from resumebias_dagster.testing.processes import resumebias_env, run_audit_file
 from resumebias_dagster.testing.resume_corpus import corpus, write_corpus
 from resumebias_dagster.testing.resume_files import encrypted_pdf_bytes, write
 
@@ -73,24 +72,9 @@ def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files
         models = yaml.safe_load((example / "models.yaml").read_text())
         models["models"][0]["url"] = server.base_url
         (example / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("RESUMEBIAS_", "DAGSTER_"))}
-        env.update(
-            {
-                "RESUMEBIAS_DATA_DIR": str(data),
-                KEY_ENV: KEY,
-                "PYTHONPATH": os.pathsep.join([str(example), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-                "RESUMEBIAS_MODEL_CACHE": os.environ.get("RESUMEBIAS_MODEL_CACHE", str(REPO / "data" / "test-cache")),
-                "HF_HUB_OFFLINE": "1",
-            }
-        )
-        proc = subprocess.run(
-            [sys.executable, "-m", "resumebias_dagster.cli", "run", "--config", str(example / "audit.yaml")],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-        )
+        pythonpath = os.pathsep.join([str(example), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env = resumebias_env(data, **{KEY_ENV: KEY, "PYTHONPATH": pythonpath})
+        proc = run_audit_file(example / "audit.yaml", tmp_path, env)
         calls = server.stats.requests
         keys = {r.api_key for r in server.requests}
     output = proc.stdout + proc.stderr

@@ -4,16 +4,14 @@ prints the summary of the tables it has and the ``Report:`` line, and exits 0 (i
 terminal summary asked for ``seniority_predictions``, which such a run never writes, raised
 ``CatalogException`` and exited 1 after the report was written)."""
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
+from resumebias_dagster.testing.processes import resumebias_env, run_audit_file
 from resumebias_dagster.testing.resume_corpus import corpus
 
 pytestmark = pytest.mark.slow
@@ -50,23 +48,7 @@ def test_a_fit_only_http_screener_ends_with_the_report_line(tmp_path):
             "answer": {"score": "$.result.score", "recommend": "$.result.decision"},
         }
         (example / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("RESUMEBIAS_", "DAGSTER_"))}
-        env.update(
-            {
-                "RESUMEBIAS_DATA_DIR": str(data),
-                KEY_ENV: "test-key",
-                "RESUMEBIAS_MODEL_CACHE": os.environ.get("RESUMEBIAS_MODEL_CACHE", str(REPO / "data" / "test-cache")),
-                "HF_HUB_OFFLINE": "1",
-            }
-        )
-        proc = subprocess.run(
-            [sys.executable, "-m", "resumebias_dagster.cli", "run", "--config", str(example / "audit.yaml")],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-        )
+        proc = run_audit_file(example / "audit.yaml", tmp_path, resumebias_env(data, **{KEY_ENV: "test-key"}))
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-6000:]
     assert f"Report: {data / 'reports' / 'audit_report.html'}" in proc.stdout

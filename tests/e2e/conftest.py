@@ -3,13 +3,11 @@
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
+from resumebias_dagster.testing.processes import free_port, stop_process_group, tail, wait_for_http
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -80,19 +78,7 @@ def webserver(tmp_path):
         )
     server = Webserver(url, log)
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"dagster-webserver exited with {proc.returncode}:\n{server.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"dagster-webserver did not answer within {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}"
-                    )
-                time.sleep(0.5)
+        wait_for_http(f"{url}/server_info", proc, log, SERVER_START_TIMEOUT_S, "dagster-webserver")
         yield server
     finally:
         stop_process_group(proc)

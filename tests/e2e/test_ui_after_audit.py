@@ -10,7 +10,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -19,7 +18,13 @@ import yaml
 
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.testing.fake_providers import FakeProviderServer
-from resumebias_dagster.testing.processes import free_port, stop_process_group, tail
+from resumebias_dagster.testing.processes import (
+    free_port,
+    resumebias_env,
+    run_audit_file,
+    stop_process_group,
+    wait_for_http,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -72,41 +77,12 @@ def graphql(url: str) -> dict:
         return json.loads(response.read())["data"]
 
 
-def wait_for(url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"the printed UI command exited with {proc.returncode}:\n{tail(log)}")
-        try:
-            with urllib.request.urlopen(f"{url}/server_info", timeout=5):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                pytest.fail(f"the UI did not answer within {START_TIMEOUT_S} s:\n{tail(log)}")
-            time.sleep(0.5)
-
-
 def test_the_printed_ui_command_shows_the_audit_files_models_and_results(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESUMEBIAS_", "DAGSTER_"))}
-    env.update(
-        {
-            "RESUMEBIAS_DATA_DIR": str(tmp_path / "data"),
-            KEY_ENV: "test-key",
-            "RESUMEBIAS_MODEL_CACHE": os.environ.get("RESUMEBIAS_MODEL_CACHE", str(REPO / "data" / "test-cache")),
-            "HF_HUB_OFFLINE": "1",
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-        }
-    )
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = resumebias_env(tmp_path / "data", **{KEY_ENV: "test-key", "PATH": path})
     with FakeProviderServer("scorer") as server:
         audit = write_audit(tmp_path / "audit", server.base_url)
-        proc = subprocess.run(
-            [sys.executable, "-m", "resumebias_dagster.cli", "run", "--config", str(audit)],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-        )
+        proc = run_audit_file(audit, tmp_path, env)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     # Before any call, what the audit file's models reach (issue 40): host and key variable.
     assert f"its models reach (before any call):\n  {MODEL} (http): calls 127.0.0.1:" in proc.stdout
@@ -133,7 +109,7 @@ def test_the_printed_ui_command_shows_the_audit_files_models_and_results(tmp_pat
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_for(url, ui, log)
+        wait_for_http(f"{url}/server_info", ui, log, START_TIMEOUT_S, "the printed UI command")
         data = graphql(url)
     finally:
         stop_process_group(ui)

@@ -36,6 +36,7 @@ from resumebias_dagster.core.providers import (
 )
 from resumebias_dagster.core.providers.types import BILLED_CALL_LIMIT, TRANSIENT_KINDS
 from resumebias_dagster.testing import fake_providers as fp
+from tests.security.fit_answers import one_baseline_variant, openai_fit_spec
 
 WIRES = ("openai", "anthropic", "gemini")
 
@@ -138,32 +139,8 @@ def test_a_fit_answer_with_an_escaped_lone_surrogate_is_written_to_duckdb(
     server = fake_server("openai")
     server.script(fp.answer(answer))
     settings = settings_for("openai", server.base_url)
-    spec = parse_models(
-        {
-            "models": [
-                {
-                    "name": "m",
-                    "kind": "provider",
-                    "provider": "openai",
-                    "model": "x",
-                    "runs_per_cell": 1,
-                    "base_url": server.base_url,
-                    "api_key_env": "",
-                }
-            ]
-        },
-        "t",
-    )[0]
-    variants = pd.DataFrame(
-        {
-            "resume_id": ["r"],
-            "variant": ["baseline"],
-            "arm": ["baseline"],
-            "axis": ["baseline"],
-            "level": [""],
-            "text": ["A résumé."],
-        }
-    )
+    spec = openai_fit_spec(server.base_url)
+    variants = one_baseline_variant()
 
     @dg.asset
     def fit_scores() -> pd.DataFrame:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +19,7 @@ from resumebias_dagster.core.models.model_config import parse_models
 from resumebias_dagster.core.models.scorer_answers import validate
 from resumebias_dagster.core.providers import ChatResult, run_requests
 from resumebias_dagster.testing import fake_providers as fp
+from tests.security.fit_answers import one_baseline_variant, openai_fit_spec
 
 HUGE = "9" * 5000
 ENDPOINT = endpoint_from_entry(
@@ -100,32 +100,8 @@ def test_a_stored_hostile_answer_does_not_block_the_partition(fake_server, setti
     server = fake_server("openai")
     server.script(fp.answer(json.dumps({"score": HUGE, "recommend": "yes"})))
     settings = settings_for("openai", server.base_url)
-    spec = parse_models(
-        {
-            "models": [
-                {
-                    "name": "m",
-                    "kind": "provider",
-                    "provider": "openai",
-                    "model": "x",
-                    "runs_per_cell": 1,
-                    "base_url": server.base_url,
-                    "api_key_env": "",
-                }
-            ]
-        },
-        "t",
-    )[0]
-    variants = pd.DataFrame(
-        {
-            "resume_id": ["r"],
-            "variant": ["baseline"],
-            "arm": ["baseline"],
-            "axis": ["baseline"],
-            "level": [""],
-            "text": ["A résumé."],
-        }
-    )
+    spec = openai_fit_spec(server.base_url)
+    variants = one_baseline_variant()
     for _ in range(2):
         rows, _ = predict_fit_with_provider(
             lambda reqs: run_requests(settings, reqs, store),

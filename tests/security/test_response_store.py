@@ -26,6 +26,7 @@ from resumebias_dagster.core.providers import ChatRequest, ResponseStore, reques
 from resumebias_dagster.core.providers.store import SQLiteStore, StoreError
 from resumebias_dagster.resources.providers import ProvidersResource, stats_metadata
 from resumebias_dagster.testing import fake_providers as fp
+from tests.security.fit_answers import one_baseline_variant, openai_fit_spec
 
 WIRES = ("openai", "anthropic", "gemini")
 
@@ -96,40 +97,14 @@ def test_a_deeply_nested_reply_is_stored_and_becomes_a_typed_row(wire, fake_serv
 
 
 def test_the_fit_task_turns_a_deeply_nested_answer_into_a_failed_run(fake_server, settings_for, store, fake_key):
-    import pandas as pd
 
     from resumebias_dagster.core.jd_audit.fit_task import predict_fit_with_provider
-    from resumebias_dagster.core.models.model_config import parse_models
 
     server = fake_server("openai")
     server.script(fp.answer('{"score": ' + "[" * 100_000 + "]" * 100_000 + "}"))
     settings = settings_for("openai", server.base_url)
-    spec = parse_models(
-        {
-            "models": [
-                {
-                    "name": "m",
-                    "kind": "provider",
-                    "provider": "openai",
-                    "model": "x",
-                    "runs_per_cell": 1,
-                    "base_url": server.base_url,
-                    "api_key_env": "",
-                }
-            ]
-        },
-        "t",
-    )[0]
-    variants = pd.DataFrame(
-        {
-            "resume_id": ["r"],
-            "variant": ["baseline"],
-            "arm": ["baseline"],
-            "axis": ["baseline"],
-            "level": [""],
-            "text": ["A résumé."],
-        }
-    )
+    spec = openai_fit_spec(server.base_url)
+    variants = one_baseline_variant()
     rows, _ = predict_fit_with_provider(
         lambda reqs: run_requests(settings, reqs, store),
         variants,

@@ -30,11 +30,11 @@ import hashlib
 import importlib
 import random
 import re
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from resumebias_dagster.core.common.blinding import opaque_id
 from resumebias_dagster.core.models.scorer_answers import Answer, validate
 
 DEFAULT_BATCH_SIZE = 32
@@ -100,7 +100,7 @@ def score_items(spec, items: Sequence[dict[str, Any]]) -> list[Answer]:
     for start in range(0, len(order), size):
         positions = order[start : start + size]
         # The function sees an opaque id; our id (job description, résumé, variant) stays here.
-        batch = [{**items[p], "id": secrets.token_hex(8)} for p in positions]
+        batch = [{**items[p], "id": opaque_id()} for p in positions]
         ids = ", ".join(repr(items[p]["id"]) for p in positions[:3]) + (", ..." if len(batch) > 3 else "")
         began = time.perf_counter()
         try:

@@ -20,10 +20,13 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from resumebias_dagster.settings import STORE_URL_ENV, STORE_URLS_ENV, TABLES_URL_ENV
+
 KEY_LIKE = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PAT)$", re.IGNORECASE)
 # The deployment's own credentials: what a stranger's models file would most like to send away.
+_OWN = "|".join(re.escape(name) for name in (STORE_URL_ENV, STORE_URLS_ENV, TABLES_URL_ENV))
 DEPLOYMENT_SECRETS = re.compile(
-    r"^(PGPASSWORD|PGPASSFILE|PGSERVICEFILE|AWS_.*|RESUMEBIAS_(STORE_URLS?|TABLES_URL)|DAGSTER_.*|GOOGLE_APPLICATION_CREDENTIALS)$",
+    rf"^(PGPASSWORD|PGPASSFILE|PGSERVICEFILE|AWS_.*|{_OWN}|DAGSTER_.*|GOOGLE_APPLICATION_CREDENTIALS)$",
     re.IGNORECASE,
 )
 OPT_INS = ("allow_any_key_env", "allow_host_header")

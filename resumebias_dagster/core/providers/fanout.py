@@ -25,6 +25,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
+from resumebias_dagster.core.common.blinding import opaque_id
 from resumebias_dagster.core.common.parsing import parse_json_object, valid_utf8
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import PACING_JITTER
@@ -38,7 +39,6 @@ from resumebias_dagster.core.providers.types import (
     ChatResult,
     ProviderSettings,
     Secret,
-    opaque_id,
     request_key,
     task_of,
 )

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from resumebias_dagster.core.common.blinding import opaque_id
 from resumebias_dagster.core.models.http_endpoint import ANSWER_PARTS, HttpEndpoint, endpoint_of
 from resumebias_dagster.core.models.scorer_answers import Answer
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, opaque_id
+from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
 
 _TAG = "http"
 UNPARSABLE = "unparsable: "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,7 +136,7 @@ class ChatRequest:
     cache marker changes what a call is billed, not its answer), so a request keeps its key,
     and its stored answer, with or without a marked prefix.
     ``wire_id``: the opaque id a wire that sends an item id (kind http) sends in its place, new
-    for each call (``fanout``, ``opaque_id``); stored with the answer (``request_json``), so an
+    for each call (``fanout``, ``core/common/blinding.opaque_id``); stored with the answer (``request_json``), so an
     id seen at the endpoint maps back to the tag's item, and never part of the key.
     """
 
@@ -192,12 +191,6 @@ class ChatRequest:
             task=task,
             wire_id=str(data.get("wire_id") or ""),
         )
-
-
-def opaque_id() -> str:
-    """An id that says nothing (16 hex digits from the OS's CSPRNG): what a screener sees of
-    an item, so no id of ours (job description, résumé, variant, run) tells it an audit."""
-    return secrets.token_hex(8)
 
 
 TASKS = ("seniority", "fit", "judge", "generation", "ranking")

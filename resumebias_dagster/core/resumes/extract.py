@@ -49,9 +49,12 @@ class _Budget:
 
     def __init__(self) -> None:
         self.started = time.monotonic()
+        self.chars = 0
 
-    def check(self, chars: int) -> None:
-        if chars > MAX_TEXT_CHARS:
+    def add(self, text: str) -> None:
+        """Count ``text`` read so far (a page, a paragraph, a table row), and check both caps."""
+        self.chars += len(text)
+        if self.chars > MAX_TEXT_CHARS:
             raise ExtractionError(f"more than {MAX_TEXT_CHARS:,} characters of text; a résumé has fewer (not read)")
         if time.monotonic() - self.started > MAX_EXTRACT_S:
             raise ExtractionError(f"still not read after {MAX_EXTRACT_S:g} s; a résumé reads in well under a second")
@@ -193,7 +196,7 @@ def pdf_text(data: bytes) -> str:
             budget = _Budget()
             for page in reader.pages:
                 pages.append(page.extract_text() or "")
-                budget.check(sum(map(len, pages)))
+                budget.add(pages[-1])
         except ExtractionError:
             raise
         except Exception as exc:  # pypdf raises many kinds of error on a damaged file
@@ -213,10 +216,9 @@ def pdf_text(data: bytes) -> str:
 # --------------------------------------------------------------------------- DOCX
 
 
-def _table_lines(table: Any, budget: _Budget, so_far: int) -> list[str]:
+def _table_lines(table: Any, budget: _Budget) -> list[str]:
     lines: list[str] = []
     for row in table.rows:
-        budget.check(so_far + sum(map(len, lines)))
         cells, seen = [], set()
         for cell in row.cells:
             if id(cell._tc) in seen:  # a merged cell is returned once per grid column
@@ -226,6 +228,7 @@ def _table_lines(table: Any, budget: _Budget, so_far: int) -> list[str]:
             if text:
                 cells.append(text)
         lines.append(" | ".join(cells))
+        budget.add(lines[-1])
     return lines
 
 
@@ -234,9 +237,11 @@ def _blocks_lines(blocks: Iterable[Any], budget: _Budget) -> list[str]:
 
     lines: list[str] = []
     for block in blocks:
-        so_far = sum(map(len, lines))
-        budget.check(so_far)
-        lines += _table_lines(block, budget, so_far) if isinstance(block, Table) else [block.text]
+        if isinstance(block, Table):
+            lines += _table_lines(block, budget)
+        else:
+            lines.append(block.text)
+            budget.add(block.text)
     return lines
 
 
@@ -264,7 +269,6 @@ def docx_text(data: bytes) -> str:
         header = document.sections[0].header if document.sections else None
         lines = _blocks_lines(header.iter_inner_content(), budget) if header is not None else []
         lines += _blocks_lines(document.iter_inner_content(), budget)
-        budget.check(sum(map(len, lines)))
     except ExtractionError:
         raise
     except Exception as exc:  # python-docx and lxml raise many kinds of error on a damaged package
@@ -289,7 +293,7 @@ def extract_bytes(data: bytes, suffix: str) -> str:
         return docx_text(data)
     if suffix in (".md", ".txt"):
         raw = decode_utf8(data)
-        _Budget().check(len(raw))
+        _Budget().add(raw)
         text = normalise_text(markdown_to_text(raw) if suffix == ".md" else raw)
         if not _substantial(text):
             raise ExtractionError("empty, or too little text for a résumé")

@@ -10,8 +10,6 @@ import pytest
 from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.seniority.generation import generate_resumes
-from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.settings import ConfigPathError
 from resumebias_dagster.testing.resume_files import (
     docx_bytes,
@@ -22,15 +20,6 @@ from resumebias_dagster.testing.resume_files import (
 )
 
 FREE_FORM = "Jane Doe\njane.doe@example.com\n\nI have built payment systems for ten years.\n"
-
-
-@pytest.fixture
-def resources(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
-    return {
-        "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-        "catalog": CatalogResource(),
-    }
 
 
 def test_a_folder_of_resume_files_becomes_a_table_and_its_probes(tmp_path, resources):

@@ -10,21 +10,10 @@ import pytest
 
 from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.core.seniority.generation import generate_resumes
-from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.run_summary import user_resumes_report
 from resumebias_dagster.testing.resume_files import encrypted_pdf_bytes, pdf_bytes, write
 
 FREE_FORM = "Jane Doe\njane.doe@example.com\n\nI have built payment systems for ten years.\n"
-
-
-@pytest.fixture
-def resources(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
-    return {
-        "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-        "catalog": CatalogResource(),
-    }
 
 
 def _materialize(folder, resources, *, raise_on_error=True):

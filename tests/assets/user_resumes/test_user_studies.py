@@ -16,7 +16,6 @@ from resumebias_dagster.assets.user_resumes.files import user_resume_probes, use
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
-from resumebias_dagster.resources.storage import ResumebiasIOManager
 from resumebias_dagster.testing.resume_files import FREE_FORM_RESUME, docx_bytes, pdf_bytes, write
 
 AXES = [a.id for a in load_probe_axes().axes]
@@ -46,15 +45,6 @@ NAMES = [*INPUTS, variants.name_variants, variants.name_variants_differ_only_in_
 @pytest.fixture(scope="module")
 def texts():
     return generate_resumes(1, seed=11)["text"].tolist()  # junior, mid, senior
-
-
-@pytest.fixture
-def resources(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
-    return {
-        "io_manager": ResumebiasIOManager(database=str(tmp_path / "study.duckdb"), schema="audit"),
-        "catalog": CatalogResource(),
-    }
 
 
 def folder_of(tmp_path, files: dict[str, bytes | str], labels: str = "") -> str:
