@@ -4,6 +4,7 @@ figure to quote, so the benchmarks print how much of the machine others took."""
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
 
@@ -21,3 +22,14 @@ def own_cpu_seconds() -> float:
     """CPU seconds of this process and the children it waited for."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
+
+
+def cpu_model() -> str:
+    """The CPU's model name, quoted with every timing (the CPU differs between machines)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"

@@ -30,11 +30,12 @@ from resumebias_dagster.core.models.calibration import cpu_identity
 from resumebias_dagster.core.models.compute import resolve_compute
 from resumebias_dagster.core.models.finetune import FineTuneConfig, train_classifier
 from resumebias_dagster.core.models.model_config import load_models, models_of_kind
+from resumebias_dagster.core.models.runtime import ModelRuntime, TrainedClassifier
 from resumebias_dagster.core.seniority.generation import generate_resumes
 from resumebias_dagster.core.seniority.metrics import bias_summary
 from resumebias_dagster.core.seniority.names import name_variants
 from resumebias_dagster.core.seniority.style import style_variants
-from resumebias_dagster.core.seniority.task import predict_with_classifier, variant_table
+from resumebias_dagster.core.seniority.task import predict_seniority, variant_table
 
 # The default graph's inputs (the assets' config defaults).
 N_PER_LEVEL, SEED, TRAIN_PER_LEVEL, TRAIN_SEED = 40, 0, 128, 1000
@@ -46,7 +47,9 @@ def one_seed(spec, train, variants, settings, seed: int, folder: Path) -> dict:
     started = time.perf_counter()
     metrics = train_classifier(train, config, settings, folder, log=lambda _m: None)
     took = time.perf_counter() - started
-    predictions = predict_with_classifier(spec, variants, settings, folder, fingerprint=f"seed{seed}")
+    trained = {spec.name: TrainedClassifier(str(folder), fingerprint=f"seed{seed}")}
+    runtime = ModelRuntime(resolve_compute=lambda: settings, cache_dir=folder, classifiers=trained)
+    predictions, _ = predict_seniority(spec, variants, runtime, "{resume}")
     row = {
         "seed": seed,
         "seconds": took,

@@ -33,7 +33,6 @@ Run: python benchmarks/bench_inference_calibration.py [--studies 400] [--only sc
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import time
 import warnings
@@ -43,21 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from _machine import machine_busy_seconds, own_cpu_seconds  # noqa: E402
+from _machine import cpu_model, machine_busy_seconds, own_cpu_seconds  # noqa: E402
 
 from resumebias_dagster.core.inference import load_inference_settings  # noqa: E402
 from resumebias_dagster.testing.calibration import SCENARIOS, calibrate, plan_check  # noqa: E402
 from resumebias_dagster.testing.screener_calibration import SCREENER_SCENARIOS  # noqa: E402
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _problems(table: pd.DataFrame, n: int) -> list[str]:
@@ -94,7 +83,7 @@ def main() -> int:
     wall = time.perf_counter() - started
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 70)
-    print(f"{args.studies} studies per scenario; {_cpu()}; {wall:.0f} s")
+    print(f"{args.studies} studies per scenario; {cpu_model()}; {wall:.0f} s")
     print(table.drop(columns=["studies"]).round(3).to_string(index=False))
     n = args.studies
     problems = _problems(table, n)

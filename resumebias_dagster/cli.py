@@ -238,16 +238,22 @@ def _analyze_fit(args: argparse.Namespace) -> int:
 def _rank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE", help="JSON Lines: job, model, shown, groups, answer")
     parser.add_argument("--top-k", type=positive_int, default=3, metavar="K", help="top-k places (default 3)")
-    parser.add_argument("--json", action="store_true", help="print JSON: {groups, positions, answers}")
+    parser.add_argument("--json", action="store_true", help="print JSON: {groups, positions, answers, verdicts}")
 
 
 def _rank(args: argparse.Namespace) -> int:
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.inference import load_inference_settings
     from resumebias_dagster.core.ranking.rank_import import RankingFileError, rank_report, read_ranking_files
+    from resumebias_dagster.core.ranking.verdicts import ranking_verdicts
 
     try:
-        sys.stdout.write(rank_report(read_ranking_files(args.paths), args.top_k, as_json=args.json))
-    except RankingFileError as exc:
+        rows = read_ranking_files(args.paths)
+        settings = load_inference_settings()
+    except (RankingFileError, CatalogError) as exc:
         return fail(str(exc))
+    verdicts = ranking_verdicts(rows, settings)
+    sys.stdout.write(rank_report(rows, args.top_k, as_json=args.json, verdicts=verdicts))
     return 0
 
 
@@ -339,7 +345,24 @@ def _asset_names() -> set[str]:
     return {key.path[-1] for key in defs.resolve_asset_graph().get_all_asset_keys()}
 
 
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from resumebias_dagster.demo.command import demo_arguments
+
+    demo_arguments(parser)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from resumebias_dagster.demo.command import demo_handler
+
+    return demo_handler(args)
+
+
 COMMANDS: dict[str, Command] = {
+    "demo": Command(
+        "a first audit in about two minutes: a sample screener on sample résumés, ending with its report",
+        _demo_arguments,
+        _demo,
+    ),
     "run": Command(
         "materialise the whole study on the embedded defaults and print where the results are",
         _run_arguments,

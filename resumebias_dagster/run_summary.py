@@ -132,10 +132,12 @@ def _print_fit(tables: dict[str, pd.DataFrame], out) -> None:
         summary[_FIT_SUMMARY_COLUMNS].round(3).to_string(index=False) if summary is not None and len(summary) else None
     )
     print(shown or "(no fit scores)", file=out)
-    print("\nJOB-DESCRIPTION AUDIT: VERDICTS (the résumé the unit; inference.yaml's margins)", file=out)
-    columns = ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "verdict"]
-    shown = verdicts[columns].round(3).to_string(index=False) if verdicts is not None and len(verdicts) else None
-    print(shown or "(no fit scores)", file=out)
+    # The analyze commands' table, with its line per finding without an interval (issue 41).
+    from resumebias_dagster.core.inference.verdict_table import format_verdict_table
+    from resumebias_dagster.core.tables import Verdicts, empty_table
+
+    print("\nJOB-DESCRIPTION AUDIT: the résumé the unit, inference.yaml's margins", file=out)
+    out.write(format_verdict_table(verdicts if verdicts is not None else empty_table(Verdicts), "(no fit scores)"))
 
 
 def _print_impact(tables: dict[str, pd.DataFrame], out) -> None:

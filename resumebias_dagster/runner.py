@@ -24,7 +24,6 @@ from resumebias_dagster.settings import (
     duckdb_path,
     instance_config_ours,
     remember_file,
-    set_dagster_home,
     set_for_libraries,
     user_roots,
 )
@@ -58,7 +57,6 @@ def dagster_home() -> Path:
     if not config.exists():
         shutil.copyfile(INSTANCE_TEMPLATE, config)
         remember_file(config)
-    set_dagster_home(home)
     return home
 
 
@@ -206,7 +204,8 @@ def run_study(out=None, audit_path: str | None = None) -> int:
 
         # Before any call: the audit file is code-equivalent, so say what it will reach.
         print("its models reach (before any call):", *reach(load_models()), sep="\n", file=out, flush=True)
-    instance = dg.DagsterInstance.get()
+    # The instance of that folder, named as data: nothing writes DAGSTER_HOME into the environment.
+    instance = dg.DagsterInstance.from_config(str(home))
     release_abandoned_runs(instance, out)
     totals = _run_plan(_study_plan(audit), instance, out, audit)
     if totals is None:

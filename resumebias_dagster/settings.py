@@ -359,11 +359,6 @@ def dagster_home_choice() -> str | None:
     return os.environ.get(DAGSTER_HOME_ENV) or None
 
 
-def set_dagster_home(home: Path) -> None:
-    """Point this process's Dagster (and the runs it launches) at ``home``."""
-    os.environ[DAGSTER_HOME_ENV] = str(home)
-
-
 # ------------------------------------------------------------------ a folder's .env
 # Dagster's CLI (``dagster dev``, ``dagster asset materialize``) loads the working folder's
 # ``.env`` into the environment before any code of ours runs, so a cloned folder can name a
@@ -434,3 +429,11 @@ ONEDNN_ISA_ENV = "ONEDNN_MAX_CPU_ISA"
 def onednn_isa() -> str:
     """oneDNN's instruction-set cap when set (a CPU calibration is valid only under the same)."""
     return os.environ.get(ONEDNN_ISA_ENV, "default")
+
+
+def command_environment(values: Mapping[str, str], drop_prefixes: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of a command this tool starts (``resumebias demo``'s own audit run):
+    this process's, less the variables whose names start with one of ``drop_prefixes``, plus ``values``."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(drop_prefixes)}
+    environment.update(values)
+    return environment

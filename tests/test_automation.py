@@ -144,7 +144,7 @@ def test_weekly_reaudit_skips_without_provider_models(tmp_path):
 def test_tables_refresh_after_a_partition_is_rerun_even_without_an_import(tmp_path):
     """Declarative automation: a new prediction partition makes the metric tables stale; the
     never-materialised imported_predictions does not hold them back."""
-    from resumebias_dagster.assets.seniority_study import metrics
+    from resumebias_dagster.defs.seniority_study import metrics
 
     partitions = dg.StaticPartitionsDefinition(["m1", "m2"])
 

@@ -345,9 +345,15 @@ def test_analyze_rank_json_reproduces_a_hand_computed_example(tmp_path, capsys):
             "errors": {"unparsable: declines to rank or calls the candidates equal": 1},
         }
     ]
+    # The verdict: white_male at half black_male's rate; no `resume` ids, so no interval, said why.
+    (verdict,) = out["verdicts"]
+    assert verdict["finding"] == "impact_ratio:ranked_first:backend:white_male"
+    assert verdict["estimate"] == pytest.approx(0.5) and verdict["ci_low"] is None
     assert main(["analyze-rank", str(path)]) == 0
     text = capsys.readouterr().out
     assert text.startswith("4 rankings, 1 without a ranking") and "black_male" in text
+    assert "\nVERDICTS\n" in text
+    assert "no interval for gpt: impact_ratio:ranked_first:backend:white_male: the rankings give no `resume` id" in text
 
 
 def test_analyze_rank_bad_input_exits_2_naming_the_file_and_line(tmp_path, capsys):

@@ -130,9 +130,9 @@ def test_the_collector_finds_direct_and_indirect_reads():
 
 
 def test_every_models_yaml_field_is_documented():
-    from resumebias_dagster.core.models.model_config import _COMMON, _KIND_FIELDS
+    from resumebias_dagster.core.models.kinds import BUILT_IN, COMMON_FIELDS
 
-    accepted = set(_COMMON).union(*_KIND_FIELDS.values())
+    accepted = set(COMMON_FIELDS).union(*(kind.fields for kind in BUILT_IN))
     documented = documented_model_fields()
     assert not accepted - documented, (
         f"models.yaml fields not in docs/configuration.md: {sorted(accepted - documented)}"

@@ -225,3 +225,17 @@ def test_the_environment_check_sees_each_form():
     assert environment_reads("import os\nos.environ.get('X')\nos.getenv('Y')\n") == [2, 3]
     assert environment_reads("from os import environ\n") == [1]
     assert environment_reads("import os\nos.path.join('a')\n") == []
+
+
+def test_only_the_definitions_import_the_asset_folders():
+    # defs/ is the top of the package: dg.load_from_defs_folder (definitions.py) finds its assets,
+    # and jobs, automation, resources and core select or serve them by key, never by import.
+    defs = "resumebias_dagster.defs"
+    found = sorted(
+        (m, d)
+        for m, deps in import_graph().items()
+        if not (m == defs or m.startswith(defs + ".") or m == "resumebias_dagster.definitions")
+        for d in deps
+        if d == defs or d.startswith(defs + ".")
+    )
+    assert not found, f"modules outside defs/ import it: {found}"

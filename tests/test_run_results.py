@@ -52,3 +52,29 @@ def test_a_run_with_no_tables_says_so(data):
     out = io.StringIO()
     print_results(out)
     assert "no study tables" in out.getvalue()
+
+
+def test_the_fit_verdicts_say_why_a_finding_has_no_interval(data, tmp_path):
+    # Issue 41: the run summary's fit verdict table printed "nan" intervals with no reason,
+    # where the analyze commands print a line per finding without one.
+    from resumebias_dagster.core.inference.verdict_table import HEADER
+    from resumebias_dagster.core.jd_audit.fit_import import analyze_fit_file
+
+    scores = tmp_path / "one_resume.csv"
+    scores.write_text(
+        "variant,model,jd,run,score\n"
+        + "".join(f"baseline,m,j1,{run},7\naddressCountry_brazil,m,j1,{run},{5 + run}\n" for run in (1, 2))
+    )
+    _, verdicts = analyze_fit_file(scores)
+    assert verdicts["ci_low"].isna().all()
+    _write(data / "resumebias.duckdb", {"fit_verdicts": verdicts, "fit_model_summary": empty_table(FitModelSummary)})
+    out = io.StringIO()
+    print_results(out)
+    lines = out.getvalue().splitlines()
+    at = lines.index("VERDICTS")
+    assert lines[at + 1].split() == " ".join(HEADER).split()  # the analyze commands' table
+    assert "fit_level:addressCountry_brazil" in lines[at + 3] and " none " in lines[at + 3]
+    assert (
+        "no interval for m: fit_level:addressCountry_brazil: one résumé: the job descriptions are the units, "
+        "a claim about that résumé only"
+    ) in lines

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from resumebias_dagster.assets.jd_audit import fit
-from resumebias_dagster.assets.seniority_study import resumes
-from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.core.jd_audit.job_descriptions import load_job_descriptions
+from resumebias_dagster.defs.jd_audit import fit
+from resumebias_dagster.defs.seniority_study import resumes
+from resumebias_dagster.defs.user_resumes.files import user_resume_probes, user_resumes
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import ProvidersResource

@@ -40,7 +40,7 @@ def _failure_text(result) -> str:
 
 
 def test_the_importer_reads_no_file_outside_the_allowed_folders(data_dir, outside):
-    from resumebias_dagster.assets.seniority_study.predictions import (
+    from resumebias_dagster.defs.seniority_study.predictions import (
         imported_predictions,
     )
 
@@ -53,7 +53,7 @@ def test_the_importer_reads_no_file_outside_the_allowed_folders(data_dir, outsid
 
 
 def test_a_symlink_under_the_data_directory_does_not_reach_outside(data_dir, outside):
-    from resumebias_dagster.assets.seniority_study.predictions import (
+    from resumebias_dagster.defs.seniority_study.predictions import (
         imported_predictions,
     )
 
@@ -101,8 +101,8 @@ def test_allowed_folders_extend_by_environment(data_dir, outside, monkeypatch):
 
 
 def test_a_local_embedding_model_must_lie_under_the_allowed_folders(data_dir, outside):
-    from resumebias_dagster.assets.seniority_study.resumes import base_resumes
-    from resumebias_dagster.assets.seniority_study.variants import (
+    from resumebias_dagster.defs.seniority_study.resumes import base_resumes
+    from resumebias_dagster.defs.seniority_study.variants import (
         style_validation,
         style_variants,
     )
@@ -160,8 +160,8 @@ def test_the_response_store_refuses_a_network_filesystem(fs_type, tmp_path, monk
 
 
 def test_the_duckdb_file_refuses_a_network_filesystem(tmp_path, monkeypatch):
-    from resumebias_dagster.assets.jd_audit.fit import job_descriptions
     from resumebias_dagster.core.common import filesystems
+    from resumebias_dagster.defs.jd_audit.fit import job_descriptions
     from resumebias_dagster.resources.storage import ResumebiasIOManager
 
     monkeypatch.setattr(filesystems, "MOUNTS_FILE", str(_mounts(tmp_path, "nfs")))
@@ -187,9 +187,9 @@ def test_the_mount_table_of_this_machine_is_read(tmp_path):
 
 
 def test_an_unpartitioned_upstream_never_materialised_is_named(data_dir):
-    from resumebias_dagster.assets.jd_audit.fit import probe_variants
-    from resumebias_dagster.assets.seniority_study.resumes import base_resumes
-    from resumebias_dagster.assets.user_resumes.files import user_resume_probes, user_resumes
+    from resumebias_dagster.defs.jd_audit.fit import probe_variants
+    from resumebias_dagster.defs.seniority_study.resumes import base_resumes
+    from resumebias_dagster.defs.user_resumes.files import user_resume_probes, user_resumes
     from resumebias_dagster.resources.storage import default_io_manager
 
     result = dg.materialize(

@@ -1,5 +1,5 @@
 """Every CSV the tool writes for people neutralises cells a spreadsheet would run as formulas
-(issue 40, item 14; the Local Law 144 summary's own check is in tests/assets/test_impact_ratios.py)."""
+(issue 40, item 14; the Local Law 144 summary's own check is in tests/defs/test_impact_ratios.py)."""
 
 import io
 

@@ -268,8 +268,17 @@ def impact_findings(
 ) -> list[pd.DataFrame]:
     """The impact ratios of ``rows`` (as ``impact_table`` takes them) as findings of
     ``core/inference``: one per group below its reference, family (selection, dimension)."""
+    return ratio_findings(
+        _impact_rows(rows, selections, 1 - settings.alpha, settings.margins["impact_ratio"]), study, settings
+    )
+
+
+def ratio_findings(t: pd.DataFrame, study: str, settings: InferenceSettings) -> list[pd.DataFrame]:
+    """``group_ratios`` rows (at 1 - alpha and the impact-ratio margin), with ``model``,
+    ``selection`` and ``dimension`` columns, as findings: one per group below its reference,
+    family (selection, dimension). The ranking task's verdicts use it with the job as the
+    dimension."""
     margin = settings.margins["impact_ratio"]
-    t = _impact_rows(rows, selections, 1 - settings.alpha, margin)
     if not len(t):
         return []
     t = t[(t["group"] != t["reference_group"]) & (t["n"] > 0) & t["impact_ratio"].notna()]

@@ -51,7 +51,7 @@ from resumebias_dagster.core.common.file_errors import (
     show_number,
     show_value,
 )
-from resumebias_dagster.core.inference import missing_interval_lines
+from resumebias_dagster.core.inference.verdict_table import format_verdict_table
 from resumebias_dagster.core.jd_audit.fit_stats import BASELINE, fit_effects, model_summary, split_variant
 
 REQUIRED_COLUMNS = ("variant", "model", "jd", "run", "score")
@@ -449,14 +449,7 @@ def format_fit_report(effects: pd.DataFrame, all_cells: bool = False, verdicts: 
     ]
     parts = ["FIT-SCORE EFFECTS BY MODEL", summary[cols].to_markdown(index=False, floatfmt=".3f"), ""]
     if verdicts is not None and len(verdicts):
-        parts += [
-            "VERDICTS (the résumé the unit; margins of inference.yaml)",
-            verdicts[
-                ["model", "finding", "estimate", "ci_low", "ci_high", "q", "mde", "n_resumes", "verdict"]
-            ].to_markdown(index=False, floatfmt=".3g"),
-            *missing_interval_lines(verdicts),
-            "",
-        ]
+        parts += [format_verdict_table(verdicts)]  # the table every command prints verdicts with
     shown = effects if all_cells else effects[effects["significant"]]
     cell_cols = [
         "model",

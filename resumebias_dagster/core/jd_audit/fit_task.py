@@ -1,10 +1,10 @@
 """The fit-scoring task (study 003): a job description and a résumé variant in, a 1-10 score
 with its recommendation, justification, strengths and concerns out.
 
-``predict_fit`` is the one place that runs the task on a model of any kind: an embedded LLM
-(the 1-10 distribution from next-token probabilities, ``local_fit``) or a provider model
-through a ``run`` callable (the transport of ``core.providers``), or a Python function of the
-user's (``kind: python``, ``core/models/python_scorer.py``).
+``predict_fit`` runs the task on a model of any kind through the kind's runner
+(``core/models/kinds``), reading each form of answer in ``FitWork``: an embedded LLM's 1-10
+distribution from next-token probabilities (``local_fit``), a provider's JSON answer or an
+endpoint's reply through the transport (``core.providers``), a Python function's answers.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ import pandas as pd
 
 from resumebias_dagster.core.common.parsing import UNREADABLE, parse_json_object, shown, valid_utf8
 from resumebias_dagster.core.jd_audit.job_descriptions import fit_prompt
-from resumebias_dagster.core.models.model_config import ModelSpec
+from resumebias_dagster.core.models.kinds import run_task
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.models.spec import ModelSpec
 from resumebias_dagster.core.providers.fanout import Transport
+from resumebias_dagster.core.providers.http_scorer import ScorerWork
 from resumebias_dagster.core.tables import FitScores, columns
 
 SCORES = tuple(range(1, 11))
@@ -164,10 +166,12 @@ def fit_requests(prompts: list[str], runs: int) -> list:
 
 def predict_fit_with_provider(run: Transport, variants: pd.DataFrame, *, jd: str, jd_text: str, template: str, spec):
     """Fit rows of one (model, JD) through a provider; returns (rows, stats)."""
-    prompts = fit_prompts(variants, jd_text, template)
-    runs = spec.runs_per_cell
-    requests = fit_requests(prompts, runs)
-    results, stats = run(requests)
+    return FitWork(variants, jd=jd, jd_text=jd_text, template=template).with_chat(spec, run)
+
+
+def fit_rows_from_chat(variants: pd.DataFrame, spec, jd: str, results, stats) -> pd.DataFrame:
+    """Fit rows of a chat model's answers (one per variant and run), each parsed strictly
+    (``parse_fit_answer``); an unreadable answer is an "unparsable" row, counted in ``stats``."""
     fields: dict[str, list] = {c: [] for c in FIELD_COLUMNS}
     for result in results:
         parsed, problem = (None, None)
@@ -192,7 +196,8 @@ def predict_fit_with_provider(run: Transport, variants: pd.DataFrame, *, jd: str
         fields["expected_score"].append(np.nan)
         fields["score_distribution"].append(None)
         fields["note"].append(None)
-    return fit_rows(variants, spec.name, jd, runs, {k: np.asarray(v, dtype=object) for k, v in fields.items()}), stats
+    arrays = {k: np.asarray(v, dtype=object) for k, v in fields.items()}
+    return fit_rows(variants, spec.name, jd, spec.runs_per_cell, arrays)
 
 
 def predict_fit_with_local_llm(
@@ -249,62 +254,83 @@ def predict_fit_with_local_llm(
     return fit_rows(variants, spec.name, jd, runs, fields)
 
 
-def predict_fit_with_python(spec, variants: pd.DataFrame, *, jd: str, jd_text: str) -> pd.DataFrame:
-    """Fit rows of one (model, JD) from a Python-function model: its one answer per variant is
-    every run's (no distribution, no text: justification, strengths and concerns are None)."""
-    from resumebias_dagster.core.models.python_scorer import resolved_model, score_items
-
-    items = [
-        {"id": fit_item_id(jd, row), "task": "fit", "resume": row.text, "job_description": jd_text}
-        for row in variants.itertuples(index=False)
-    ]
-    answers = score_items(spec, items)
-    runs = spec.runs_per_cell
-    n = len(answers)
-
-    def per_row(values, dtype=object) -> np.ndarray:
-        return np.repeat(np.asarray(values, dtype=dtype).reshape(n), runs)
-
-    fields = {
-        "score": per_row([a.score for a in answers], float),
-        "recommend": per_row([a.recommend for a in answers]),
-        "resolved_model": np.full(n * runs, resolved_model(spec), dtype=object),
-        "latency_s": per_row([a.latency_s for a in answers], float),
-        "note": np.full(n * runs, PYTHON_NOTE, dtype=object),
-        "error": np.full(n * runs, None, dtype=object),
-        "expected_score": np.full(n * runs, np.nan),
-    }
-    return fit_rows(variants, spec.name, jd, runs, fields)
-
-
 def fit_item_id(jd: str, row: Any) -> str:
     """The id a scorer of the user's sees for one probe variant: ``<jd>:<resume_id>:<variant>``."""
     return f"{jd}:{row.resume_id}:{row.variant}"
 
 
-def predict_fit_with_http(run: Transport, variants: pd.DataFrame, *, jd: str, jd_text: str, spec):
-    """Fit rows of one (model, JD) from a scoring endpoint, ``runs_per_cell`` calls per variant
-    through the store; returns (rows, stats). A call that failed is an error row; a reply the
-    answer paths cannot read an "unparsable" one, and none readable stops the run (the paths
-    are wrong: the replies are stored, so fixing them costs no call)."""
-    from resumebias_dagster.core.providers.http_scorer import score_over_http
+class FitWork(ScorerWork):
+    """The fit task on ``variants`` for one job description, in every form of answer it reads."""
 
-    items = [
-        {"id": fit_item_id(jd, row), "task": "fit", "resume": row.text, "job_description": jd_text}
-        for row in variants.itertuples(index=False)
-    ]
-    results, replies, stats = score_over_http(run, spec, items, "fit")
-    n = len(results)
-    fields = {
-        "score": np.asarray([np.nan if isinstance(r, str) else r.score for r in replies], dtype=float),
-        "recommend": np.asarray([None if isinstance(r, str) else r.recommend for r in replies], dtype=object),
-        "resolved_model": np.asarray([r.resolved_model for r in results], dtype=object),
-        "latency_s": np.asarray([r.latency_s for r in results], dtype=float),
-        "note": np.full(n, HTTP_NOTE, dtype=object),
-        "error": np.asarray([r if isinstance(r, str) else None for r in replies], dtype=object),
-        "expected_score": np.full(n, np.nan),
-    }
-    return fit_rows(variants, spec.name, jd, spec.runs_per_cell, fields), stats
+    task = "fit"
+    table = FitScores
+
+    def __init__(self, variants: pd.DataFrame, *, jd: str, jd_text: str, template: str):
+        self.variants = variants
+        self.jd = jd
+        self.jd_text = jd_text
+        self.template = template
+
+    def chat_requests(self, spec) -> list:
+        return fit_requests(fit_prompts(self.variants, self.jd_text, self.template), spec.runs_per_cell)
+
+    def from_chat(self, spec, results, stats) -> pd.DataFrame:
+        return fit_rows_from_chat(self.variants, spec, self.jd, results, stats)
+
+    def with_causal_lm(self, spec, runtime: ModelRuntime, progress: Progress | None) -> pd.DataFrame:
+        return predict_fit_with_local_llm(
+            spec,
+            self.variants,
+            jd=self.jd,
+            jd_text=self.jd_text,
+            template=self.template,
+            settings=runtime.compute,
+            cache_dir=runtime.cache_dir,
+            progress=progress,
+            log=runtime.log,
+        )
+
+    def scorer_items(self) -> list[dict[str, Any]]:
+        return [
+            {"id": fit_item_id(self.jd, row), "task": "fit", "resume": row.text, "job_description": self.jd_text}
+            for row in self.variants.itertuples(index=False)
+        ]
+
+    def from_answers(self, spec, answers, resolved_model: str) -> pd.DataFrame:
+        """A scorer's one answer per variant is every run's (no distribution, no text:
+        justification, strengths and concerns are None)."""
+        runs = spec.runs_per_cell
+        n = len(answers)
+
+        def per_row(values, dtype=object) -> np.ndarray:
+            return np.repeat(np.asarray(values, dtype=dtype).reshape(n), runs)
+
+        fields = {
+            "score": per_row([a.score for a in answers], float),
+            "recommend": per_row([a.recommend for a in answers]),
+            "resolved_model": np.full(n * runs, resolved_model, dtype=object),
+            "latency_s": per_row([a.latency_s for a in answers], float),
+            "note": np.full(n * runs, PYTHON_NOTE, dtype=object),
+            "error": np.full(n * runs, None, dtype=object),
+            "expected_score": np.full(n * runs, np.nan),
+        }
+        return fit_rows(self.variants, spec.name, self.jd, runs, fields)
+
+    def from_replies(self, spec, results, replies) -> pd.DataFrame:
+        """One row per call: a failed call is an error row, a reply the answer paths cannot read
+        an "unparsable" one (none readable has stopped the run: the paths are wrong, and the
+        stored replies make fixing them cost no call)."""
+        n = len(results)
+        fields = {
+            "score": np.asarray([np.nan if isinstance(r, str) else r.score for r in replies], dtype=float),
+            "recommend": np.asarray([None if isinstance(r, str) else r.recommend for r in replies], dtype=object),
+            "resolved_model": np.asarray([r.resolved_model for r in results], dtype=object),
+            "latency_s": np.asarray([r.latency_s for r in results], dtype=float),
+            "note": np.full(n, HTTP_NOTE, dtype=object),
+            "error": np.asarray([r if isinstance(r, str) else None for r in replies], dtype=object),
+            "expected_score": np.full(n, np.nan),
+        }
+        return fit_rows(self.variants, spec.name, self.jd, spec.runs_per_cell, fields)
 
 
 def predict_fit(
@@ -317,27 +343,6 @@ def predict_fit(
     runtime: ModelRuntime,
     progress: Progress | None = None,
 ) -> tuple[pd.DataFrame, Any]:
-    """Fit rows of model ``spec`` for one job description, and the provider run's stats
-    (None for a model that runs here)."""
-    if spec.kind == "local-llm":
-        frame = predict_fit_with_local_llm(
-            spec,
-            variants,
-            jd=jd,
-            jd_text=jd_text,
-            template=template,
-            settings=runtime.compute,
-            cache_dir=runtime.cache_dir,
-            progress=progress,
-            log=runtime.log,
-        )
-        return frame, None
-    if spec.kind == "provider":
-        return predict_fit_with_provider(
-            runtime.run_for(spec.name, progress), variants, jd=jd, jd_text=jd_text, template=template, spec=spec
-        )
-    if spec.kind == "python":
-        return predict_fit_with_python(spec, variants, jd=jd, jd_text=jd_text), None
-    if spec.kind == "http":
-        return predict_fit_with_http(runtime.run_for(spec.name, progress), variants, jd=jd, jd_text=jd_text, spec=spec)
-    raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot score fit (a classifier only labels seniority)")
+    """Fit rows of model ``spec`` for one job description, and the transport run's stats (None
+    for a model that runs here), by the kind's runner (``core/models/kinds``)."""
+    return run_task(spec, FitWork(variants, jd=jd, jd_text=jd_text, template=template), runtime, progress)

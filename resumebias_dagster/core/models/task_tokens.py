@@ -8,6 +8,9 @@ without importing them (the tasks import the config).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from resumebias_dagster.core.models.spec import ModelConfigError
 
 
 @dataclass(frozen=True)
@@ -61,3 +64,78 @@ RANKING_TOKENS = TaskTokens(
 )
 # In the order of ``core.providers.types.TASKS``.
 TASK_TOKENS = {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS, RANKING_TOKENS)}
+
+
+def task_tokens() -> dict[str, TaskTokens]:
+    """Every task's ``TaskTokens``, in the order of ``TASKS`` (``core/models/task_tokens.py``)."""
+    return dict(TASK_TOKENS)
+
+
+def default_max_tokens() -> dict[str, int]:
+    """Each task's default limit: what a provider entry without ``max_tokens`` sends."""
+    return {task: t.default for task, t in task_tokens().items()}
+
+
+def _flow(limits: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{task}: {limit}" for task, limit in limits.items()) + "}"
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def resolve_max_tokens(value: Any, where: str) -> dict[str, int]:
+    """The limit of every task from an entry's ``max_tokens`` (absent: ``...``), each checked
+    against its task's minimum; ``ModelConfigError`` starting with ``where`` otherwise."""
+    tokens = task_tokens()
+    defaults = {task: t.default for task, t in tokens.items()}
+    if value is ...:
+        return defaults
+    if value is None:
+        raise ModelConfigError(
+            f"{where}: max_tokens: null; leave max_tokens out for every task's default {_flow(defaults)}, "
+            "or give a limit per task, e.g. max_tokens: {seniority: 16, fit: 1024}"
+        )
+    if not isinstance(value, dict):
+        number = _whole(value)
+        if number is None:
+            raise ModelConfigError(
+                f"{where}: max_tokens must be a mapping of task to limit (e.g. max_tokens: {{seniority: 16, fit: 1024}}) "
+                f"or one whole number for every task, got {value!r}"
+            )
+        short = {task: t.minimum for task, t in tokens.items() if number < t.minimum}
+        if short:
+            held = {task: number for task in tokens if task not in short}
+            example = _flow(held) if held else _flow({"seniority": tokens["seniority"].default})
+            raise ModelConfigError(
+                f"{where}: max_tokens: {value} is one limit for every task, and too few for "
+                + ", ".join(f"{task} (at least {minimum})" for task, minimum in short.items())
+                + f"; write it per task, e.g. max_tokens: {example} (tasks left out keep their defaults: "
+                + ", ".join(f"{task} {limit}" for task, limit in defaults.items())
+                + ")"
+            )
+        return {task: number for task in tokens}
+    unknown = [str(k) for k in value if k not in tokens]
+    if unknown:
+        raise ModelConfigError(
+            f"{where}: max_tokens has unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(tokens)}"
+        )
+    limits = dict(defaults)
+    for task, raw in value.items():
+        number = _whole(raw)
+        if number is None:
+            raise ModelConfigError(f"{where}: max_tokens.{task} must be a whole number of tokens, got {raw!r}")
+        t = tokens[task]
+        if number < t.minimum:
+            raise ModelConfigError(
+                f"{where}: max_tokens.{task} is {number}, too few for the {task} task's answer ({t.answer}): "
+                f"at least {t.minimum} (the default is {t.default})"
+            )
+        limits[task] = number
+    return limits

@@ -18,6 +18,7 @@ from typing import Any
 
 from resumebias_dagster.core.common.blinding import opaque_id
 from resumebias_dagster.core.models.http_endpoint import ANSWER_PARTS, HttpEndpoint, endpoint_of
+from resumebias_dagster.core.models.kinds import TaskWork
 from resumebias_dagster.core.models.scorer_answers import Answer
 from resumebias_dagster.core.providers.types import ChatRequest, ChatResult
 
@@ -98,3 +99,15 @@ def score_over_http(
         raise ValueError(problem)
     stats.errors["unparsable"] += sum(isinstance(r, str) and r.startswith(UNPARSABLE) for r in replies)
     return results, replies, stats
+
+
+class ScorerWork(TaskWork):
+    """A task that gives a scorer of the user's one item per text: an endpoint's replies
+    (``kind: http``) are called and read here, one row per call (``from_replies``)."""
+
+    def with_http(self, spec: Any, run: Any) -> tuple[Any, Any]:
+        results, replies, stats = score_over_http(run, spec, self.scorer_items(), self.task)
+        return self.from_replies(spec, results, replies), stats
+
+    def from_replies(self, spec: Any, results: Sequence[ChatResult], replies: Sequence[Answer | str]) -> Any:
+        self.cannot(spec, "an endpoint's replies are not read by this task")

@@ -26,6 +26,8 @@ from typing import Any
 
 import pandas as pd
 
+from resumebias_dagster.core.inference import verdict_records
+from resumebias_dagster.core.inference.verdict_table import format_verdict_table
 from resumebias_dagster.core.ranking.parse import parse_ranking
 from resumebias_dagster.core.ranking.tables import DEFAULT_TOP_K, as_json, position_table, selection_table
 
@@ -193,11 +195,11 @@ GROUP_FIELDS = (
 POSITION_FIELDS = ("model", "jd", "position", "n_rankings", "ranked_first", "share_first", "chance_rate")
 
 
-def rank_json(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
+def rank_json(rows: pd.DataFrame, k: int = DEFAULT_TOP_K, verdicts: pd.DataFrame | None = None) -> dict[str, Any]:
     """The ``analyze-rank --json`` output: ``groups`` (per model, job, group: counts ranked and
     shown first, selection rate, impact ratio, top-k), ``positions`` (per model, job, shown
-    position: share ranked first) and ``answers`` (per model, job: rankings, and the errors by
-    reason)."""
+    position: share ranked first), ``answers`` (per model, job: rankings, and the errors by
+    reason) and, given ``verdicts`` (``verdicts.ranking_verdicts``), one object per finding."""
     rename = {"jd": "job"}
     answers = []
     for (model, job), g in rows.groupby(["model", "jd"], sort=True):
@@ -211,16 +213,20 @@ def rank_json(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> dict[str, Any]:
                 "errors": {str(reason): int(n) for reason, n in sorted(errors.items())},
             }
         )
-    return {
+    out = {
         "top_k": k,
         "groups": _records(selection_table(rows, k), GROUP_FIELDS, rename),
         "positions": _records(position_table(rows), POSITION_FIELDS, rename),
         "answers": answers,
     }
+    if verdicts is not None:
+        out["verdicts"] = verdict_records(verdicts)
+    return out
 
 
-def format_rank_report(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> str:
-    """The tables as text, for ``analyze-rank`` without ``--json``."""
+def format_rank_report(rows: pd.DataFrame, k: int = DEFAULT_TOP_K, verdicts: pd.DataFrame | None = None) -> str:
+    """The tables as text, for ``analyze-rank`` without ``--json``; the ``verdicts`` last, in
+    the table every command prints verdicts with."""
     groups = selection_table(rows, k)[list(GROUP_FIELDS[:13])].rename(columns={"jd": "job"})
     positions = position_table(rows)[list(POSITION_FIELDS)].rename(columns={"jd": "job"})
     n_err = int(rows["error"].notna().sum())
@@ -235,11 +241,15 @@ def format_rank_report(rows: pd.DataFrame, k: int = DEFAULT_TOP_K) -> str:
         "Position bias: share of rankings putting the candidate shown at each position first:",
         positions.round(3).to_string(index=False) if len(positions) else none,
     ]
+    if verdicts is not None:
+        lines += ["", format_verdict_table(verdicts, empty="(no group below another: no finding)").rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
-def rank_report(rows: pd.DataFrame, k: int = DEFAULT_TOP_K, *, as_json: bool = False) -> str:
+def rank_report(
+    rows: pd.DataFrame, k: int = DEFAULT_TOP_K, *, as_json: bool = False, verdicts: pd.DataFrame | None = None
+) -> str:
     """What ``analyze-rank`` prints: ``rank_json`` as indented JSON, or ``format_rank_report``."""
     if as_json:
-        return json.dumps(rank_json(rows, k), indent=2, ensure_ascii=False) + "\n"
-    return format_rank_report(rows, k)
+        return json.dumps(rank_json(rows, k, verdicts), indent=2, ensure_ascii=False) + "\n"
+    return format_rank_report(rows, k, verdicts)

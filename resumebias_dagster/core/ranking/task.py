@@ -1,8 +1,9 @@
 """The ranking task: one job description, the candidates of a ranking item (the same résumé
 under different names, in a rotated order), and the model's ranking of them.
 
-``predict_rankings`` is the one place that runs the task on a model of any kind: a provider
-model through a ``run`` callable (``rank_with``: the answer's text parsed by
+``predict_rankings`` runs the task on a model of any kind through the kind's runner
+(``core/models/kinds``), reading each form of answer in ``RankingWork``: a chat model's answer
+through the transport (``rank_with``: the answer's text parsed by
 ``parse.parse_ranking``) or an embedded LLM (``rank_with_local_llm``: P(ranked first) from the
 probability of each name as the continuation, ``local.first_choice_probs``, and
 ``runs_per_cell`` first choices sampled from it).
@@ -20,8 +21,9 @@ import pandas as pd
 
 from resumebias_dagster.core.common.parsing import valid_utf8
 from resumebias_dagster.core.common.prompts import RESUME_CHAR_CAP, load_prompt
-from resumebias_dagster.core.models.model_config import ModelSpec
+from resumebias_dagster.core.models.kinds import TaskWork, run_task
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.models.spec import ModelSpec
 from resumebias_dagster.core.providers.fanout import Transport
 from resumebias_dagster.core.ranking.design import RankingItem
 from resumebias_dagster.core.ranking.parse import parse_ranking
@@ -107,12 +109,16 @@ def ranking_rows(
 def rank_with(
     run: Transport, items: Sequence[RankingItem], *, model: str, jd: str, jd_text: str, template: str, runs: int
 ) -> tuple[pd.DataFrame, Any]:
-    """Ranking rows of one (model, JD) through ``run(requests) -> (results, stats)``.
-
-    ``error`` is the call's "<kind>: <message>" when it failed, or "unparsable: <reason>" when
-    the answer gave no ranking (counted in the stats' errors as unparsable too)."""
+    """Ranking rows of one (model, JD) through ``run(requests) -> (results, stats)``."""
     requests = ranking_requests(items, jd=jd, jd_text=jd_text, template=template, runs=runs)
     results, stats = run(requests)
+    return rows_from_chat(items, results, stats, model=model, jd=jd, runs=runs), stats
+
+
+def rows_from_chat(items: Sequence[RankingItem], results, stats, *, model: str, jd: str, runs: int) -> pd.DataFrame:
+    """Ranking rows of a chat model's answers. ``error`` is the call's "<kind>: <message>" when
+    it failed, or "unparsable: <reason>" when the answer gave no ranking (counted in the
+    stats' errors as unparsable too)."""
     fields: dict[str, list] = {c: [] for c in ("ranked", "first", "error", "answer", "resolved_model", "latency_s")}
     for k, result in enumerate(results):
         item = items[k // runs]
@@ -132,7 +138,7 @@ def rank_with(
         fields["answer"].append(None if result.text is None else valid_utf8(result.text))
         fields["resolved_model"].append(result.resolved_model)
         fields["latency_s"].append(result.latency_s)
-    return ranking_rows(items, model=model, jd=jd, runs=runs, fields=fields), stats
+    return ranking_rows(items, model=model, jd=jd, runs=runs, fields=fields)
 
 
 def rows_from_first_choice(
@@ -195,6 +201,40 @@ def rank_with_local_llm(
     )
 
 
+class RankingWork(TaskWork):
+    """The ranking task for one job description: the chat answer's ranking, or an embedded
+    LLM's P(ranked first)."""
+
+    task = RANKING_TASK
+    table = Rankings
+
+    def __init__(self, items: Sequence[RankingItem], *, jd: str, jd_text: str, template: str):
+        self.items = items
+        self.jd = jd
+        self.jd_text = jd_text
+        self.template = template
+
+    def chat_requests(self, spec) -> list:
+        return ranking_requests(
+            self.items, jd=self.jd, jd_text=self.jd_text, template=self.template, runs=spec.runs_per_cell
+        )
+
+    def from_chat(self, spec, results, stats) -> pd.DataFrame:
+        return rows_from_chat(self.items, results, stats, model=spec.name, jd=self.jd, runs=spec.runs_per_cell)
+
+    def with_causal_lm(self, spec, runtime: ModelRuntime, progress: Progress | None) -> pd.DataFrame:
+        return rank_with_local_llm(
+            spec,
+            self.items,
+            jd=self.jd,
+            jd_text=self.jd_text,
+            template=self.template,
+            settings=runtime.compute,
+            cache_dir=runtime.cache_dir,
+            progress=progress,
+        )
+
+
 def predict_rankings(
     spec: ModelSpec,
     items: Sequence[RankingItem],
@@ -205,26 +245,6 @@ def predict_rankings(
     runtime: ModelRuntime,
     progress: Progress | None = None,
 ) -> tuple[pd.DataFrame, Any]:
-    """Ranking rows of model ``spec`` for one job description, and the provider run's stats
-    (None for a model that runs here)."""
-    if spec.kind == "local-llm":
-        frame = rank_with_local_llm(
-            spec,
-            items,
-            jd=jd,
-            jd_text=jd_text,
-            template=template,
-            settings=runtime.compute,
-            cache_dir=runtime.cache_dir,
-            progress=progress,
-        )
-        return frame, None
-    if spec.kind == "provider":
-        run = runtime.run_for(spec.name, progress)
-        return rank_with(
-            run, items, model=spec.name, jd=jd, jd_text=jd_text, template=template, runs=spec.runs_per_cell
-        )
-    raise ValueError(
-        f"models.{spec.name}.kind: {spec.kind!r} cannot rank candidates (only local-llm and provider models "
-        "rank: a classifier only labels seniority, a Python function only labels seniority and scores fit)"
-    )
+    """Ranking rows of model ``spec`` for one job description, and the transport run's stats
+    (None for a model that runs here), by the kind's runner (``core/models/kinds``)."""
+    return run_task(spec, RankingWork(items, jd=jd, jd_text=jd_text, template=template), runtime, progress)

@@ -12,7 +12,7 @@ from resumebias_dagster.core.common.labels import (
     DEMOGRAPHICS,
     STYLES,
 )
-from resumebias_dagster.core.inference import missing_interval_lines
+from resumebias_dagster.core.inference.verdict_table import format_verdict_table
 from resumebias_dagster.core.seniority.metrics.prepare import GENDERS, RACES
 from resumebias_dagster.core.seniority.metrics.summary import _tables
 
@@ -315,44 +315,12 @@ def _format_markdown_from(groups: pd.DataFrame, summary: pd.DataFrame) -> str:
     return "\n\n".join(chunks) + ("\n" if chunks else "")
 
 
-def _three_digits(x: float) -> str:
-    return "n/a" if not np.isfinite(x) else f"{x:.3g}"
-
-
-def _verdicts_table(verdicts: pd.DataFrame) -> _Table:
-    rows = [
-        [
-            str(r["model"]),
-            str(r["finding"]),
-            _signed(r["estimate"]),
-            f"{_signed(r['ci_low'])} to {_signed(r['ci_high'])}",
-            _three_digits(r["q"]),
-            _three_digits(r["mde"]),
-            str(r["verdict"]),
-        ]
-        for r in verdicts.to_dict("records")
-    ]
-    return _Table(
-        "VERDICTS",
-        ["Model", "Finding", "Estimate", "95% CI", "Adjusted p", "Detectable", "Verdict"],
-        rows,
-        "\n  ".join(
-            [
-                "within résumé, the résumé the unit, names a random effect (core/seniority/verdicts.py); beyond_noise: "
-                "adjusted p <= alpha; equivalent: the 95% CI inside the margin of inference.yaml, with enough "
-                "résumés; detectable: the effect found with 80% power.",
-                *missing_interval_lines(verdicts),
-            ]
-        ),
-    )
-
-
 def format_tables(df: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> str:
     """Notebook 001-style plain-text tables, models as columns, one section per experiment,
     and the ``verdicts`` (seniority_verdicts' table) when given."""
     text = _format_tables_from(*_tables(df))
     if verdicts is not None and len(verdicts):
-        text += "\n" + _box(_verdicts_table(verdicts)) + "\n"
+        text += "\n" + format_verdict_table(verdicts)  # the table every command prints verdicts with
     return text
 
 

@@ -1,10 +1,10 @@
-"""The seniority task: which texts a model reads, and how its answers become prediction rows.
+"""The seniority task: which texts a model reads, and how each form of answer becomes
+prediction rows (``SeniorityWork``).
 
-``predict_seniority`` is the one place that runs the task on a model of any kind: an
-embedded LLM (label distribution from next-token probabilities), a fine-tuned classifier or a
-Hugging Face classifier of the user's (``kind: hf-classifier``), a provider model or a scoring
-endpoint (``kind: http``) through a ``run`` callable (the transport of ``core.providers``), or a
-Python function of the user's (``kind: python``, ``core/models/python_scorer.py``).
+``predict_seniority`` runs the task on a model of any kind through the kind's runner
+(``core/models/kinds``): an embedded LLM's label distribution, a classifier's probabilities
+(fine-tuned here or the user's), a provider's chat answers or an endpoint's replies through the
+transport (``core.providers``), a Python function's answers.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ import pandas as pd
 from resumebias_dagster.core.common.labels import SENIORITY_LEVELS
 from resumebias_dagster.core.common.parsing import parse_label
 from resumebias_dagster.core.common.prompts import seniority_prompt
-from resumebias_dagster.core.models.model_config import ModelSpec
+from resumebias_dagster.core.models.kinds import run_task
 from resumebias_dagster.core.models.runtime import ModelRuntime, Progress
+from resumebias_dagster.core.models.spec import ModelSpec
 from resumebias_dagster.core.providers.fanout import Transport
+from resumebias_dagster.core.providers.http_scorer import ScorerWork
 from resumebias_dagster.core.tables import SeniorityPredictions, conform
 
 PROB_COLUMNS = tuple(f"p_{label}" for label in SENIORITY_LEVELS)
@@ -140,22 +142,6 @@ def predict_with_local_llm(
     )
 
 
-def predict_with_classifier(spec, variants: pd.DataFrame, settings, model_dir, fingerprint: str) -> pd.DataFrame:
-    """Classify every variant once with a fine-tuned classifier and sample ``runs_per_cell`` labels."""
-    import time
-
-    from resumebias_dagster.core.models.finetune import classify, load_classifier, trained_metrics
-
-    model, tokenizer = load_classifier(model_dir, settings)
-    metrics = trained_metrics(model_dir)
-    assert metrics is not None  # load_classifier has refused a classifier that is not finished
-    max_length = metrics["config"]["max_length"]
-    started = time.perf_counter()
-    probs = classify(model, tokenizer, variants["text"].tolist(), settings, max_length)
-    per_variant = (time.perf_counter() - started) / max(1, len(variants))
-    return sampled_rows(spec, variants, probs, resolved_model=f"{spec.name}@{fingerprint}", per_variant=per_variant)
-
-
 def sampled_rows(spec, variants: pd.DataFrame, probs: np.ndarray, *, resolved_model: str, per_variant: float):
     """Rows of a classifier that labelled each variant once: ``runs_per_cell`` labels sampled from
     its distribution at the entry's temperature, which ``p_*`` hold."""
@@ -170,23 +156,6 @@ def sampled_rows(spec, variants: pd.DataFrame, probs: np.ndarray, *, resolved_mo
         resolved_model=resolved_model,
         latency_s=np.full(len(variants), per_variant),
     )
-
-
-def predict_with_hf_classifier(spec, variants: pd.DataFrame, settings, *, log=None) -> pd.DataFrame:
-    """Rows of a Hugging Face classifier of the user's (``kind: hf-classifier``), as a fine-tuned
-    classifier's: every variant classified once, ``runs_per_cell`` labels sampled from its
-    distribution (``p_*`` hold it at the entry's temperature); ``resolved_model`` is
-    ``hf:<source>@<hash of its config and weights>``."""
-    import time
-
-    from resumebias_dagster.core.models.hf_classifier import classifier_probabilities, load_hf_classifier
-
-    classifier = load_hf_classifier(spec, settings, log=log)
-    started = time.perf_counter()
-    probs = classifier_probabilities(classifier, variants["text"].tolist(), settings)
-    per_variant = (time.perf_counter() - started) / max(1, len(variants))
-    frame = sampled_rows(spec, variants, probs, resolved_model=classifier.identity, per_variant=per_variant)
-    return conform(frame, SeniorityPredictions)
 
 
 def answered_rows(variants: pd.DataFrame, model: str, runs: int, *, predictions, errors, results) -> pd.DataFrame:
@@ -214,64 +183,6 @@ def answered_rows(variants: pd.DataFrame, model: str, runs: int, *, predictions,
 def seniority_item_id(row: Any) -> str:
     """The id a Python-function model sees for one variant: ``<variant_kind>:<original_idx>:<variant>``."""
     return f"{row.variant_kind}:{row.original_idx}:{row.variant}"
-
-
-def predict_with_python(spec, variants: pd.DataFrame) -> pd.DataFrame:
-    """Prediction rows of a Python-function model: a distribution is sampled ``runs_per_cell``
-    times as a classifier's is (``p_*`` hold it at the configured temperature); a bare label is
-    the prediction of every run, with no distribution (``p_*`` NaN, as a provider's rows)."""
-    from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
-    from resumebias_dagster.core.models.python_scorer import resolved_model, score_items
-
-    items = [
-        {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
-        for row in variants.itertuples(index=False)
-    ]
-    answers = score_items(spec, items)
-    probs = np.asarray([a.probs for a in answers], dtype=float).reshape(len(answers), len(SENIORITY_LEVELS))
-    # A bare label is one-hot: every draw at any temperature is that label.
-    samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
-    dist = tempered(probs, spec.temperature) if len(answers) else probs
-    dist[[a.label is not None for a in answers]] = np.nan
-    return rows_from_distributions(
-        variants,
-        dist,
-        samples,
-        model=spec.name,
-        resolved_model=resolved_model(spec),
-        latency_s=np.asarray([a.latency_s for a in answers], dtype=float),
-    )
-
-
-def predict_with_http(run: Transport, variants: pd.DataFrame, spec) -> tuple[pd.DataFrame, Any]:
-    """Prediction rows of a scoring endpoint (one call per variant and run, through the store)
-    and the run's stats. A label is the prediction; a distribution is kept in ``p_*`` and its
-    most probable label (the first of a tie) is the prediction: each run is its own call, so
-    nothing is sampled here. Failed calls and unreadable replies are rows with their reason."""
-    from resumebias_dagster.core.providers.http_scorer import score_over_http
-
-    runs = spec.runs_per_cell
-    items = [
-        {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
-        for row in variants.itertuples(index=False)
-    ]
-    results, replies, stats = score_over_http(run, spec, items, "seniority")
-    probs = np.full((len(replies), len(SENIORITY_LEVELS)), np.nan)
-    predictions = []
-    for i, reply in enumerate(replies):
-        if isinstance(reply, str):
-            predictions.append("unknown" if reply.startswith("unparsable: ") else "error")
-            continue
-        if reply.label is not None:
-            predictions.append(reply.label)
-        else:
-            probs[i] = reply.probs
-            predictions.append(SENIORITY_LEVELS[int(np.argmax(probs[i]))])
-    errors = [r if isinstance(r, str) else None for r in replies]
-    df = answered_rows(variants, spec.name, runs, predictions=predictions, errors=errors, results=results)
-    for j, column in enumerate(PROB_COLUMNS):
-        df[column] = probs[:, j]
-    return conform(df, SeniorityPredictions), stats
 
 
 def seniority_requests(variants: pd.DataFrame, runs: int, template: str) -> list:
@@ -303,37 +214,103 @@ def predict_with_provider(run: Transport, variants: pd.DataFrame, spec, template
     single level (``error`` = "unparsable: <why>"). Unparsable answers are counted in the
     stats' errors too.
     """
-    missing = set(VARIANT_COLUMNS) - set(variants.columns)
-    if missing:
-        raise ValueError(f"variants lack column(s) {', '.join(sorted(missing))}")
-    runs = spec.runs_per_cell
-    results, stats = run(seniority_requests(variants, runs, template))
-    predictions, errors = zip(*map(_prediction, results)) if results else ((), ())
-    stats.errors["unparsable"] += sum(p == "unknown" for p in predictions)
-    df = answered_rows(variants, spec.name, runs, predictions=predictions, errors=errors, results=results)
-    return conform(df, SeniorityPredictions), stats
+    frame, stats = SeniorityWork(variants, template).with_chat(spec, run)
+    return conform(frame, SeniorityPredictions), stats
+
+
+class SeniorityWork(ScorerWork):
+    """The seniority task on ``variants`` (``variant_table``), in every form of answer it reads."""
+
+    task = "seniority"
+    table = SeniorityPredictions
+
+    def __init__(self, variants: pd.DataFrame, template: str):
+        self.variants = variants
+        self.template = template
+
+    def chat_requests(self, spec) -> list:
+        missing = set(VARIANT_COLUMNS) - set(self.variants.columns)
+        if missing:
+            raise ValueError(f"variants lack column(s) {', '.join(sorted(missing))}")
+        return seniority_requests(self.variants, spec.runs_per_cell, self.template)
+
+    def from_chat(self, spec, results, stats) -> pd.DataFrame:
+        predictions, errors = zip(*map(_prediction, results)) if results else ((), ())
+        stats.errors["unparsable"] += sum(p == "unknown" for p in predictions)
+        return answered_rows(
+            self.variants, spec.name, spec.runs_per_cell, predictions=predictions, errors=errors, results=results
+        )
+
+    def with_causal_lm(self, spec, runtime: ModelRuntime, progress: Progress | None) -> pd.DataFrame:
+        return predict_with_local_llm(
+            spec,
+            self.variants,
+            runtime.compute,
+            runtime.cache_dir,
+            template=self.template,
+            progress=progress,
+            log=runtime.log,
+        )
+
+    def scorer_items(self) -> list[dict[str, Any]]:
+        return [
+            {"id": seniority_item_id(row), "task": "seniority", "resume": row.text, "job_description": None}
+            for row in self.variants.itertuples(index=False)
+        ]
+
+    def from_answers(self, spec, answers, resolved_model: str) -> pd.DataFrame:
+        """A scorer's distribution is sampled ``runs_per_cell`` times as a classifier's is
+        (``p_*`` hold it at the configured temperature); a bare label is the prediction of every
+        run, with no distribution (``p_*`` NaN, as a provider's rows)."""
+        from resumebias_dagster.core.models.local_llm import sample_labels, sampling_seed, tempered
+
+        probs = np.asarray([a.probs for a in answers], dtype=float).reshape(len(answers), len(SENIORITY_LEVELS))
+        # A bare label is one-hot: every draw at any temperature is that label.
+        samples = sample_labels(probs, spec.temperature, spec.runs_per_cell, sampling_seed(spec.name))
+        dist = tempered(probs, spec.temperature) if len(answers) else probs
+        dist[[a.label is not None for a in answers]] = np.nan
+        return rows_from_distributions(
+            self.variants,
+            dist,
+            samples,
+            model=spec.name,
+            resolved_model=resolved_model,
+            latency_s=np.asarray([a.latency_s for a in answers], dtype=float),
+        )
+
+    def from_replies(self, spec, results, replies) -> pd.DataFrame:
+        """One row per call: a label is the prediction; a distribution is kept in ``p_*`` and its
+        most probable label (the first of a tie) is the prediction (each run is its own call, so
+        nothing is sampled). Failed calls and unreadable replies are rows with their reason."""
+        probs = np.full((len(replies), len(SENIORITY_LEVELS)), np.nan)
+        predictions = []
+        for i, reply in enumerate(replies):
+            if isinstance(reply, str):
+                predictions.append("unknown" if reply.startswith("unparsable: ") else "error")
+                continue
+            if reply.label is not None:
+                predictions.append(reply.label)
+            else:
+                probs[i] = reply.probs
+                predictions.append(SENIORITY_LEVELS[int(np.argmax(probs[i]))])
+        errors = [r if isinstance(r, str) else None for r in replies]
+        df = answered_rows(
+            self.variants, spec.name, spec.runs_per_cell, predictions=predictions, errors=errors, results=results
+        )
+        for j, column in enumerate(PROB_COLUMNS):
+            df[column] = probs[:, j]
+        return df
+
+    def texts(self) -> list[str]:
+        return self.variants["text"].tolist()
+
+    def from_label_probs(self, spec, probs, *, resolved_model: str, per_item_s: float) -> pd.DataFrame:
+        return sampled_rows(spec, self.variants, probs, resolved_model=resolved_model, per_variant=per_item_s)
 
 
 def predict_seniority(
     spec: ModelSpec, variants: pd.DataFrame, runtime: ModelRuntime, template: str, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, Any]:
-    """``SeniorityPredictions`` rows of model ``spec`` for ``variants``, and the provider run's
-    stats (None for a model that runs here)."""
-    if spec.kind == "local-llm":
-        frame = predict_with_local_llm(
-            spec, variants, runtime.compute, runtime.cache_dir, template=template, progress=progress, log=runtime.log
-        )
-        return conform(frame, SeniorityPredictions), None
-    if spec.kind == "fine-tuned":
-        trained = runtime.classifier(spec.name)
-        frame = predict_with_classifier(spec, variants, runtime.compute, trained.path, trained.fingerprint)
-        return conform(frame, SeniorityPredictions), None
-    if spec.kind == "provider":
-        return predict_with_provider(runtime.run_for(spec.name, progress), variants, spec, template)
-    if spec.kind == "python":
-        return conform(predict_with_python(spec, variants), SeniorityPredictions), None
-    if spec.kind == "http":
-        return predict_with_http(runtime.run_for(spec.name, progress), variants, spec)
-    if spec.kind == "hf-classifier":
-        return predict_with_hf_classifier(spec, variants, runtime.compute, log=runtime.log), None
-    raise ValueError(f"models.{spec.name}.kind: {spec.kind!r} cannot run the seniority task")
+    """``SeniorityPredictions`` rows of model ``spec`` for ``variants``, and the transport run's
+    stats (None for a model that runs here), by the kind's runner (``core/models/kinds``)."""
+    return run_task(spec, SeniorityWork(variants, template), runtime, progress)

@@ -14,7 +14,8 @@ FINDING_KINDS = ["style_shift", "seniority_bias", "inconsistency", "fit_delta", 
 class Verdicts(PerModel):
     """Per model and finding: estimate, 95% interval, test, adjusted p, equivalence, power, verdict."""
 
-    study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
+    # ranking: analyze-rank's verdicts of rankings made elsewhere (core/ranking/verdicts.py).
+    study: Series[str] = pa.Field(isin=["seniority", "jd_audit", "ranking"])
     finding: Series[str]
     family: Series[str]
     description: Series[str]

@@ -37,7 +37,7 @@ def definitions_view(catalog_dir: str | None) -> dict:
         "import json\n"
         "from resumebias_dagster.partitions import jd_partitions, model_jd_partitions\n"
         "from resumebias_dagster.core.jd_audit.probes import DEFAULT_ARM\n"
-        "from resumebias_dagster.assets.jd_audit.fit import ProbeVariantsConfig\n"
+        "from resumebias_dagster.defs.jd_audit.fit import ProbeVariantsConfig\n"
         "c = ProbeVariantsConfig()\n"
         "print(json.dumps({'jds': jd_partitions.get_partition_keys(),\n"
         "  'multi_jds': [d.partitions_def.get_partition_keys() for d in model_jd_partitions.partitions_defs"

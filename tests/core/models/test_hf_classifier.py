@@ -199,8 +199,16 @@ def variants() -> pd.DataFrame:
 
 
 def test_rows_validate_as_seniority_predictions(model_dir):
-    from resumebias_dagster.core.seniority.task import predict_with_hf_classifier
+    from resumebias_dagster.core.models.runtime import ModelRuntime
+    from resumebias_dagster.core.seniority.task import predict_seniority
     from resumebias_dagster.core.tables import SeniorityPredictions
+
+    runtime = ModelRuntime(resolve_compute=lambda: CPU, cache_dir=model_dir)
+
+    def predict_with_hf_classifier(spec, variants, _settings):
+        rows, stats = predict_seniority(spec, variants, runtime, "{resume}")
+        assert stats is None
+        return rows
 
     rows = predict_with_hf_classifier(spec_of(model_dir), variants(), CPU)
     SeniorityPredictions.validate(rows)

@@ -1,1 +1,0 @@
-"""Asset group `report`: the shareable audit report."""
