@@ -15,6 +15,13 @@ Dagster assets run (``core/seniority/verdicts.py``, ``core/jd_audit/fit_stats.py
   deterministic selections; a partial null (a working prompt injection, nothing else); the
   one-résumé design with each name's own effect; names recurring on many résumés; the default
   fit design (9 x 1 x 5) with and without exact expected scores.
+* The validity verdicts (``testing/validity_calibration.py``, issue 42): random scorers (true
+  criterion validity 0.5) sampled like an LLM or deterministic with no ties, half ties or only
+  ties, on 40, 5 and one résumé; valid scorers, one exactly at the target (0.90: "valid" there is
+  false); one name group recognised less often by the declared gap (0.1, at the margin), with
+  names recurring on several résumés; equal twins moved for one group. A criterion validity
+  counts as a finding when told from chance (valid, better or worse than chance), as meeting its
+  margin when called valid; ``called_valid`` is the share of planted findings called valid.
 
 Printed per scenario: ``false_positive_rate`` (null findings beyond noise) and
 ``null_studies_flagged`` (null studies with any); the 95% intervals' coverage under the null, of
@@ -27,7 +34,7 @@ printed power within 10 points of the detection rate where the planted effect is
 one; and ``resumebias plan``'s design, planned from a simulated pilot, reaching 80 +- 5% (all
 within Monte Carlo error).
 
-Run: python benchmarks/bench_inference_calibration.py [--studies 400] [--only screeners|llm]
+Run: python benchmarks/bench_inference_calibration.py [--studies 400] [--only screeners|llm|validity]
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from _machine import cpu_model, machine_busy_seconds, own_cpu_seconds  # noqa: E
 from resumebias_dagster.core.inference import load_inference_settings  # noqa: E402
 from resumebias_dagster.testing.calibration import SCENARIOS, calibrate, plan_check  # noqa: E402
 from resumebias_dagster.testing.screener_calibration import SCREENER_SCENARIOS  # noqa: E402
+from resumebias_dagster.testing.validity_calibration import VALIDITY_SCENARIOS  # noqa: E402
 
 
 def _problems(table: pd.DataFrame, n: int) -> list[str]:
@@ -72,19 +80,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=400, help="simulated studies per scenario")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=("llm", "screeners"), help="one set of scenarios (default both)")
+    parser.add_argument("--only", choices=("llm", "screeners", "validity"), help="one set of scenarios (default all)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     settings = load_inference_settings()
-    scenarios = {"llm": SCENARIOS, "screeners": SCREENER_SCENARIOS}.get(args.only, [*SCENARIOS, *SCREENER_SCENARIOS])
+    sets = {"llm": SCENARIOS, "screeners": SCREENER_SCENARIOS, "validity": VALIDITY_SCENARIOS}
+    scenarios = sets.get(args.only, [*SCENARIOS, *SCREENER_SCENARIOS, *VALIDITY_SCENARIOS])
     busy, own, started = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()
     table = calibrate(args.studies, settings, args.seed, scenarios)
-    plan = plan_check(args.studies, settings, args.seed) if args.only != "llm" else None
+    plan = plan_check(args.studies, settings, args.seed) if args.only in (None, "screeners") else None
     wall = time.perf_counter() - started
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 70)
     print(f"{args.studies} studies per scenario; {cpu_model()}; {wall:.0f} s")
-    print(table.drop(columns=["studies"]).round(3).to_string(index=False))
+    print(table.drop(columns=["studies"]).dropna(axis=1, how="all").round(3).to_string(index=False))
     n = args.studies
     problems = _problems(table, n)
     conservative = [

@@ -6,7 +6,8 @@ import dagster as dg
 from resumebias_dagster.partitions import model_jd_partitions, model_partitions, rank_model_jd_partitions
 
 PREDICTIONS = dg.AssetSelection.assets("seniority_predictions")
-FIT_SCORES = dg.AssetSelection.assets("fit_scores")
+# The validity pairs are scored beside the probes, partition by partition (issue 42).
+FIT_SCORES = dg.AssetSelection.assets("fit_scores", "validity_scores")
 PARTITIONED = PREDICTIONS | FIT_SCORES
 # The ranking task: run on request (rankings_job), never by `resumebias run`, so neither it nor
 # its tables are in the study's jobs.
@@ -32,7 +33,7 @@ fit_scores_job = dg.define_asset_job(
     "fit_scores_job",
     selection=FIT_SCORES,
     partitions_def=model_jd_partitions,
-    description="Every probe variant through one model for one job description.",
+    description="Every probe variant and validity pair through one model for one job description.",
 )
 rankings_job = dg.define_asset_job(
     "rankings_job",

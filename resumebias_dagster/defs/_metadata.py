@@ -9,6 +9,7 @@ import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.core.common.shared_files import SharedFiles
+from resumebias_dagster.core.tables.verdicts import VALIDITY_VERDICT_VALUES, VERDICT_VALUES
 from resumebias_dagster.settings import data_dir
 
 # Tables and plots derived from model outputs refresh themselves (under `dg dev` or a
@@ -75,7 +76,8 @@ def verdicts_metadata(df: pd.DataFrame) -> dict:
         shown,
         preview_rows=60,
         **{
-            f"{v}_findings": dg.MetadataValue.int(int(counts.get(v, 0)))
-            for v in ("beyond_noise", "equivalent", "within_noise", "inconclusive")
+            f"{v.replace(' ', '_')}_findings": dg.MetadataValue.int(int(counts.get(v, 0)))
+            for v in (*VERDICT_VALUES, *VALIDITY_VERDICT_VALUES)
+            if v in VERDICT_VALUES or v in set(df["verdict"])
         },
     )

@@ -213,9 +213,15 @@ SCENARIOS = [
 ]
 
 
+# A finding: beyond noise, or a criterion validity told from chance (issue 42's verdicts).
+FOUND = ("beyond_noise", "valid", "better than chance", "worse than chance")
+# A claim a margin was met: an effect ruled out, or a criterion validity at or above its target.
+MET = ("equivalent", "valid")
+
+
 def _scenario_figures(scenario: Scenario, v: pd.DataFrame, studies: int) -> dict:
     """The figures one scenario's ``studies`` simulated studies give (``calibrate``)."""
-    beyond = v["verdict"] == "beyond_noise"
+    beyond = v["verdict"].isin(FOUND)
     planted = v["is_planted"].astype(bool)
     covered = (v["ci_low"] <= v["true"] + 1e-12) & (v["true"] <= v["ci_high"] + 1e-12)
     has_truth = v["true"].notna() & v["ci_low"].notna()
@@ -230,8 +236,10 @@ def _scenario_figures(scenario: Scenario, v: pd.DataFrame, studies: int) -> dict
     key = "margin" if scenario.at_margin else "planted"
     out[f"coverage_{key}"] = float(covered[planted & has_truth].mean()) if (planted & has_truth).any() else np.nan
     if scenario.at_margin:
-        out["ruled_out_at_margin"] = float((v.loc[planted, "verdict"] == "equivalent").mean())
+        out["ruled_out_at_margin"] = float(v.loc[planted, "verdict"].isin(MET).mean())
     out["power"] = float(beyond[planted].mean())
+    if "kind" in v and v["kind"].eq("criterion_validity").any():
+        out["called_valid"] = float((v.loc[planted, "verdict"] == "valid").mean())
     out["printed_power"] = float(v.loc[planted, "power"].mean()) if "power" in v.columns else np.nan
     out["declared_effect"] = scenario.declared
     return out
@@ -245,7 +253,10 @@ def calibrate(
     coverage of the truth under the null, with the planted effect and at the margin, the
     share of planted findings beyond noise (``power``) beside the power the verdicts printed
     for them (``printed_power``), and the share of findings at the margin read "ruled out"
-    (``ruled_out_at_margin``: a false "no bias"), over ``studies`` simulated studies each."""
+    (``ruled_out_at_margin``: a false "no bias"), over ``studies`` simulated studies each. A
+    criterion validity counts as found when told from chance (``FOUND``), as meeting its margin
+    when called valid (``MET``: at the target, a false "valid"); ``called_valid`` is the share of
+    its planted findings called valid."""
     settings = settings or InferenceSettings()
     out: dict[str, dict] = {}
     for scenario in scenarios or SCENARIOS:
@@ -267,6 +278,7 @@ def calibrate(
         "ruled_out_at_margin",
         "coverage_margin",
         "declared_effect",
+        "called_valid",
     ]
     return pd.DataFrame(list(out.values())).reindex(columns=columns)
 

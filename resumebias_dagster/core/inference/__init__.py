@@ -7,22 +7,35 @@ from resumebias_dagster.core.inference.clustered import name_variance, paired, s
 from resumebias_dagster.core.inference.estimate import Estimate, unseen_share
 from resumebias_dagster.core.inference.multiplicity import bh_qvalues, family_adjusted, holm, simes
 from resumebias_dagster.core.inference.randomization import run_permutation_p, sign_flip_p, smallest_p
-from resumebias_dagster.core.inference.settings import KINDS, InferenceSettings, load_inference_settings
+from resumebias_dagster.core.inference.settings import (
+    ALL_KINDS,
+    CHANCE,
+    KINDS,
+    VALIDITY_KINDS,
+    InferenceSettings,
+    load_inference_settings,
+)
 from resumebias_dagster.core.inference.verdicts import (
     TESTS,
+    VALIDITY_VERDICTS,
     VERDICTS,
     classify,
     findings,
     finish,
     missing_interval_lines,
+    validity_words,
     verdict_records,
 )
 
 __all__ = [
+    "ALL_KINDS",
+    "CHANCE",
     "Estimate",
     "InferenceSettings",
     "KINDS",
     "TESTS",
+    "VALIDITY_KINDS",
+    "VALIDITY_VERDICTS",
     "VERDICTS",
     "bh_qvalues",
     "classify",
@@ -41,5 +54,6 @@ __all__ = [
     "unit_spread",
     "unseen_share",
     "missing_interval_lines",
+    "validity_words",
     "verdict_records",
 ]

@@ -38,7 +38,9 @@ OUTLYING = 5.0
 OUTLIER_UNITS = 30
 
 
-def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+def unit_spread(
+    d: np.ndarray, low: float = -np.inf, high: float = np.inf, *, sparse_share: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``d`` (k contrasts x G units, NaN where absent): the variance the sparse rule
     adds to the squared standard error of the mean, and the value every unit shares (NaN where
     they differ). See ``estimate.py``'s module docstring.
@@ -51,13 +53,17 @@ def unit_spread(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> tu
     squared standard error (or, where one rare value's share alone raised to its own bound
     gives more, that); the function returns its excess over the sample's. Where the units do
     not tie but a few lie far off the rest (``_outlier_extra``), the same reading with the
-    rest as a bulk with its own variance: the larger of the two."""
+    rest as a bulk with its own variance: the larger of the two.
+
+    ``sparse_share``: the smallest share of a row's units that must tie for the tie rule to
+    read it as sparse (0: any two). Units that are shares of a few comparisons (criterion
+    validity) tie by construction, most of them moved: the rule is for most units unmoved."""
     d = np.atleast_2d(np.asarray(d, dtype=float))
-    extra, tie = _tie_extra(d)
+    extra, tie = _tie_extra(d, sparse_share)
     return np.fmax(extra, _outlier_extra(d)), tie
 
 
-def _tie_extra(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _tie_extra(d: np.ndarray, sparse_share: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``unit_spread``'s rule where units tie exactly (see there)."""
     k_rows = len(d)
     extra, tie = np.zeros(k_rows), np.full(k_rows, np.nan)
@@ -75,7 +81,7 @@ def _tie_extra(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = order[np.r_[True, row[order][1:] != row[order][:-1]]]
     tie_value, tie_count = np.full(k_rows, np.nan), np.zeros(k_rows)
     tie_value[row[first]], tie_count[row[first]] = value[first], count[first]
-    sparse_rows = (n_runs >= 2) & (tie_count >= 2)
+    sparse_rows = (n_runs >= 2) & (tie_count >= 2) & (tie_count >= sparse_share * n_row)
     keep = sparse_rows[row]
     if not keep.any():
         return extra, tie
@@ -175,9 +181,10 @@ def _share_bounds(count: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.where(count >= n, 1.0, special.betaincinv(count + 1, np.maximum(n - count, 1e-12), 0.975))
 
 
-def paired(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> Estimate:
+def paired(d: np.ndarray, low: float = -np.inf, high: float = np.inf, *, sparse_share: float = 0.0) -> Estimate:
     """Effects of the rows of ``d`` (k contrasts x G units, NaN where absent), each unit in
-    ``[low, high]`` (the range the no-spread bound and the clipping use)."""
+    ``[low, high]`` (the range the no-spread bound and the clipping use; ``sparse_share``:
+    ``unit_spread``'s)."""
     d = np.atleast_2d(np.asarray(d, dtype=float))
     present = ~np.isnan(d)
     n = present.sum(axis=1).astype(float)
@@ -186,7 +193,7 @@ def paired(d: np.ndarray, low: float = -np.inf, high: float = np.inf) -> Estimat
         ss = np.where(present, (d - mean[:, None]) ** 2, 0.0).sum(axis=1)
         se = np.sqrt(ss / (n - 1) / n)
     se = np.where(n >= 2, se, np.nan)
-    extra, tie = unit_spread(d, low, high)
+    extra, tie = unit_spread(d, low, high, sparse_share=sparse_share)
     return Estimate(
         mean, se, np.where(n >= 1, n - 1, np.nan), n, extra_var=extra, tie=tie, low=low, high=high, clip=(low, high)
     )
@@ -273,13 +280,14 @@ def side_contrast(
     low: float = -np.inf,
     high: float = np.inf,
     named: np.ndarray | None = None,
+    sparse_share: float = 0.0,
 ) -> Estimate:
     """Within-résumé contrast of the rows with ``side`` +1 against those with -1 (0: not in
     it; NaN ``y``: left out). Résumés without both sides are left out. With ``name`` (and each
     name's ``group``), every row (side 0 too; only the ``named`` ones where given) estimates
     the names' variance (``name_variance``) and the estimate's variance adds what names shared
     by several résumés contribute. See the module docstring. ``[low, high]``: the range of
-    one résumé's contrast (``paired``)."""
+    one résumé's contrast, and ``sparse_share`` ``unit_spread``'s (``paired``)."""
     y = np.asarray(y, dtype=float)
     side = np.asarray(side)
     resume_all = np.asarray(resume)
@@ -308,7 +316,7 @@ def side_contrast(
     d = m_a - m_b
     theta = float(d[both].mean())
     v_r = float(((d[both] - theta) ** 2).sum() / (g * (g - 1))) if g > 1 else np.nan
-    extra, tie = unit_spread(d[both][None, :], low, high)
+    extra, tie = unit_spread(d[both][None, :], low, high, sparse_share=sparse_share)
     spread = {"extra_var": extra, "tie": tie, "clip": (low, high), **range_}
     if name is None or g < 2:
         n_names = None if name is None else np.array([0.0])

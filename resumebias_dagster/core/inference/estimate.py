@@ -127,6 +127,19 @@ class Estimate:
         spread it takes, by the delta method), not clipped."""
         return replace(self, estimate=_arr(estimate), clip=(-np.inf, np.inf))
 
+    def against(self, value: float) -> Estimate:
+        """The same estimate read as its difference from ``value`` (its tie, range and clip
+        moved with it): its ``p_value`` is then the p of "the effect equals ``value``", dual to
+        the same interval (a criterion validity read against its target)."""
+        return replace(
+            self,
+            estimate=self.estimate - value,
+            tie=self.tie - value,
+            low=self.low - value,
+            high=self.high - value,
+            clip=(self.clip[0] - value, self.clip[1] - value),
+        )
+
     @property
     def se_eff(self) -> np.ndarray:
         """The standard error the interval and tests use: ``se`` with the sparse rule's variance added."""

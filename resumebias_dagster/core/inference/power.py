@@ -180,8 +180,12 @@ def power_columns(
     power: float,
     floor_p: np.ndarray | None = None,
     seed: int = 0,
+    scale: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(minimal detectable effect, power at ``effect``) of every finding, through the
-    thresholds of its model's families."""
+    thresholds of its model's families; ``scale`` (per finding) multiplies them: a level split
+    over several findings (Bonferroni)."""
     c = model_thresholds(family, gate, has_p, alpha, seed)
+    if scale is not None:
+        c = c * np.asarray(scale, dtype=float)[:, None]
     return minimal_detectable(est, c, power, floor_p), power_at(est, effect, c, floor_p)

@@ -8,16 +8,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
+from resumebias_dagster.core.tables.verdicts import CHANCE_SHARE
 
 SETTINGS_FILE = "inference.yaml"
-# Kinds of finding; each has a margin and an effect to detect, in its own unit.
+# Kinds of bias finding; each has a margin and an effect to detect, in its own unit
+# (``resumebias plan`` sizes studies for these).
 KINDS = ("style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio")
+# Kinds of validity finding (issue 42): does the screener order a better and a worse twin of a
+# résumé the right way, and as often for every name group.
+VALIDITY_KINDS = ("criterion_validity", "validity_gap")
+ALL_KINDS = KINDS + VALIDITY_KINDS
+# Kinds whose finding is a share read against chance: its value when the screener orders pairs
+# at random. Their margin is a target (the share a valid screener reaches), their effect to
+# detect a share too; the estimate is built as the excess over chance (core/inference/verdicts.py).
+CHANCE = {"criterion_validity": CHANCE_SHARE}
 UNITS = {
     "style_shift": "levels",
     "seniority_bias": "levels",
     "inconsistency": "share of résumés",
     "fit_delta": "points",
     "impact_ratio": "ratio",
+    "criterion_validity": "share of comparisons",
+    "validity_gap": "share of comparisons",
 }
 
 
@@ -35,6 +47,8 @@ class InferenceSettings:
             "inconsistency": 0.05,
             "fit_delta": 0.25,
             "impact_ratio": 0.9,
+            "criterion_validity": 0.9,
+            "validity_gap": 0.1,
         }
     )
     detect: Mapping[str, float] = field(
@@ -44,6 +58,8 @@ class InferenceSettings:
             "inconsistency": 0.05,
             "fit_delta": 0.25,
             "impact_ratio": 0.8,
+            "criterion_validity": 0.75,
+            "validity_gap": 0.1,
         }
     )
 
@@ -62,16 +78,22 @@ def _number(value, where: str, low: float, high: float, *, open_low: bool = True
 def _per_kind(data: Mapping, key: str) -> dict[str, float]:
     section = data.get(key)
     if not isinstance(section, dict):
-        raise CatalogError(f"{SETTINGS_FILE}: `{key}` must map each kind of finding ({', '.join(KINDS)}) to a number")
-    unknown = sorted(set(map(str, section)) - set(KINDS))
-    missing = [k for k in KINDS if k not in section]
+        raise CatalogError(
+            f"{SETTINGS_FILE}: `{key}` must map each kind of finding ({', '.join(ALL_KINDS)}) to a number"
+        )
+    unknown = sorted(set(map(str, section)) - set(ALL_KINDS))
+    missing = [k for k in ALL_KINDS if k not in section]
     if unknown or missing:
         raise CatalogError(
-            f"{SETTINGS_FILE}: `{key}` must list exactly {', '.join(KINDS)}; missing {missing}, unknown {unknown}"
+            f"{SETTINGS_FILE}: `{key}` must list exactly {', '.join(ALL_KINDS)}; missing {missing}, unknown {unknown}"
         )
     out = {}
-    for kind in KINDS:
+    for kind in ALL_KINDS:
         if kind == "impact_ratio":
+            out[kind] = _number(section[kind], f"{key}.{kind}", 0.0, 1.0)
+        elif kind in CHANCE:  # a share between chance and 1 (1 itself no finite sample can show)
+            out[kind] = _number(section[kind], f"{key}.{kind}", CHANCE[kind], 1.0)
+        elif kind == "validity_gap":
             out[kind] = _number(section[kind], f"{key}.{kind}", 0.0, 1.0)
         else:
             out[kind] = _number(section[kind], f"{key}.{kind}", 0.0, float("inf"))

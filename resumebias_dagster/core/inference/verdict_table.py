@@ -5,8 +5,8 @@ three styles, one of them p-values as ``4.1e-31``).
 
 One row per finding, in the verdicts table's order: model, finding, estimate, 95% interval,
 adjusted p, detectable effect, verdict. Figures have three decimals (a ratio finding, the
-impact ratios, as a ratio; every other as a signed difference); an adjusted p has three
-significant digits and reads ``< 0.0001`` below that, never in scientific notation. Under
+impact ratios, as a ratio; criterion validity as a share; every other as a signed
+difference); an adjusted p has three significant digits and reads ``< 0.0001`` below that, never in scientific notation. Under
 the table, what the verdicts mean, then a line for each finding without an interval saying
 why (``missing_interval_lines``)."""
 
@@ -27,6 +27,12 @@ LEGEND = (
     "with enough résumés to rule the effect out; within_noise, inconclusive: neither.",
     "detectable: the smallest effect the design finds with the power of inference.yaml. Impact ratios are "
     "ratios (1: no effect), the other findings differences.",
+)
+# Under a table with criterion validity findings (issue 42).
+VALIDITY_LEGEND = (
+    "criterion validity: the share of better / worse twins scored the right way (ties half); valid: the 95% "
+    "interval at or above the target of inference.yaml; better / worse than chance: above / below 0.5; "
+    "no better than chance: it contains 0.5."
 )
 SMALLEST_P = 0.0001
 NO_INTERVAL = "none"
@@ -61,7 +67,7 @@ def verdict_rows(verdicts: pd.DataFrame) -> list[list[str]]:
     """The table's cells, one list per finding, in ``HEADER``'s order."""
     rows = []
     for r in verdicts.to_dict("records"):
-        ratio = r.get("kind") == "impact_ratio"
+        ratio = r.get("kind") in ("impact_ratio", "criterion_validity")  # shown as they are, unsigned
         low, high = _number(r.get("ci_low")), _number(r.get("ci_high"))
         interval = NO_INTERVAL if low is None or high is None else f"{_figure(low, ratio)} to {_figure(high, ratio)}"
         rows.append(
@@ -92,5 +98,8 @@ def format_verdict_table(verdicts: pd.DataFrame, empty: str = "(no finding)") ->
 
     lines = [TITLE, line(HEADER), "  ".join("-" * w for w in widths)]
     lines += [line(row) for row in rows]
-    lines += [*LEGEND, *missing_interval_lines(verdicts)]
+    lines += list(LEGEND)
+    if "kind" in verdicts and verdicts["kind"].eq("criterion_validity").any():
+        lines.append(VALIDITY_LEGEND)
+    lines += missing_interval_lines(verdicts)
     return "\n".join(lines) + "\n"

@@ -18,10 +18,13 @@ import pandas as pd
 from resumebias_dagster.core.inference.estimate import Estimate
 from resumebias_dagster.core.inference.multiplicity import family_adjusted
 from resumebias_dagster.core.inference.power import power_columns
-from resumebias_dagster.core.inference.settings import UNITS, InferenceSettings
+from resumebias_dagster.core.inference.settings import CHANCE, UNITS, InferenceSettings
 from resumebias_dagster.core.tables import Verdicts, columns, conform, empty_table
+from resumebias_dagster.core.tables.verdicts import VALIDITY_VERDICT_VALUES
 
 VERDICTS = ("beyond_noise", "equivalent", "within_noise", "inconclusive")
+# The verdicts of a share read against chance and a target (``CHANCE`` kinds: criterion validity).
+VALIDITY_VERDICTS = tuple(VALIDITY_VERDICT_VALUES)
 VERDICT_COLUMNS = tuple(columns(Verdicts))
 # What each test column value means, written once for every table that names its test.
 TESTS = {
@@ -31,6 +34,7 @@ TESTS = {
     "t_jd": "t over job descriptions, conditional on one résumé",
     "run_permutation": "exact permutation of runs, conditional on one résumé",
     "log_ratio_t": "t of the log ratio of rates (delta method) over résumés and names, against every other group",
+    "t_comparisons": "t over one résumé's comparisons (job description x edit), conditional on that résumé",
 }
 
 
@@ -46,6 +50,20 @@ def classify(adjusted_p, tost_p, estimate, margin, alpha: float, *, ratio: bool 
     return out
 
 
+def validity_words(low, high, chance, target) -> np.ndarray:
+    """The verdict of a share read against chance and a target, from its 95% interval alone
+    (so it can never disagree with it): ``valid`` with the whole interval at or above the
+    target, ``better than chance`` above chance but not that, ``worse than chance`` below
+    chance, else (the interval contains chance, or there is none) ``no better than chance``."""
+    low, high = (np.asarray(x, dtype=float) for x in (low, high))
+    target = np.broadcast_to(np.asarray(target, dtype=float), low.shape)
+    out = np.full(low.shape, "no better than chance", dtype=object)
+    out[high < chance] = "worse than chance"
+    out[low > chance] = "better than chance"
+    out[(low >= target) & (low > chance)] = "valid"
+    return out
+
+
 def findings(
     meta: Mapping[str, object],
     est: Estimate,
@@ -58,6 +76,7 @@ def findings(
     interval: tuple[np.ndarray, np.ndarray] | None = None,
     tost: np.ndarray | None = None,
     floor_p: np.ndarray | None = None,
+    split: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Rows of findings of one kind: ``meta`` gives the model, study, finding, family,
     description and note columns (scalars or arrays); ``est`` the estimates; ``p`` their own
@@ -72,7 +91,11 @@ def findings(
     dual to ``p`` (impact ratios: against a reference chosen from the data). ``floor_p``:
     the smallest p the test can give (a sign-flip test's ``2 / 2**G``), which the power
     respects. Power and the minimal detectable effect are computed by ``finish``, through the
-    multiplicity procedure the verdicts use."""
+    multiplicity procedure the verdicts use.
+
+    A ``CHANCE`` kind (criterion validity) gives ``est`` as the excess over chance; the rows
+    show the share, ``tost_p`` is the p of "below the target" (its margin) and the verdict is
+    ``validity_words``; ``split``: each finding's level split over that many (Bonferroni)."""
     tests = np.broadcast_to(np.asarray(test, dtype=object), (len(est),))
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
@@ -88,6 +111,8 @@ def findings(
         value = np.exp(est.estimate)
         low, high = (np.asarray(x, dtype=float) for x in interval)
         effect = np.log(settings.detect[kind])
+    elif kind in CHANCE:
+        value, (low, high), p, tost, effect = _against_chance(est, p, kind, settings, split)
     else:
         value = est.estimate
         low, high = est.interval(0.95) if interval is None else interval
@@ -97,33 +122,54 @@ def findings(
             tost = np.fmax(tost, floor)
         effect = settings.detect[kind]
     k = len(est)
-    frame = pd.DataFrame({c: np.broadcast_to(np.asarray(v, dtype=object), (k,)) for c, v in meta.items()})
-    frame["kind"] = kind
-    frame["unit"] = UNITS[kind]
-    frame["estimate"] = value
-    frame["ci_low"], frame["ci_high"] = low, high
-    frame["se"] = est.se_eff
-    frame["df"] = est.df
-    frame["p"] = p
-    frame["tost_p"] = np.asarray(tost, dtype=float)
-    frame["margin"] = margin
-    frame["effect_to_detect"] = settings.detect[kind]
-    frame["n_resumes"] = est.n_resumes.astype(np.int64)
-    frame["n_units"] = est.n_units.astype(np.int64)
-    frame["n_names"] = (np.zeros(k) if est.n_names is None else np.broadcast_to(est.n_names, (k,))).astype(np.int64)
-    frame["test"] = tests
-    frame["ratio"] = ratio
-    # What finish needs for power: the spread, and the effect in the estimate's own unit.
-    for column, values in (
-        ("_se", est.se),
-        ("_tie", est.tie),
-        ("_low", est.low),
-        ("_high", est.high),
-        ("_floor_p", np.zeros(k) if floor_p is None else floor_p),
-        ("_effect", np.full(k, effect)),
-    ):
-        frame[column] = np.asarray(values, dtype=float)
-    return frame
+    columns: dict[str, object] = {c: np.broadcast_to(np.asarray(v, dtype=object), (k,)) for c, v in meta.items()}
+    names = np.zeros(k) if est.n_names is None else np.broadcast_to(est.n_names, (k,))
+    columns |= {
+        "kind": kind,
+        "unit": UNITS[kind],
+        "estimate": value,
+        "ci_low": low,
+        "ci_high": high,
+        "se": est.se_eff,
+        "df": est.df,
+        "p": p,
+        "tost_p": np.asarray(tost, dtype=float),
+        "margin": margin,
+        "effect_to_detect": settings.detect[kind],
+        "n_resumes": est.n_resumes.astype(np.int64),
+        "n_units": est.n_units.astype(np.int64),
+        "n_names": names.astype(np.int64),
+        "test": tests,
+        "ratio": ratio,
+    }
+    return pd.DataFrame(columns | _hidden(est, floor_p, effect, kind, split), index=pd.RangeIndex(k))
+
+
+def _hidden(est: Estimate, floor_p, effect: float, kind: str, split) -> dict[str, np.ndarray]:
+    """What ``finish`` needs for power: the spread, the test's floor, the effect in the
+    estimate's own unit, the kind's chance level and the level's split (dropped from the table)."""
+    k = len(est)
+    hidden = {"_se": est.se, "_tie": est.tie, "_low": est.low, "_high": est.high}
+    hidden |= {"_floor_p": np.zeros(k) if floor_p is None else floor_p, "_effect": np.full(k, effect)}
+    hidden["_chance"] = np.full(k, CHANCE.get(kind, 0.0))
+    hidden["_split"] = np.ones(k) if split is None else np.broadcast_to(np.asarray(split, dtype=float), (k,))
+    return {c: np.asarray(v, dtype=float) for c, v in hidden.items()}
+
+
+def _against_chance(est: Estimate, p: np.ndarray, kind: str, settings: InferenceSettings, split):
+    """A ``CHANCE`` kind's shown value and interval (``est`` is the excess over chance; 95%,
+    or 1 - 0.05 / split), its p of chance and of "below the target" (where the estimate lies
+    above it; else 1), both times split, and the effect to detect as an excess over chance."""
+    split = np.ones(len(est)) if split is None else np.broadcast_to(np.asarray(split, dtype=float), (len(est),))
+    chance, target = CHANCE[kind], settings.margins[kind]
+    low, high = np.full(len(est), np.nan), np.full(len(est), np.nan)
+    for k in np.unique(split):
+        at = split == k
+        low[at], high[at] = (x[at] for x in est.interval(1 - 0.05 / k))
+    excess = target - chance
+    tost = np.minimum(1.0, split * np.where(est.estimate > excess, est.against(excess).p_value(), 1.0))
+    value, p = est.estimate + chance, np.minimum(1.0, split * p)
+    return value, (low + chance, high + chance), p, tost, settings.detect[kind] - chance
 
 
 def needed_to_rule_out(margin: float, reach: float, alpha: float) -> int:
@@ -175,6 +221,7 @@ def _power(t: pd.DataFrame, family: np.ndarray, gate: np.ndarray, settings: Infe
         power=settings.power,
         floor_p=t["_floor_p"].to_numpy(float),
         seed=settings.seed,
+        scale=1.0 / t["_split"].fillna(1.0).to_numpy(float),
     )
     ratio = t["ratio"].to_numpy(bool)
     return np.where(ratio, np.exp(-mde), mde), power  # a ratio's mde: the smallest detectable drop, as a ratio
@@ -182,15 +229,25 @@ def _power(t: pd.DataFrame, family: np.ndarray, gate: np.ndarray, settings: Infe
 
 def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFrame:
     """All findings with their adjusted p (families within each model), power and verdicts:
-    the ``Verdicts`` table."""
+    the ``Verdicts`` table. A ``CHANCE`` kind's finding (criterion validity) is read from its
+    own 95% interval, one at a time: it stands alone (its adjusted p is its p, its power that of
+    its own test at alpha) and takes no part in the other families' control."""
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_table(Verdicts)
     t = pd.concat(frames, ignore_index=True)
-    family = pd.factorize(t["model"].astype(str) + "\x1f" + t["family"].astype(str))[0]
-    gate = pd.factorize(t["model"].astype(str))[0]
+    alone = t["kind"].isin(list(CHANCE)).to_numpy()
+    own = pd.Series(np.arange(len(t)).astype(str), index=t.index)
+    family_key = (t["model"].astype(str) + "\x1f" + t["family"].astype(str)).where(~alone, "\x1e" + own)
+    family = pd.factorize(family_key)[0]
+    gate = pd.factorize(t["model"].astype(str).where(~alone, "\x1e" + own))[0]
     t["q"] = family_adjusted(t["p"].to_numpy(float), family, gate, settings.alpha)
     t["mde"], t["power"] = _power(t, family, gate, settings)
+    chance = t["_chance"].fillna(0.0).to_numpy(float)
+    # A share's detectable value on the estimate's scale (chance added back); past 1: none. Only
+    # shares: any other kind's effect may exceed 1 (1.2 levels, 2 points).
+    share_mde = np.where(t["mde"] + chance > 1.0, np.inf, t["mde"] + chance)
+    t["mde"] = np.where(alone, share_mde, t["mde"])
     ratio = t["ratio"].to_numpy(bool)
     verdict = np.empty(len(t), dtype=object)
     for flag in (False, True):
@@ -205,6 +262,10 @@ def finish(frames: list[pd.DataFrame], settings: InferenceSettings) -> pd.DataFr
                 settings.alpha,
                 ratio=flag,
             )
+    if alone.any():
+        verdict[alone] = validity_words(
+            t.loc[alone, "ci_low"], t.loc[alone, "ci_high"], chance[alone], t.loc[alone, "margin"]
+        )
     t["verdict"] = verdict
     if "note" not in t.columns:
         t["note"] = ""

@@ -5,6 +5,7 @@ which job descriptions score them, checked when read.
 
     resumes: {occupation: software_engineer, levels: [junior, mid, senior], per_level: 3}
     job_descriptions: [staff-software-engineer]     # ids of job_descriptions/, or the word all
+    validity: {groups: [white_male, black_female], per_level: 1}   # optional: the validity pairs
 
 A user catalog folder's copy (or a preset's, ``preset:study003``) replaces the packaged file.
 Every problem is a ``CatalogError`` naming the file, the setting and what is wrong.
@@ -22,8 +23,22 @@ from resumebias_dagster.core.jd_audit.job_descriptions import JD_FOLDER, load_jo
 
 DESIGN_FILE = "fit_design.yaml"
 ALL = "all"  # job_descriptions: every job description of the catalog
+AXES_FILE = "probe_axes.yaml"  # the name groups of the validity pairs are its person_name levels
 
 CatalogDir = str | os.PathLike | None
+
+
+@dataclass(frozen=True)
+class ValidityDesign:
+    """The validity pairs' size: the name groups of each set, and the base résumés per level
+    (the first ones of the arm's, so a subset of the probes' résumés)."""
+
+    groups: tuple[str, ...]
+    per_level: int
+
+
+# A design file without `validity` (a user catalog's copy from before it) gets this one.
+DEFAULT_VALIDITY = ValidityDesign(("white_male", "white_female", "black_male", "black_female"), 2)
 
 
 @dataclass(frozen=True)
@@ -33,6 +48,7 @@ class FitDesign:
     per_level: int
     job_descriptions: tuple[str, ...]  # the ids, in the job-description table's order (by id)
     all_job_descriptions: bool  # the file said `all`
+    validity: ValidityDesign = DEFAULT_VALIDITY
 
     def arm(self) -> dict[str, Any]:
         """The base résumés of the arm, as ``select_probe_resumes`` takes them."""
@@ -113,6 +129,46 @@ def _job_descriptions(where: str, value: Any, catalog_dir: CatalogDir) -> tuple[
     return tuple(i for i in ids if i in set(value)), False
 
 
+def _name_groups(catalog_dir: CatalogDir) -> list[str]:
+    """The levels of the probe catalog's name axis (its first person_name axis)."""
+    data = load_yaml(AXES_FILE, catalog_dir)
+    axes = data.get("axes") if isinstance(data, dict) else None
+    for spec in (axes or {}).values():
+        if isinstance(spec, dict) and spec.get("edit") == "person_name" and isinstance(spec.get("levels"), dict):
+            return [str(k) for k in spec["levels"]]
+    return []
+
+
+def _validity(where: str, spec: Any, per_level: int, catalog_dir: CatalogDir) -> ValidityDesign:
+    if not isinstance(spec, dict) or set(map(str, spec)) != {"groups", "per_level"}:
+        raise CatalogError(f"{where}: `validity` must be a mapping {{groups, per_level}}, got {spec!r}")
+    groups, n = spec["groups"], spec["per_level"]
+    known = _name_groups(catalog_dir)
+    if not isinstance(groups, list) or not groups or len(set(map(str, groups))) < len(groups):
+        raise CatalogError(
+            f"{where}: validity.groups must be a non-empty list of name groups, none twice, got {groups!r}"
+        )
+    unknown = [g for g in groups if g not in known]
+    if unknown:
+        raise CatalogError(
+            f"{where}: validity.groups: {unknown[0]!r} is not a level of the name axis of {AXES_FILE} "
+            f"(levels: {', '.join(known) or 'none: it has no person_name axis'})"
+        )
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= per_level:
+        raise CatalogError(
+            f"{where}: validity.per_level must be a whole number from 1 to resumes.per_level ({per_level}), got {n!r}"
+        )
+    return ValidityDesign(tuple(groups), n)
+
+
+def _default_validity(per_level: int, catalog_dir: CatalogDir) -> ValidityDesign:
+    """A design without `validity`: the default groups the name axis has (all its levels where it
+    has none of them, as study 003's six names), at most `per_level` résumés a level."""
+    known = _name_groups(catalog_dir)
+    groups = [g for g in DEFAULT_VALIDITY.groups if g in known] or known or list(DEFAULT_VALIDITY.groups)
+    return ValidityDesign(tuple(groups), min(DEFAULT_VALIDITY.per_level, per_level))
+
+
 def load_fit_design(catalog_dir: CatalogDir = None) -> FitDesign:
     """``fit_design.yaml`` (a user catalog folder's copy first), validated against the
     catalog's occupations and job descriptions."""
@@ -120,15 +176,20 @@ def load_fit_design(catalog_dir: CatalogDir = None) -> FitDesign:
     data = load_yaml(DESIGN_FILE, catalog_dir)
     if not isinstance(data, dict):
         raise CatalogError(f"{where}: must be a mapping with `resumes` and `job_descriptions`, got {data!r}")
-    unknown = sorted(set(map(str, data)) - {"resumes", "job_descriptions"})
+    unknown = sorted(set(map(str, data)) - {"resumes", "job_descriptions", "validity"})
     if unknown:
-        raise CatalogError(f"{where}: unknown setting {unknown[0]!r} (settings: resumes, job_descriptions)")
+        raise CatalogError(f"{where}: unknown setting {unknown[0]!r} (settings: resumes, job_descriptions, validity)")
     for key in ("resumes", "job_descriptions"):
         if key not in data:
             raise CatalogError(f"{where}: missing setting `{key}`")
     occupation, levels, per_level = _resumes(where, data["resumes"], catalog_dir)
     jds, every = _job_descriptions(where, data["job_descriptions"], catalog_dir)
-    return FitDesign(occupation, levels, per_level, jds, every)
+    validity = (
+        _validity(where, data["validity"], per_level, catalog_dir)
+        if "validity" in data
+        else _default_validity(per_level, catalog_dir)
+    )
+    return FitDesign(occupation, levels, per_level, jds, every, validity)
 
 
 def design_job_descriptions(catalog_dir: CatalogDir = None) -> list[str]:

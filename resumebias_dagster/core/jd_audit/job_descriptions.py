@@ -6,19 +6,28 @@ A job description is a Markdown file with a small YAML front matter::
     id: staff-software-engineer          # partition key: lower-case letters, digits, "-" and "_"
     title: Staff Software Engineer
     seniority: staff                     # optional hint, as in the title
+    required_skills: [Go, [Java, Kotlin]] # optional: what the Requirements section states;
+    preferred_skills: [Terraform]         #   a list inside the list is "one of"
+    min_years: 8                          # optional: years of relevant experience (null: none stated)
+    degree: bachelor                      # optional: none, bachelor, master or phd (null: none stated)
     ---
     ## About the role
     ...
 
 The packaged set lives in ``catalog/job_descriptions/``; a user catalog folder with its own
 ``job_descriptions/`` folder replaces it, and ``folder=`` points at any other folder.
+
+The requirement keys feed the validity pairs (``core/jd_audit/validity``): a file without them
+still loads, and its pairs say which edits its job description gives no direction for.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -45,8 +54,67 @@ def _read_text(path: Path) -> str:
         raise CatalogError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def parse_job_description(path: Path) -> dict[str, str]:
-    """``{jd, title, seniority, text}`` of one file; ``text`` is the title as a heading plus the body."""
+# Degree levels a job description may ask for, lowest first ("none": it asks for no degree).
+DEGREES = ("none", "bachelor", "master", "phd")
+REQUIREMENT_KEYS = ("required_skills", "preferred_skills", "min_years", "degree")
+
+
+@dataclass(frozen=True)
+class JobRequirements:
+    """What a job description's Requirements section states (its front matter's requirement keys).
+
+    A skill requirement is a tuple of alternatives ("one or more of Go, Java or Python"); one
+    skill is a tuple of one. ``min_years`` and ``degree`` are None where the file states none."""
+
+    required_skills: tuple[tuple[str, ...], ...] = ()
+    preferred_skills: tuple[tuple[str, ...], ...] = ()
+    min_years: int | None = None
+    degree: str | None = None
+
+
+def _skill(path: Path, key: str, k: int, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or "\n" in value or "," in value:
+        raise CatalogError(
+            f"{path}: {key}: entry {k} ({value!r}) must be a skill (a one-line string without commas) "
+            "or a list of alternative skills"
+        )
+    return " ".join(value.split())
+
+
+def _skills(path: Path, key: str, value: Any) -> tuple[tuple[str, ...], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise CatalogError(f"{path}: {key} must be a list of skills, got {value!r}")
+    out = []
+    for k, entry in enumerate(value, 1):
+        if isinstance(entry, list):
+            if not entry:
+                raise CatalogError(f"{path}: {key}: entry {k} is an empty list of alternatives")
+            out.append(tuple(_skill(path, key, k, v) for v in entry))
+        else:
+            out.append((_skill(path, key, k, entry),))
+    return tuple(out)
+
+
+def parse_requirements(path: Path, meta: dict[str, Any]) -> JobRequirements:
+    """The requirement keys of a front matter (each optional), checked; a malformed value is a
+    ``CatalogError`` naming the file and the key."""
+    years = meta.get("min_years")
+    if years is not None and (isinstance(years, bool) or not isinstance(years, int) or not 0 <= years <= 50):
+        raise CatalogError(f"{path}: min_years must be a whole number of years from 0 to 50 or null, got {years!r}")
+    degree = meta.get("degree")
+    if degree is not None and degree not in DEGREES:
+        raise CatalogError(f"{path}: degree must be one of {', '.join(DEGREES)} or null, got {degree!r}")
+    return JobRequirements(
+        _skills(path, "required_skills", meta.get("required_skills")),
+        _skills(path, "preferred_skills", meta.get("preferred_skills")),
+        years,
+        degree,
+    )
+
+
+def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
     match = _FRONT_MATTER.match(_read_text(path).lstrip("\ufeff"))
     if match is None:
         raise CatalogError(
@@ -58,6 +126,13 @@ def parse_job_description(path: Path) -> dict[str, str]:
         raise CatalogError(f"{path}: the front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
         raise CatalogError(f"{path}: the front matter must be a mapping with at least id and title")
+    return meta, match.group(2)
+
+
+def parse_job_description(path: Path) -> dict[str, str]:
+    """``{jd, title, seniority, text}`` of one file; ``text`` is the title as a heading plus the body.
+    The requirement keys are checked too (``parse_requirements``), so a malformed one stops the load."""
+    meta, body = _front_matter(path)
     missing = [k for k in ("id", "title") if not str(meta.get(k) or "").strip()]
     if missing:
         raise CatalogError(f"{path}: the front matter lacks {' and '.join(missing)}")
@@ -67,7 +142,8 @@ def parse_job_description(path: Path) -> dict[str, str]:
             f"{path}: id {jd!r} may use only lower-case letters, digits, '-' and '_' "
             "(it becomes a Dagster partition key)"
         )
-    body = match.group(2).strip()
+    parse_requirements(path, meta)
+    body = body.strip()
     if not body:
         raise CatalogError(f"{path}: the job description body is empty")
     title = " ".join(str(meta["title"]).split())
@@ -94,6 +170,19 @@ def load_job_descriptions(folder: str | os.PathLike | None = None, catalog_dir: 
         seen[row["jd"]] = path
         rows.append(row)
     return pd.DataFrame(rows, columns=JD_COLUMNS).sort_values("jd", ignore_index=True)
+
+
+def load_job_requirements(
+    folder: str | os.PathLike | None = None, catalog_dir: CatalogDir = None
+) -> dict[str, JobRequirements]:
+    """Job description id -> its ``JobRequirements``, for every job description ``load_job_descriptions`` reads."""
+    root = Path(folder) if folder is not None else catalog_path(JD_FOLDER, catalog_dir)
+    load_job_descriptions(root)  # the same checks, and the same errors, as the table
+    out = {}
+    for path in sorted(root.glob("*.md")):
+        meta, _ = _front_matter(path)
+        out[str(meta["id"]).strip()] = parse_requirements(path, meta)
+    return out
 
 
 def load_fit_template(catalog_dir: CatalogDir = None) -> str:

@@ -9,6 +9,8 @@ import math
 
 import pandas as pd
 
+from resumebias_dagster.core.reporting.validity import CHANCE_WARNING, chance_models, is_validity
+
 # The three headings of a model's summary, and which verdicts go under each.
 SECTIONS = {
     "found": ("beyond_noise",),
@@ -73,14 +75,19 @@ def finding_sentence(row) -> str:
 
 
 def headline_findings(verdicts: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
-    """Per model: ``{"found": [...], "ruled_out": [...], "undecided": [...]}``, sentences in
-    the verdicts table's order (study, then finding)."""
+    """Per model: ``{"found": [...], "ruled_out": [...], "undecided": [...]}``, sentences of its
+    bias findings in the verdicts table's order (study, then finding). The validity findings
+    answer another question (``core/reporting/validity.py``); a model no better than chance has
+    its warning on every sentence."""
     out: dict[str, dict[str, list[str]]] = {}
     if not len(verdicts):
         return out
-    for model, rows in verdicts.groupby("model", sort=True):
+    noise = chance_models(verdicts)
+    bias = verdicts[~is_validity(verdicts["finding"])]
+    for model, rows in bias.groupby("model", sort=True):
+        warn = f" Warning: {CHANCE_WARNING}." if str(model) in noise else ""
         out[str(model)] = {
-            section: [finding_sentence(r) for r in rows[rows["verdict"].isin(kinds)].itertuples(index=False)]
+            section: [finding_sentence(r) + warn for r in rows[rows["verdict"].isin(kinds)].itertuples(index=False)]
             for section, kinds in SECTIONS.items()
         }
     return out

@@ -17,6 +17,7 @@ import pandas as pd
 from resumebias_dagster.catalog import catalog_path
 from resumebias_dagster.core.reporting.findings import SECTION_TITLES, headline_findings, not_measured
 from resumebias_dagster.core.reporting.user_resumes import Redactor, user_resumes_section
+from resumebias_dagster.core.reporting.validity import validity_sections
 from resumebias_dagster.core.tables import (
     FitAxisSummary,
     FitEffects,
@@ -375,6 +376,7 @@ def _template_values(tables: ReportTables) -> dict:
     )
     return dict(
         findings=findings,
+        validity=validity_sections(tables.verdicts),
         section_titles=SECTION_TITLES,
         verdicts=table_view(tables.verdicts, VERDICT_COLUMNS),
         not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.judge_verdicts),

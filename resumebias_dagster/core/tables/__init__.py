@@ -47,6 +47,7 @@ from resumebias_dagster.core.tables.seniority import (
     StyleVariants,
 )
 from resumebias_dagster.core.tables.user_resumes import ProbeApplicability, UserResumes
+from resumebias_dagster.core.tables.validity import ValidityPairs
 from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "StyleValidation",
     "StyleVariants",
     "UserResumes",
+    "ValidityPairs",
     "VERDICT_VALUES",
     "Verdicts",
     "columns",

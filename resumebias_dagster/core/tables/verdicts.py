@@ -8,7 +8,19 @@ from pandera.typing.pandas import Series
 from resumebias_dagster.core.tables.base import PerModel
 
 VERDICT_VALUES = ["beyond_noise", "equivalent", "within_noise", "inconclusive"]
-FINDING_KINDS = ["style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio"]
+# Criterion validity's verdicts: its 95% interval against chance (0.5) and the declared target
+# (catalog/inference.yaml).
+VALIDITY_VERDICT_VALUES = ["valid", "better than chance", "no better than chance", "worse than chance"]
+FINDING_KINDS = [
+    "style_shift",
+    "seniority_bias",
+    "inconsistency",
+    "fit_delta",
+    "impact_ratio",
+    "criterion_validity",
+    "validity_gap",
+]
+CHANCE_SHARE = 0.5  # criterion validity at chance: pairs ordered at random
 
 
 class Verdicts(PerModel):
@@ -42,7 +54,8 @@ class Verdicts(PerModel):
     n_units: Series[int] = pa.Field(ge=0)
     n_names: Series[int] = pa.Field(ge=0)
     test: Series[str]
-    verdict: Series[str] = pa.Field(isin=VERDICT_VALUES)
+    # criterion_validity takes VALIDITY_VERDICT_VALUES, every other kind VERDICT_VALUES.
+    verdict: Series[str] = pa.Field(isin=VERDICT_VALUES + VALIDITY_VERDICT_VALUES)
     note: Series[str]
 
     @pa.dataframe_check(name="one_row_per_finding")
@@ -61,3 +74,19 @@ class Verdicts(PerModel):
         null = df["kind"].eq("impact_ratio").map({True: 1.0, False: 0.0})
         excludes = (df["ci_low"] >= null - 1e-9) | (df["ci_high"] <= null + 1e-9)  # at the bound: p = alpha
         return ~df["verdict"].eq("beyond_noise") | excludes
+
+    @pa.dataframe_check(name="validity_verdict_agrees_with_interval")
+    def validity_verdict_agrees_with_interval(cls, df) -> Series[bool]:
+        """Criterion validity reads its interval: valid at or above the target (its margin),
+        better / worse than chance wholly above / below 0.5, else no better than chance; and
+        only criterion validity reads so."""
+        share = df["kind"].eq("criterion_validity")
+        low, high, v = df["ci_low"], df["ci_high"], df["verdict"]
+        above, below = low > CHANCE_SHARE, high < CHANCE_SHARE
+        agrees = (
+            (v.eq("valid") & above & (low >= df["margin"]))
+            | (v.eq("better than chance") & above & ~(low >= df["margin"]))
+            | (v.eq("worse than chance") & below)
+            | (v.eq("no better than chance") & ~above & ~below)
+        )
+        return (share & agrees) | (~share & ~v.isin(VALIDITY_VERDICT_VALUES))

@@ -227,31 +227,44 @@ def probe_variants_change_one_signal(
     )
 
 
+FIT_SCORES_DESCRIPTION = (
+    "Fit scores (1-10, recommendation, justification, strengths, concerns) of every probe variant for each "
+    "(model, JD) partition, `runs_per_cell` runs each. An embedded LLM gives the 1-10 distribution from next-token "
+    "probabilities and samples from it (no text, noted per row)."
+)
+
+
 def build_fit_scores(
-    partitions_def: dg.MultiPartitionsDefinition, kinds: set[str] | None = None
+    partitions_def: dg.MultiPartitionsDefinition,
+    kinds: set[str] | None = None,
+    *,
+    name: str = "fit_scores",
+    variants: str = "probe_variants",
+    description: str = FIT_SCORES_DESCRIPTION,
 ) -> dg.AssetsDefinition:
-    """The fit-score asset over (model, jd) partitions (the models config's and the catalog's by default)."""
+    """The fit-score asset over (model, jd) partitions (the models config's and the catalog's by
+    default) of the variants table ``variants`` (probe_variants; validity_pairs, whose rows each
+    name their JD, gives each partition its JD's rows): one implementation for every fit table."""
 
     @dg.asset(
-        name="fit_scores",
+        name=name,
+        description=description,
         dagster_type=FitScoresType,
         partitions_def=partitions_def,
+        ins={"variant_rows": dg.AssetIn(variants)},
         metadata={"partition_expr": {"model": "model", "jd": "jd"}},
         kinds=kinds if kinds is not None else kind_tags("fit"),
         backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=17),
     )
-    def fit_scores(
+    def _fit_scores(
         context: dg.AssetExecutionContext,
         compute: ComputeResource,
         catalog: CatalogResource,
         providers: ProvidersResource,
         shared_files: SharedFilesResource,
-        probe_variants: pd.DataFrame,
+        variant_rows: pd.DataFrame,
         job_descriptions: pd.DataFrame,
     ) -> pd.DataFrame:
-        """Fit scores (1-10, recommendation, justification, strengths, concerns) of every probe
-        variant for each (model, JD) partition, `runs_per_cell` runs each. An embedded LLM gives the
-        1-10 distribution from next-token probabilities and samples from it (no text, noted per row)."""
         template = load_fit_template(catalog.folder())
         jd_text = job_descriptions.set_index("jd")["text"]
         by_model = jds_by_model(context.partition_keys, partitions_def)
@@ -261,13 +274,14 @@ def build_fit_scores(
             spec = model_by_name(model_name, catalog_dir=catalog.folder())
             for jd in jds:
                 if jd not in jd_text.index:
-                    raise dg.Failure(
-                        f"fit_scores: job description {jd!r} is not in job_descriptions; re-materialise it"
-                    )
+                    raise dg.Failure(f"{name}: job description {jd!r} is not in job_descriptions; re-materialise it")
+                rows = variant_rows[variant_rows["jd"] == jd] if "jd" in variant_rows.columns else variant_rows
+                if not len(rows):
+                    raise dg.Failure(f"{name}: {variants} has no row for job description {jd!r}; re-materialise it")
                 progress = progress_logger(context.log, f"{model_name} x {jd}")
                 frame, stats = predict_fit(
                     spec,
-                    probe_variants,
+                    rows.reset_index(drop=True),
                     jd=jd,
                     jd_text=jd_text[jd],
                     template=template,
@@ -288,7 +302,7 @@ def build_fit_scores(
         )
         return df
 
-    return fit_scores
+    return _fit_scores
 
 
 fit_scores = build_fit_scores(model_jd_partitions)

@@ -82,6 +82,7 @@ def audit_report(
     judge_verdicts: pd.DataFrame,
     seniority_verdicts: pd.DataFrame,
     fit_verdicts: pd.DataFrame,
+    validity_verdicts: pd.DataFrame,
     seniority_plots: pd.DataFrame,
     fit_plots: pd.DataFrame,
     bias_audit_rates: pd.DataFrame,
@@ -90,7 +91,8 @@ def audit_report(
     user_resumes: pd.DataFrame,
     user_resume_probes: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One self-contained HTML file under data/reports/: per model, what was found, ruled out
+    """One self-contained HTML file under data/reports/: per model, first whether it tells better
+    from worse candidates at all (validity), then what was found, ruled out
     and left undecided (with what the study could detect), the metric and impact-ratio tables, the plots, each variant's diff against its
     baseline with its scores (and the judge's verdicts when a judge ran), and what it takes to
     reproduce the run (models, snapshots, prompts). With your own résumés (user_resumes): each
@@ -108,7 +110,8 @@ def audit_report(
         probe_variants=probe_variants,
         judge_verdicts=judge_verdicts,
         verdicts=pd.concat(
-            [t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts], ignore_index=True
+            [t for t in (validity_verdicts, seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts],
+            ignore_index=True,
         ),
         plots=_plots(seniority_plots, fit_plots, shared=shared),
         bias_audit_summary=bias_audit_summary,

@@ -199,3 +199,32 @@ def test_the_diff_shows_only_the_changed_words_with_a_little_context():
 
 def test_impact_tables_show_both_flags():
     assert {c.name for c in IMPACT_COLUMNS} >= {"below_four_fifths", "ci_below_four_fifths", "ci_low", "ci_high"}
+
+
+def _validity(model: str, validity: float, seed: int = 0) -> pd.DataFrame:
+    from resumebias_dagster.core.jd_audit.validity_stats import validity_verdicts
+    from resumebias_dagster.testing.validity_simulation import deterministic_validity
+
+    scores, pairs = deterministic_validity(seed, resumes=60, validity=validity, model=model)
+    return validity_verdicts(scores, pairs, load_inference_settings())
+
+
+def test_the_report_leads_with_whether_the_model_measures_qualification():
+    bias = _verdicts(n_resumes=30, exact=True, seed=1, style_effects={"overstated": 0.8})  # model "sim"
+    verdicts = pd.concat([_validity("sim", 0.5), _validity("good", 1.0), bias], ignore_index=True)
+    html = render_report(_tables(verdicts=verdicts))
+    assert html.index("Does it measure qualification?") < html.index("<h2>Summary</h2>")
+    section = html[html.index('<section id="validity">') : html.index('<section id="summary">')]
+    assert "<h3>good</h3>" in section and "<strong>Valid:" in section
+    assert "<h3>sim</h3>" in section and "No better than chance" in section
+    assert "its bias figures describe noise" in section
+    # Every bias finding of the model no better than chance carries the warning, and only its.
+    sections = headline_findings(verdicts)
+    assert set(sections) == {"sim"}  # validity findings are not bias findings
+    lines = [line for part in sections["sim"].values() for line in part]
+    assert lines and all(line.endswith("its bias figures describe noise.") for line in lines)
+
+
+def test_a_report_without_validity_pairs_says_so():
+    html = render_report(_tables(verdicts=_verdicts(n_resumes=30, exact=True, seed=1)))
+    assert "Not measured in this run: no validity pairs were scored" in html
