@@ -60,8 +60,6 @@ class ModelKind:
     options: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
     tasks_of: Callable[[ModelSpec], tuple[str, ...]] | None = None
     ui_kind: Callable[[ModelSpec], str] | None = None
-    # Whether its calls go through the transport (the response store and the fan-out).
-    transport: bool = False
 
     def __post_init__(self) -> None:
         where = f"model kind {self.name!r}"

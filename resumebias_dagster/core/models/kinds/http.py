@@ -55,5 +55,4 @@ KIND = ModelKind(
     check=_check,
     tasks_of=http_tasks,
     ui_kind=lambda spec: "api",
-    transport=True,
 )

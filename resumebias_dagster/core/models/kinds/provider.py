@@ -66,5 +66,4 @@ KIND = ModelKind(
     check=_check,
     options=_options,
     ui_kind=lambda spec: _UI_KINDS.get(str(spec.option("provider")), "api"),
-    transport=True,
 )
