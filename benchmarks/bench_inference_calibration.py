@@ -32,9 +32,22 @@ type and per study; ruled out at the margin <= 5%; coverage at least 93% (95 +- 
 is reported as conservative, which exact bounds on few or tied résumés are by construction);
 printed power within 10 points of the detection rate where the planted effect is the declared
 one; and ``resumebias plan``'s design, planned from a simulated pilot, reaching 80 +- 5% (all
-within Monte Carlo error).
+within Monte Carlo error): the fit audit's probe level and, with ``--only validity``,
+criterion validity told from chance and a group's gap in it (``testing/validity_plan_check.py``).
 
-Run: python benchmarks/bench_inference_calibration.py [--studies 400] [--only screeners|llm|validity]
+* The seniority task's validity verdicts (``testing/seniority_validity_calibration.py``): labellers
+  that ignore the résumé (accuracy 1/3: a label mix, sticky like a deterministic classifier,
+  always "mid", label distributions at chance with and without spread) on 120, 6 and one
+  résumé; a labeller at 95%, one exactly at the 80% target ("valid" there is false), one at the
+  declared 60% on 12 résumés; one name group read less accurately by the declared gap.
+
+* The pairwise task's verdicts (``testing/pairwise_calibration.py``, through ``pairwise_verdicts``):
+  random choosers (never equal, or equal a third of the time), one that always answers A, one at
+  0.95, one exactly at the 0.9 target, one name group recognised less often by the declared gap
+  (0.1), 5 résumés and one, and a deterministic chooser (the same choice every run).
+
+Run: python benchmarks/bench_inference_calibration.py [--studies 400]
+     [--only screeners|llm|validity|seniority_validity|pairwise]
 """
 
 from __future__ import annotations
@@ -53,8 +66,11 @@ from _machine import cpu_model, machine_busy_seconds, own_cpu_seconds  # noqa: E
 
 from resumebias_dagster.core.inference import load_inference_settings  # noqa: E402
 from resumebias_dagster.testing.calibration import SCENARIOS, calibrate, plan_check  # noqa: E402
+from resumebias_dagster.testing.pairwise_calibration import PAIRWISE_SCENARIOS  # noqa: E402
 from resumebias_dagster.testing.screener_calibration import SCREENER_SCENARIOS  # noqa: E402
+from resumebias_dagster.testing.seniority_validity_calibration import SENIORITY_VALIDITY_SCENARIOS  # noqa: E402
 from resumebias_dagster.testing.validity_calibration import VALIDITY_SCENARIOS  # noqa: E402
+from resumebias_dagster.testing.validity_plan_check import validity_plan_check  # noqa: E402
 
 
 def _problems(table: pd.DataFrame, n: int) -> list[str]:
@@ -80,15 +96,42 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=400, help="simulated studies per scenario")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=("llm", "screeners", "validity"), help="one set of scenarios (default all)")
+    parser.add_argument(
+        "--only",
+        choices=("llm", "screeners", "validity", "seniority_validity", "pairwise"),
+        help="one set of scenarios (default all)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     settings = load_inference_settings()
-    sets = {"llm": SCENARIOS, "screeners": SCREENER_SCENARIOS, "validity": VALIDITY_SCENARIOS}
-    scenarios = sets.get(args.only, [*SCENARIOS, *SCREENER_SCENARIOS, *VALIDITY_SCENARIOS])
+    sets = {
+        "llm": SCENARIOS,
+        "screeners": SCREENER_SCENARIOS,
+        "validity": VALIDITY_SCENARIOS,
+        "seniority_validity": SENIORITY_VALIDITY_SCENARIOS,
+        "pairwise": PAIRWISE_SCENARIOS,
+    }
+    scenarios = sets.get(
+        args.only,
+        [
+            *SCENARIOS,
+            *SCREENER_SCENARIOS,
+            *VALIDITY_SCENARIOS,
+            *SENIORITY_VALIDITY_SCENARIOS,
+            *PAIRWISE_SCENARIOS,
+        ],
+    )
     busy, own, started = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()
     table = calibrate(args.studies, settings, args.seed, scenarios)
     plan = plan_check(args.studies, settings, args.seed) if args.only in (None, "screeners") else None
+    validity_plans = (
+        [
+            validity_plan_check(kind, args.studies, settings, args.seed)
+            for kind in ("criterion_validity", "validity_gap")
+        ]
+        if args.only in (None, "validity")
+        else []
+    )
     wall = time.perf_counter() - started
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 70)
@@ -109,6 +152,14 @@ def main() -> int:
         )
         if abs(plan["simulated_power"] - plan["planned_power"]) > 0.05 + 2 * np.sqrt(0.16 / n):
             problems.append(f"plan: simulated power {plan['simulated_power']:.3f} outside 80 +- 5%")
+    for vp in validity_plans:
+        print(
+            f"resumebias plan, {vp['kind']} = {vp['effect']:g}, from a pilot (SD {vp['sd']:.3f} per résumé): "
+            f"{vp['resumes']} résumés for {vp['planned_power']:.0%} power; reached in {vp['simulated_power']:.1%} "
+            f"of {n} simulated studies (the verdicts printed {vp['printed_power']:.1%})"
+        )
+        if abs(vp["simulated_power"] - vp["planned_power"]) > 0.05 + 2 * np.sqrt(0.16 / n):
+            problems.append(f"plan {vp['kind']}: simulated power {vp['simulated_power']:.3f} outside 80 +- 5%")
     if busy is not None:
         others = machine_busy_seconds() - busy - (own_cpu_seconds() - own)
         print(f"other processes used {max(0.0, others) / wall:.2f} cores during the run")

@@ -235,6 +235,43 @@ def _analyze_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analyze_validity_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path",
+        metavar="FILE",
+        help="CSV of scored validity pairs (resume_id, group, role, score; docs/howto/analyze.md)",
+    )
+    parser.add_argument(
+        "--reference", metavar="GROUP", help="the name group the others are contrasted with (default: the file's first)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON: {summary: {model: word}, verdicts: [...]}")
+
+
+def _analyze_validity(args: argparse.Namespace) -> int:
+    from resumebias_dagster.catalog import CatalogError
+    from resumebias_dagster.core.inference import verdict_records
+    from resumebias_dagster.core.jd_audit.validity_import import ValidityFileError, analyze_validity_file
+    from resumebias_dagster.core.jd_audit.validity_stats import validity_summary
+
+    try:
+        verdicts = analyze_validity_file(args.path, reference=args.reference)
+    except (ValidityFileError, CatalogError) as exc:
+        return fail(str(exc))
+    summary = validity_summary(verdicts)
+    if args.json:
+        import json
+
+        print(json.dumps({"summary": summary, "verdicts": verdict_records(verdicts)}, indent=2))
+        return 0
+    from resumebias_dagster.core.inference.verdict_table import format_verdict_table
+
+    words = [f"{model}: {word}" for model, word in summary.items()]
+    none = "(no criterion validity: the file has no better or worse twin with a score)"
+    lines = ["DOES IT MEASURE QUALIFICATION?", *(words or [none]), ""]
+    sys.stdout.write("\n".join(lines) + "\n" + format_verdict_table(verdicts))
+    return 0
+
+
 def _rank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE", help="JSON Lines: job, model, shown, groups, answer")
     parser.add_argument("--top-k", type=positive_int, default=3, metavar="K", help="top-k places (default 3)")
@@ -379,6 +416,12 @@ COMMANDS: dict[str, Command] = {
         _analyze_fit,
     ),
     "analyze-rank": Command("share ranked first and impact ratios of rankings made elsewhere", _rank_arguments, _rank),
+    "analyze-validity": Command(
+        "criterion validity (is the better twin scored higher?) and its gaps between name groups, of pairs scored "
+        "elsewhere",
+        _analyze_validity_arguments,
+        _analyze_validity,
+    ),
     "plan": Command(
         "résumés, runs, job descriptions, calls and dollars a study needs to detect an effect with 80% power",
         plan_arguments,

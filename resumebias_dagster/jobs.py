@@ -1,9 +1,14 @@
 """Jobs: unpartitioned and partitioned assets cannot share one, so the study runs as four; the
-ranking task has a fifth, run on request."""
+ranking task and the pairwise task have one each, run on request."""
 
 import dagster as dg
 
-from resumebias_dagster.partitions import model_jd_partitions, model_partitions, rank_model_jd_partitions
+from resumebias_dagster.partitions import (
+    model_jd_partitions,
+    model_partitions,
+    pairwise_model_jd_partitions,
+    rank_model_jd_partitions,
+)
 
 PREDICTIONS = dg.AssetSelection.assets("seniority_predictions")
 # The validity pairs are scored beside the probes, partition by partition (issue 42).
@@ -12,6 +17,8 @@ PARTITIONED = PREDICTIONS | FIT_SCORES
 # The ranking task: run on request (rankings_job), never by `resumebias run`, so neither it nor
 # its tables are in the study's jobs.
 RANKINGS = dg.AssetSelection.assets("rankings")
+# The pairwise task (issue 42): on request too (pairwise_job); pairwise_verdicts follows it.
+PAIRWISE = dg.AssetSelection.assets("pairwise_choices")
 # Filled only on request (import paths in its config); a job re-running it would drop an import.
 IMPORTED = dg.AssetSelection.assets("imported_predictions")
 # The user's own résumés are read on request (their folder is run config), never by a study job.
@@ -20,7 +27,12 @@ USER_RESUMES = dg.AssetSelection.groups("user_resumes")
 
 study_inputs_job = dg.define_asset_job(
     "study_inputs",
-    selection=dg.AssetSelection.all() - PARTITIONED.downstream() - RANKINGS.downstream() - IMPORTED - USER_RESUMES,
+    selection=dg.AssetSelection.all()
+    - PARTITIONED.downstream()
+    - RANKINGS.downstream()
+    - PAIRWISE.downstream()
+    - IMPORTED
+    - USER_RESUMES,
     description="Résumés, variants, validation, training set, fine-tuned classifiers, job descriptions, probes.",
 )
 seniority_predictions_job = dg.define_asset_job(
@@ -42,6 +54,13 @@ rankings_job = dg.define_asset_job(
     description="The ranking task through one model for one job description (ranking_selection and "
     "ranking_positions follow under automation).",
 )
+pairwise_job = dg.define_asset_job(
+    "pairwise_job",
+    selection=PAIRWISE,
+    partitions_def=pairwise_model_jd_partitions,
+    description="The pairwise task (two résumés of a validity set: which is more qualified, or equal?) through "
+    "one model for one job description (pairwise_verdicts follows under automation).",
+)
 study_tables_job = dg.define_asset_job(
     "study_tables",
     selection=PARTITIONED.downstream() - PARTITIONED,
@@ -60,6 +79,7 @@ ALL_JOBS = [
     seniority_predictions_job,
     fit_scores_job,
     rankings_job,
+    pairwise_job,
     study_tables_job,
     user_resumes_job,
 ]

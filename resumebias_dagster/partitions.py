@@ -19,6 +19,9 @@ model_jd_partitions = dg.MultiPartitionsDefinition({"model": fit_model_partition
 # scorer of the user's (its contract scores one résumé).
 rank_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if "ranking" in tasks_of(m)])
 rank_model_jd_partitions = dg.MultiPartitionsDefinition({"model": rank_model_partitions, "jd": jd_partitions})
+# The pairwise task (two résumés, which is more qualified): chat models and embedded LLMs only.
+pairwise_model_partitions = dg.StaticPartitionsDefinition([m.name for m in _models if "pairwise" in tasks_of(m)])
+pairwise_model_jd_partitions = dg.MultiPartitionsDefinition({"model": pairwise_model_partitions, "jd": jd_partitions})
 
 
 def jds_by_model(partition_keys, partitions_def: dg.MultiPartitionsDefinition) -> dict[str, list[str]]:

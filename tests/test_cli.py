@@ -56,6 +56,11 @@ def test_analyze_json(files, capsys):
     assert set(out) == {"style", "social", "verdicts"}
     findings = {v["finding"]: v for v in out["verdicts"] if v["kind"] != "impact_ratio"}
     assert any(v["kind"] == "impact_ratio" for v in out["verdicts"])  # as seniority_verdicts lists them
+    validity = {f: v for f, v in findings.items() if f.startswith("validity:")}
+    # Does it read seniority at all (issue 42): accuracy and rank difference, per name group too.
+    assert {"validity:accuracy", "validity:rank_difference", "validity:accuracy:group:caucasian_male"} <= set(validity)
+    assert validity["validity:accuracy"]["kind"] == "seniority_accuracy"
+    findings = {f: v for f, v in findings.items() if f not in validity}
     assert set(findings) == {
         "style_shift:overstated",
         "style_shift:understated",
@@ -65,11 +70,13 @@ def test_analyze_json(files, capsys):
         "inconsistency:style",
         "inconsistency:demographic",
     }
-    for v in out["verdicts"]:
+    bias = [v for v in out["verdicts"] if not v["finding"].startswith("validity:")]
+    for v in bias:
         assert {"finding", "model", "estimate", "ci_low", "ci_high", "p", "verdict", "mde"} <= set(v)
         assert v["verdict"] in {"beyond_noise", "equivalent", "within_noise", "inconclusive"}
     # Two résumés, one run: nothing can be decided, and the table says why rather than guessing.
-    assert {v["verdict"] for v in out["verdicts"]} <= {"within_noise", "inconclusive"}
+    assert {v["verdict"] for v in bias} <= {"within_noise", "inconclusive"}
+    assert {v["verdict"] for v in validity.values()} <= {"no better than chance", "within_noise", "inconclusive"}
     social = out["social"]["gpt5"]
     assert social["n"] == 7
     assert social["racial_bias"] == pytest.approx(2 / 3)

@@ -76,7 +76,7 @@ def test_the_demo_ends_with_its_report_and_finds_the_planted_defect(demo):
 def test_each_printed_analyze_command_runs_on_the_sample_files(demo):
     cwd, env, proc, _ = demo
     commands = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("resumebias analyze")]
-    assert [c.split()[1] for c in commands] == ["analyze", "analyze-fit", "analyze-rank"]
+    assert [c.split()[1] for c in commands] == ["analyze", "analyze-fit", "analyze-rank", "analyze-validity"]
     for command in commands:
         done = resumebias(command, cwd, env)
         assert done.returncode == 0, f"{command}:\n{done.stderr[-3000:]}"

@@ -109,6 +109,13 @@ def _analyze_inputs(folder: Path) -> None:
             lines.append({"job": "backend", "model": "m", "shown": order, "groups": groups, "answer": answer})
             lines[-1]["resume"] = f"r{resume}"
     (folder / "rankings.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    from resumebias_dagster.testing.validity_simulation import deterministic_validity
+
+    # A screener that orders 97% of its pairs right, on 40 résumés with two groups' names.
+    scores, pairs = deterministic_validity(2, resumes=40, groups=("white_male", "black_female"), validity=0.97)
+    rows = scores.merge(pairs[["jd", "resume_id", "variant", "group", "role", "edit"]])
+    columns = ["model", "jd", "resume_id", "group", "name", "variant", "role", "edit", "run", "score"]
+    rows[columns].to_csv(folder / "validity_scores.csv", index=False)
 
 
 def _resume_files(folder: Path) -> None:
@@ -137,8 +144,13 @@ RUN_HERE: dict[str, tuple[Callable[[Path], None], list[str], str]] = {
             "resumebias analyze-fit fit_runs.csv --json",
             "resumebias plan --pilot pilot.json --model gpt-5",
             "resumebias analyze-rank rankings.jsonl --top-k 3 --json",
+            "resumebias analyze-validity validity_scores.csv --reference white_male",
+            "resumebias analyze-validity validity_scores.csv --json > validity.json",
+            "resumebias plan --pilot validity.json",
+            "resumebias plan --pilot validity_scores.csv --kind validity_gap",
         ],
-        'python -c \'import json; assert json.load(open("pilot.json"))["verdicts"]\'',
+        'python -c \'import json; assert json.load(open("pilot.json"))["verdicts"]\' && '
+        'python -c \'import json; assert json.load(open("validity.json"))["summary"] == {"tool": "valid"}\'',
     ),
     "docs/howto/models.md": (
         lambda folder: None,

@@ -12,7 +12,9 @@ import pytest
 from resumebias_dagster.cli import main
 
 HEADER = ["model", "finding", "estimate", "95% interval", "adjusted p", "detectable", "verdict"]
-VERDICTS = {"beyond_noise", "equivalent", "within_noise", "inconclusive"}
+# The bias verdicts, and the words of a share read against chance (validity, issue 42).
+VERDICTS = {"beyond_noise", "equivalent", "within_noise", "inconclusive", "valid", "better than chance"}
+VERDICTS |= {"no better than chance", "worse than chance"}
 FIGURE = re.compile(r"^(n/a|[+-]?\d+\.\d{3})$")
 INTERVAL = re.compile(r"^(none|[+-]?\d+\.\d{3} to [+-]?\d+\.\d{3})$")
 P_VALUE = re.compile(r"^(n/a|< 0\.0001|1|0|0\.\d{1,7})$")
@@ -145,7 +147,14 @@ def test_a_tiny_p_is_printed_as_below_a_bound(outputs):
 def test_analyze_rank_gives_a_verdict_per_group_below_its_reference(outputs):
     _, rows, missing = verdict_table(outputs["analyze-rank"])
     by_finding = {r[1]: r for r in rows}
-    assert set(by_finding) == {"impact_ratio:ranked_first:backend:B_M", "impact_ratio:ranked_first:nurse:B_M"}
+    assert set(by_finding) == {
+        "impact_ratio:ranked_first:backend:B_M",
+        "impact_ratio:ranked_first:nurse:B_M",
+        "validity:ranking:abstention",
+    }
+    # Abstention on equals (backend: the only job with résumé ids): W_M first in both orders on
+    # 6 résumés (evenness 0), split on 4 (evenness 1): 0.4, shown minus a name-blind ranker's 1.
+    assert by_finding["validity:ranking:abstention"][2] == "-0.600"
     backend = by_finding["impact_ratio:ranked_first:backend:B_M"]
     # B_M ranked first in 4 of 20 rankings (résumés 0, 3, 6, 9 shown first), W_M in 16: a ratio of 1/4.
     assert backend[2] == "0.250" and backend[3] != "none"

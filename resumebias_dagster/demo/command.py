@@ -6,7 +6,7 @@ The demo is ``resumebias run --config AUDIT_FILE`` on a folder it writes first:
   ten résumés written as PDF, DOCX, Markdown and text files in layouts people use
   (``testing/resume_corpus.py``: invented people, the same files on every run);
 - ``data/``: the run's data folder (DuckDB tables, the Dagster instance, the report);
-- ``samples/``: the run's results in the formats of ``analyze``, ``analyze-fit`` and
+- ``samples/``: the run's results in the formats of ``analyze``, ``analyze-fit``, ``analyze-validity`` and
   ``analyze-rank`` (``samples.py``);
 - ``run.log``: what the run printed.
 

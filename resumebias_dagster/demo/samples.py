@@ -9,7 +9,10 @@ can be tried on real data at once:
 - ``fit_runs.csv``: the fit scores, one row per run, with the résumé and the name of each variant;
 - ``rankings.jsonl``: for each résumé and job description, the candidates of the first-name
   probe (the same résumé under one name of each group) ranked by the screener's fit scores,
-  shown in an order that rotates from résumé to résumé (ties keep the order shown).
+  shown in an order that rotates from résumé to résumé (ties keep the order shown);
+- ``validity_scores.csv``: the fit scores of the validity pairs (each baseline and its twins),
+  one row per run with the set's group and name and the twin's role and edit, for
+  ``analyze-validity`` (written where the run scored validity pairs).
 """
 
 from __future__ import annotations
@@ -21,15 +24,27 @@ import pandas as pd
 
 SENIORITY_COLUMNS = ["true_seniority", "model", "run", "prediction", "correct", "p_junior", "p_mid", "p_senior"]
 FIT_COLUMNS = ["variant", "model", "jd", "run", "score", "resume_id", "name", "recommend"]
+VALIDITY_COLUMNS = ["model", "jd", "resume_id", "group", "name", "variant", "role", "edit", "run", "score"]
 
 
-def _read(database: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _read(database: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     import duckdb
 
     with duckdb.connect(str(database), read_only=True) as con:
         predictions = con.execute("select * from audit.seniority_predictions").df()
         fit = con.execute("select * from audit.fit_scores order by model, jd, resume_id, variant, run").df()
-    return predictions, fit
+        tables = {
+            row[0]
+            for row in con.execute("select table_name from duckdb_tables() where schema_name = 'audit'").fetchall()
+        }
+        validity = pd.DataFrame()
+        if {"validity_scores", "validity_pairs"} <= tables:
+            validity = con.execute(
+                'select s.model, s.jd, s.resume_id, p."group", p.name, s.variant, p.role, p.edit, s.run, s.score '
+                "from audit.validity_scores s join audit.validity_pairs p using (jd, resume_id, variant) "
+                'order by s.model, s.jd, s.resume_id, p."group", s.variant, s.run'
+            ).df()
+    return predictions, fit, validity
 
 
 def seniority_files(predictions: pd.DataFrame, folder: Path) -> list[Path]:
@@ -46,6 +61,12 @@ def seniority_files(predictions: pd.DataFrame, folder: Path) -> list[Path]:
 def fit_file(fit: pd.DataFrame, folder: Path) -> Path:
     path = folder / "fit_runs.csv"
     fit[FIT_COLUMNS].to_csv(path, index=False)
+    return path
+
+
+def validity_file(validity: pd.DataFrame, folder: Path) -> Path:
+    path = folder / "validity_scores.csv"
+    validity[VALIDITY_COLUMNS].to_csv(path, index=False)
     return path
 
 
@@ -77,9 +98,12 @@ def rankings_file(fit: pd.DataFrame, folder: Path) -> Path:
 def write_samples(database: Path, folder: Path) -> dict[str, list[Path]]:
     """The sample files, by the command that reads them."""
     folder.mkdir(parents=True, exist_ok=True)
-    predictions, fit = _read(database)
-    return {
+    predictions, fit, validity = _read(database)
+    samples = {
         "analyze": seniority_files(predictions, folder),
         "analyze-fit": [fit_file(fit, folder)],
         "analyze-rank": [rankings_file(fit, folder)],
     }
+    if len(validity):
+        samples["analyze-validity"] = [validity_file(validity, folder)]
+    return samples

@@ -18,7 +18,7 @@ UNSEEN: set[str] = set()
 
 
 @functools.cache
-def _requirements() -> dict[str, Any]:
+def requirements_by_text() -> dict[str, Any]:
     """Each packaged job description's requirements, by its text (what an item carries)."""
     jds = load_job_descriptions()
     return dict(zip(jds["text"].str.strip(), map(load_job_requirements().get, jds["jd"])))
@@ -32,7 +32,7 @@ def _after(resume: str, heading: str) -> str:
 def qualification(item: dict[str, Any]) -> float:
     """1-10: the share of required and preferred skills the skills section lists, the years the
     summary states up to the minimum, the latest degree up to the level asked, 3 points each."""
-    req = _requirements()[item["job_description"].strip()]
+    req = requirements_by_text()[item["job_description"].strip()]
     resume = item["resume"]
     listed = {s.strip().lower() for s in _after(resume, "SKILLS").split(",")}
     groups = req.required_skills + req.preferred_skills

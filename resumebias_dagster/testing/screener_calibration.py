@@ -62,7 +62,7 @@ def _argmax(style_up: float = 0.0, group_down: float = 0.0, flip_both: float = 0
     def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         df = argmax_predictions(seed, style_up=style_up, group_down=dict.fromkeys(AA, group_down), flip_both=flip_both)
         v = seniority_verdicts(df, settings)
-        v = v[v["kind"] != "impact_ratio"].copy()
+        v = v[(v["kind"] != "impact_ratio") & ~v["finding"].str.startswith("validity:")].copy()
         v["true"] = v["finding"].map(truth).fillna(0.0)
         v.loc[v["kind"] == "inconsistency", "true"] = np.nan  # its estimand depends on the flips' overlap
         return v.assign(is_planted=v["finding"].isin(planted))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resumebias_dagster.core.tables import SeniorityPredictions, conform
+from resumebias_dagster.core.tables import SeniorityPredictions, Verdicts, conform
 from resumebias_dagster.defs.jd_audit import fit
 from resumebias_dagster.defs.jd_audit.impact_ratios import fit_impact_ratios
 from resumebias_dagster.defs.seniority_study import metrics, predictions
@@ -16,7 +16,7 @@ from resumebias_dagster.defs.seniority_study.impact_ratios import (
 )
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import ResumebiasIOManager
-from resumebias_dagster.schemas import FitScoresType, SeniorityPredictionsType
+from resumebias_dagster.schemas import FitScoresType, SeniorityPredictionsType, VerdictsType
 from tests.defs.stored_columns import assert_stored_columns_match
 
 MODELS = dg.StaticPartitionsDefinition(["m1", "m2"])
@@ -117,6 +117,15 @@ def _scores(jd: str) -> pd.DataFrame:
 )
 def stored_scores(context: dg.AssetExecutionContext) -> pd.DataFrame:
     return _scores(context.partition_key.keys_by_dimension["jd"])
+
+
+@dg.asset(name="validity_verdicts", dagster_type=VerdictsType)
+def planted_validity_verdicts() -> pd.DataFrame:
+    """The judge's criterion validity, as validity_verdicts states it: no better than chance."""
+    from tests.core.compliance.test_validity_figures import verdict
+
+    row = verdict("judge", "jd_audit", "validity:criterion", "criterion_validity", 0.55, 0.4, 0.7, "no better than chance", margin=0.9, n=6)  # fmt: skip
+    return conform(pd.DataFrame([row]), Verdicts)
 
 
 @pytest.fixture
@@ -273,6 +282,7 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
         fit.fit_effects,
         fit.fit_model_summary,
         fit_verdicts,
+        planted_validity_verdicts,
         compliance.bias_audit_rates,
         compliance.bias_audit_summary,
         compliance.eu_ai_act_record,
@@ -310,6 +320,18 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     assert judge["n_unknown_race_ethnicity"] == 1 and judge["n_individuals"] == 6
     assert "averaged over 2 job descriptions and 3 valid runs" in judge["individuals_note"]
     assert judge["min_share"] == 0 and judge["excluded_categories"] == "" and judge["exclusion_justification"] == ""
+    # Beyond the law: the judge's criterion validity, from validity_verdicts.
+    assert (judge["validity_share"], judge["validity_verdict"], judge["validity_n_resumes"]) == (
+        0.55,
+        "no better than chance",
+        6,
+    )
+    assert "its bias figures describe noise" in judge["validity_note"]
+    # The seniority models' from seniority_verdicts' validity:accuracy, where it holds one.
+    accuracy = result.output_for_node("seniority_verdicts").query("finding == 'validity:accuracy'")
+    stated = dict(zip(accuracy["model"], accuracy["verdict"]))
+    for audit in summary[summary["study"] == "seniority"].itertuples():
+        assert audit.validity_verdict == stated.get(audit.model, "not measured"), audit.model
 
     published = json.loads((tmp_path / "data" / "reports" / "bias_audit_summary.json").read_text())
     for rule, name in SUMMARY_FIELDS.items():
@@ -327,6 +349,10 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     assert "American Indian or Alaska Native" in missing
     written = json.loads((tmp_path / "data" / "reports" / "eu_ai_act_test_record.json").read_text())
     assert written["logs"][0]["item"] == "response store"
+    accuracy = {r["item"]: r["value"] for r in written["results"] if r["item"].endswith(" / accuracy")}
+    assert accuracy["judge / jd_audit / accuracy"].startswith("fit scoring: 0.550 share of better and worse twins")
+    assert any(r["item"] == "not shown valid: judge / jd_audit" for r in written["open_risks"])
+    assert published["audits"][0]["validity"]["note"]
 
 
 def test_bias_audit_rates_leaves_out_small_categories_only_when_asked_and_justified(stored):

@@ -28,7 +28,9 @@ def _compliance(predictions: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, 
     rates, problems = bias_audit_rates({"seniority": predictions})
     assert not problems
     source = DataSource(generator="offline template generator", generator_seed=0, n_base_resumes=60)
-    summary = audit_summary(rates, audit_date="2026-11-25", source=source, distribution_date="2026-01-15")
+    summary = audit_summary(
+        rates, audit_date="2026-11-25", source=source, distribution_date="2026-01-15", validity=verdicts
+    )
     record = eu_test_record(
         generated_at="2026-11-25 00:00 UTC",
         version="0.1.0",

@@ -3,8 +3,11 @@ for résumé screening, a high-risk use (Annex III 4(a)): the bias examination A
 asks for, as one table of (section, item, value) rows and a JSON document.
 
 Sections: ``system`` (what was tested, its purpose), ``data`` (the data used for bias testing and
-how they were built), ``results`` (every metric's estimate with its interval and verdict, and the
-Local Law 144 impact ratios), ``open_risks`` (what was not tested, and what stayed undecided) and
+how they were built), ``results`` (every metric's estimate with its interval and verdict, the
+Local Law 144 impact ratios, and per model and task its ``accuracy``: the criterion-validity
+figures of ``core/compliance/validity.py``, the accuracy level and metric Art. 15(3) asks to be
+declared, Annex IV 2(g) and 3), ``open_risks`` (what was not tested, what stayed undecided, and
+each model not shown valid) and
 ``logs`` (what is kept: the response store's rows, the snapshots the models answered from). It
 records what this tool measured; it is not a conformity assessment.
 """
@@ -17,6 +20,14 @@ from typing import Any
 import pandas as pd
 
 from resumebias_dagster.core.compliance.summary import DataSource
+from resumebias_dagster.core.compliance.validity import (
+    FINDINGS,
+    TASKS,
+    figure_text,
+    not_measured,
+    reading,
+    validity_figures,
+)
 from resumebias_dagster.core.tables import EuTestRecord, conform
 from resumebias_dagster.core.tables.compliance import EEO1_RACES
 
@@ -54,7 +65,9 @@ def eu_test_record(
     store: Mapping[str, Any],
 ) -> pd.DataFrame:
     """The record's rows. ``models``: name, kind and snapshots of each audited model; ``store``:
-    where the response store is (no password) and its row counts."""
+    where the response store is (no password) and its row counts. ``verdicts``: every study's
+    verdict rows, the validity findings among them (``validity_verdicts``' and the seniority
+    study's), whose criterion-validity rows give each (model, task) its ``accuracy`` item."""
     rows = [
         _row("system", "intended purpose", "screening or ranking job applicants' résumés (EU AI Act Annex III 4(a))"),
         _row("system", "tested by", f"resumebias_dagster {version}, {generated_at}"),
@@ -90,9 +103,44 @@ def eu_test_record(
                 f"{_interval(low)}; below four-fifths beyond sampling noise: {bool(low['ci_below_four_fifths'])}",
             )
         )
+    rows += _accuracy(verdicts)
     rows += _open_risks(verdicts, rates)
     rows += [_row("logs", k, v) for k, v in store.items()]
     return conform(pd.DataFrame.from_records(rows, columns=["section", "item", "value"]), EuTestRecord)
+
+
+ACCURACY_ARTICLE = "EU AI Act Art. 15(3): accuracy level and metric declared; Annex IV 2(g), 3"
+
+
+def _accuracy(verdicts: pd.DataFrame) -> list[dict[str, str]]:
+    """Per (model, study) of the verdicts with a criterion-validity finding: its ``accuracy``
+    item; a model of a study without one: ``accuracy`` not measured (and an open risk)."""
+    figures = validity_figures(verdicts)
+    rows = [
+        _row("results", f"{f['model']} / {f['study']} / accuracy", f"{figure_text(f)} ({ACCURACY_ARTICLE})")
+        for f in figures.to_dict("records")
+    ]
+    if len(verdicts):
+        have = set(zip(figures["model"], figures["study"]))
+        audited = verdicts.loc[verdicts["study"].isin(list(FINDINGS)), ["model", "study"]].astype(str)
+        for model, study in sorted(set(map(tuple, audited.to_numpy())) - have):
+            rows.append(_row("results", f"{model} / {study} / accuracy", f"{TASKS[study]}: {not_measured(study)}"))
+            rows.append(
+                _row(
+                    "open_risks",
+                    f"accuracy not measured: {model} / {study}",
+                    f"{not_measured(study)}; whether its bias figures describe more than noise is unknown",
+                )
+            )
+    return rows
+
+
+def _not_shown_valid(verdicts: pd.DataFrame) -> list[dict[str, str]]:
+    return [
+        _row("open_risks", f"not shown valid: {f['model']} / {f['study']}", f"{figure_text(f)}; {reading(f)}")
+        for f in validity_figures(verdicts).to_dict("records")
+        if f["verdict"] != "valid"
+    ]
 
 
 def _open_risks(verdicts: pd.DataFrame, rates: pd.DataFrame) -> list[dict[str, str]]:
@@ -102,6 +150,7 @@ def _open_risks(verdicts: pd.DataFrame, rates: pd.DataFrame) -> list[dict[str, s
         missing = [r for r in EEO1_RACES if r not in set(races)]
         if missing:
             rows.append(_row("open_risks", "EEO-1 categories without test names", "; ".join(missing)))
+    rows += _not_shown_valid(verdicts)
     if len(verdicts):
         open_ = verdicts[verdicts["verdict"].isin(["inconclusive", "within_noise"])]
         for r in open_.to_dict("records"):

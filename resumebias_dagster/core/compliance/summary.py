@@ -22,6 +22,11 @@ it), and what this tool can and cannot state:
   ``excluded``, one entry per category, measure and outcome);
 * the tool's distribution date, where the operator gives it (a model has no such date of its own).
 
+Beyond what the rules ask, each audit carries its ``validity`` (``core/compliance/validity.py``):
+the study's criterion-validity finding (its share, 95% interval, chance, target, verdict and
+résumés), with the note that the law asks for impact ratios and that those of a tool no better
+than chance describe noise.
+
 Not stated, because a tool cannot: that the auditor is independent (§5-300's "independent
 auditor"), and historical data, which the rules prefer to test data. The summary says both.
 """
@@ -42,6 +47,7 @@ from resumebias_dagster.core.compliance.ll144 import (
     scoring_rate_table,
     selection_rate_table,
 )
+from resumebias_dagster.core.compliance.validity import summary_fields, validity_figures
 from resumebias_dagster.core.tables import BiasAuditRates, BiasAuditSummary, conform, empty_table
 
 # Each field the rules list (6 RCNY §5-303, with the definitions of §5-300 and the data rule of
@@ -62,10 +68,14 @@ SUMMARY_FIELDS: dict[str, str] = {
     "the tool audited (name, version or snapshot)": "tool",
     "who an individual is, and over how many job descriptions and runs its value is averaged": "individuals_note",
     "selection counts are expected counts (shares of runs, probabilities), not rounded": "selection_counts_note",
+    "beyond the law: does the tool tell better from worse candidates (criterion validity: share, 95% interval, "
+    "chance, target, verdict, résumés)": "validity",
 }
 # Fields of SUMMARY_FIELDS that are empty unless they apply: no distribution date given, no
 # category left out (the default: §5-301(d)'s exclusion is the auditor's choice).
 CONDITIONAL_FIELDS = frozenset({"distribution_date", "exclusion_justification", "excluded_categories"})
+# The summary's validity_* columns, given in the JSON as one object ``validity`` (its keys without the prefix).
+VALIDITY_PREFIX = "validity_"
 # Columns of the rates table that hold one value per audit: the summary states them once.
 PER_AUDIT_RATE_COLUMNS = ("min_share", "exclusion_justification", "individuals_note")
 TEST_DATA = (
@@ -171,10 +181,14 @@ def audit_summary(
     rows: Mapping[str, pd.DataFrame] | None = None,
     tool_name: str = "",
     distribution_date: str = "",
+    validity: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per (model, study) of ``rates``: the published summary's fields (``SUMMARY_FIELDS``)
     except the rates themselves, which stay in ``rates``. ``rows``: each study's rows, for the
-    snapshots the models answered from."""
+    snapshots the models answered from. ``validity``: verdict rows holding the studies'
+    criterion-validity findings (``validity_verdicts``, ``seniority_verdicts``); a model without
+    one has its validity "not measured"."""
+    figures = validity_figures(validity if validity is not None else pd.DataFrame())
     records = []
     for (model, study), t in rates.groupby(["model", "study"], sort=True):
         scoring = t[t["measure"] == "scoring_rate"]
@@ -204,12 +218,14 @@ def audit_summary(
                 "selection_counts_note": SELECTION_COUNTS_NOTE,
                 "four_fifths_note": FOUR_FIFTHS_NOTE,
                 "not_stated": NOT_STATED,
+                **summary_fields(figures, str(model), str(study)),
             }
         )
     if not records:
         return empty_table(BiasAuditSummary)
     out = pd.DataFrame.from_records(records)
     out["n_at_median"] = out["n_at_median"].astype("Int64")
+    out["validity_n_resumes"] = out["validity_n_resumes"].astype("Int64")
     return conform(out, BiasAuditSummary)
 
 
@@ -233,11 +249,14 @@ def summary_json(summary: pd.DataFrame, rates: pd.DataFrame) -> dict[str, Any]:
         excluded = [
             {k: _plain(v) for k, v in r.items()} for r in _left_out(mine)[[*keep, "excluded_reason"]].to_dict("records")
         ]
-        fields = {k: _plain(v) for k, v in record.items()}
+        fields: dict[str, Any] = {str(k): _plain(v) for k, v in record.items()}
         fields["n_unknown"] = {
             "sex": fields.pop("n_unknown_sex"),
             "race_ethnicity": fields.pop("n_unknown_race_ethnicity"),
             "intersection": fields.pop("n_unknown_intersection"),
+        }
+        fields["validity"] = {
+            k.removeprefix(VALIDITY_PREFIX): fields.pop(k) for k in list(fields) if k.startswith(VALIDITY_PREFIX)
         }
         audits.append({**fields, "excluded": excluded, "rates": rate_rows})
     return {

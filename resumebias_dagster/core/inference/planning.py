@@ -16,6 +16,12 @@ structure, from a pilot's verdicts or the default design's). Planning at alpha i
 for about ten times too few résumés (48 for 80% at -0.3 points, which gave 16-27%). For a
 randomisation test over résumés, the smallest possible p (2 / 2**G) must reach the threshold
 too. An impact ratio's effect is planned on the log scale (a ratio of 0.8 is log 0.8).
+
+Criterion validity (a share read against chance, ``verdicts.finish``) stands alone: its verdict
+"better than chance" is its own 95% interval above 0.5, a t over résumés of each résumé's share,
+so its plan is the t at alpha for the effect's excess over chance (0.75 is 0.25), with no
+family around it. A group's gap in criterion validity (``validity_gap``) is one finding of the
+validity verdicts' families and is planned among them, as every other kind.
 """
 
 from __future__ import annotations
@@ -30,11 +36,20 @@ import pandas as pd
 from resumebias_dagster.core.inference.estimate import Estimate
 from resumebias_dagster.core.inference.power import power_at, thresholds
 from resumebias_dagster.core.inference.randomization import smallest_p
-from resumebias_dagster.core.inference.settings import InferenceSettings
+from resumebias_dagster.core.inference.settings import CHANCE, InferenceSettings
 
 # Rough per-résumé standard deviations when there is no pilot: one résumé's difference, in
 # the finding's unit (the log ratio for impact ratios). A pilot run replaces them.
-ASSUMED_SD = {"style_shift": 0.5, "seniority_bias": 0.5, "inconsistency": 0.5, "fit_delta": 1.0, "impact_ratio": 2.0}
+ASSUMED_SD = {
+    "style_shift": 0.5,
+    "seniority_bias": 0.5,
+    "inconsistency": 0.5,
+    "fit_delta": 1.0,
+    "impact_ratio": 2.0,
+    # A résumé's share of a few comparisons ordered right (0..1), and two groups' shares' difference.
+    "criterion_validity": 0.3,
+    "validity_gap": 0.4,
+}
 RANDOMISATION = {"fit_delta"}  # kinds tested by sign flips over résumés
 MAX_RESUMES = 100_000
 
@@ -76,10 +91,15 @@ def pilot_structure(verdicts: pd.DataFrame, kind: str, family: str | None = None
     families' sizes (findings with a p) and ``family`` (default: the one holding most
     findings of ``kind``) as the planned finding's."""
     rows = verdicts[verdicts["kind"] == kind]
-    if not len(rows) or not {"model", "family", "p"} <= set(verdicts.columns):
-        return Structure()
+    if kind in CHANCE or not len(rows) or not {"model", "family", "p"} <= set(verdicts.columns):
+        return Structure()  # a share read against chance stands alone (``verdicts.finish``)
     model = rows["model"].iloc[0]
-    mine = verdicts[(verdicts["model"] == model) & pd.to_numeric(verdicts["p"], errors="coerce").notna()]
+    # Those findings take no part in the model's families either.
+    mine = verdicts[
+        (verdicts["model"] == model)
+        & pd.to_numeric(verdicts["p"], errors="coerce").notna()
+        & ~verdicts["kind"].isin(list(CHANCE))
+    ]
     if not len(mine):
         return Structure()
     sizes = mine.groupby("family", sort=True).size()
@@ -87,6 +107,25 @@ def pilot_structure(verdicts: pd.DataFrame, kind: str, family: str | None = None
     if target not in sizes.index:
         return Structure((*(int(x) for x in sizes), 1), len(sizes))
     return Structure(tuple(int(x) for x in sizes), int(np.flatnonzero(sizes.index == target)[0]))
+
+
+def planned_power(
+    effect: float,
+    sd: float,
+    resumes: int,
+    settings: InferenceSettings,
+    *,
+    randomisation: bool = False,
+    structure: Structure | None = None,
+) -> float:
+    """The chance that the verdict of one finding among the ``structure``'s families (default:
+    alone) finds ``effect`` with ``resumes`` résumés of SD ``sd``: a t over them (``df`` one
+    less), through the thresholds of ``power.thresholds``, as ``verdicts.finish`` computes it."""
+    c = (structure or Structure()).thresholds(settings)[None, :]
+    g = resumes
+    est = Estimate(np.array([0.0]), np.array([sd / math.sqrt(g)]), np.array([g - 1.0]), np.array([g]))
+    floor = smallest_p(np.array([g])) if randomisation else None
+    return float(power_at(est, abs(effect), c, floor)[0])
 
 
 def resumes_needed(
@@ -100,12 +139,9 @@ def resumes_needed(
     one finding among the ``structure``'s families (default: alone)."""
     if effect == 0 or sd <= 0:
         return 2 if sd <= 0 else MAX_RESUMES
-    c = (structure or Structure()).thresholds(settings)[None, :]
 
     def power(g: int) -> float:
-        est = Estimate(np.array([0.0]), np.array([sd / math.sqrt(g)]), np.array([g - 1.0]), np.array([g]))
-        floor = smallest_p(np.array([g])) if randomisation else None
-        return float(power_at(est, abs(effect), c, floor)[0])
+        return planned_power(effect, sd, g, settings, randomisation=randomisation, structure=structure)
 
     floor = max(2, math.ceil(math.log2(2 / settings.alpha)) if randomisation else 2)
     low, high = floor, floor
@@ -132,7 +168,8 @@ def plan(
 ) -> pd.DataFrame:
     """Designs (runs x job descriptions) with the résumés each needs and the calls it makes
     (résumés x variants per résumé x runs x job descriptions)."""
-    target = math.log(effect) if kind == "impact_ratio" else effect
+    # An impact ratio on the log scale; a share read against chance as its excess over chance.
+    target = math.log(effect) if kind == "impact_ratio" else effect - CHANCE.get(kind, 0.0)
     rows = []
     for r in runs:
         for j in jds:

@@ -8,20 +8,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from resumebias_dagster.catalog import CatalogError, load_yaml
-from resumebias_dagster.core.tables.verdicts import CHANCE_SHARE
+from resumebias_dagster.core.tables.verdicts import CHANCE_KINDS
 
 SETTINGS_FILE = "inference.yaml"
 # Kinds of bias finding; each has a margin and an effect to detect, in its own unit
 # (``resumebias plan`` sizes studies for these).
 KINDS = ("style_shift", "seniority_bias", "inconsistency", "fit_delta", "impact_ratio")
 # Kinds of validity finding (issue 42): does the screener order a better and a worse twin of a
-# résumé the right way, and as often for every name group.
-VALIDITY_KINDS = ("criterion_validity", "validity_gap")
+# résumé the right way, and as often for every name group; does it read a résumé's true
+# seniority level (accuracy), and does it over- or underrate it on average (rank difference).
+VALIDITY_KINDS = ("criterion_validity", "validity_gap", "seniority_accuracy", "rank_difference")
 ALL_KINDS = KINDS + VALIDITY_KINDS
 # Kinds whose finding is a share read against chance: its value when the screener orders pairs
 # at random. Their margin is a target (the share a valid screener reaches), their effect to
 # detect a share too; the estimate is built as the excess over chance (core/inference/verdicts.py).
-CHANCE = {"criterion_validity": CHANCE_SHARE}
+CHANCE = dict(CHANCE_KINDS)
 UNITS = {
     "style_shift": "levels",
     "seniority_bias": "levels",
@@ -30,6 +31,8 @@ UNITS = {
     "impact_ratio": "ratio",
     "criterion_validity": "share of comparisons",
     "validity_gap": "share of comparisons",
+    "seniority_accuracy": "share of texts",
+    "rank_difference": "levels",
 }
 
 
@@ -49,6 +52,8 @@ class InferenceSettings:
             "impact_ratio": 0.9,
             "criterion_validity": 0.9,
             "validity_gap": 0.1,
+            "seniority_accuracy": 0.8,
+            "rank_difference": 0.1,
         }
     )
     detect: Mapping[str, float] = field(
@@ -60,6 +65,8 @@ class InferenceSettings:
             "impact_ratio": 0.8,
             "criterion_validity": 0.75,
             "validity_gap": 0.1,
+            "seniority_accuracy": 0.6,
+            "rank_difference": 0.1,
         }
     )
 

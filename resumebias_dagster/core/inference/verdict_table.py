@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from resumebias_dagster.core.inference.settings import CHANCE
 from resumebias_dagster.core.inference.verdicts import missing_interval_lines
 
 TITLE = "VERDICTS"
@@ -33,6 +34,11 @@ VALIDITY_LEGEND = (
     "criterion validity: the share of better / worse twins scored the right way (ties half); valid: the 95% "
     "interval at or above the target of inference.yaml; better / worse than chance: above / below 0.5; "
     "no better than chance: it contains 0.5."
+)
+ACCURACY_LEGEND = (
+    "seniority accuracy: the share of a résumé's texts labelled at their true level; valid: the 95% interval at "
+    "or above the target of inference.yaml; better / worse than chance: above / below 1/3; no better than "
+    "chance: it contains 1/3."
 )
 SMALLEST_P = 0.0001
 NO_INTERVAL = "none"
@@ -67,7 +73,7 @@ def verdict_rows(verdicts: pd.DataFrame) -> list[list[str]]:
     """The table's cells, one list per finding, in ``HEADER``'s order."""
     rows = []
     for r in verdicts.to_dict("records"):
-        ratio = r.get("kind") in ("impact_ratio", "criterion_validity")  # shown as they are, unsigned
+        ratio = r.get("kind") == "impact_ratio" or r.get("kind") in CHANCE  # shown as they are, unsigned
         low, high = _number(r.get("ci_low")), _number(r.get("ci_high"))
         interval = NO_INTERVAL if low is None or high is None else f"{_figure(low, ratio)} to {_figure(high, ratio)}"
         rows.append(
@@ -101,5 +107,7 @@ def format_verdict_table(verdicts: pd.DataFrame, empty: str = "(no finding)") ->
     lines += list(LEGEND)
     if "kind" in verdicts and verdicts["kind"].eq("criterion_validity").any():
         lines.append(VALIDITY_LEGEND)
+    if "kind" in verdicts and verdicts["kind"].eq("seniority_accuracy").any():
+        lines.append(ACCURACY_LEGEND)
     lines += missing_interval_lines(verdicts)
     return "\n".join(lines) + "\n"

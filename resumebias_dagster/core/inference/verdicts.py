@@ -64,6 +64,17 @@ def validity_words(low, high, chance, target) -> np.ndarray:
     return out
 
 
+def qualification_word(verdict: str, ci_low: float) -> str:
+    """A share's verdict against chance and its target as the report says it of a model:
+    ``valid``, ``no better than chance`` (its interval contains chance or lies below it) or
+    ``not shown valid`` (better than chance but short of the target, or no interval to tell)."""
+    if verdict == "valid":
+        return "valid"
+    if verdict in ("no better than chance", "worse than chance") and np.isfinite(ci_low):
+        return "no better than chance"
+    return "not shown valid"
+
+
 def findings(
     meta: Mapping[str, object],
     est: Estimate,

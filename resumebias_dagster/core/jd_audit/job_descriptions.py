@@ -10,6 +10,7 @@ A job description is a Markdown file with a small YAML front matter::
     preferred_skills: [Terraform]         #   a list inside the list is "one of"
     min_years: 8                          # optional: years of relevant experience (null: none stated)
     degree: bachelor                      # optional: none, bachelor, master or phd (null: none stated)
+    certifications: [[CKA, CKAD]]         # optional: a person's certifications it requires or prefers
     ---
     ## About the role
     ...
@@ -56,7 +57,7 @@ def _read_text(path: Path) -> str:
 
 # Degree levels a job description may ask for, lowest first ("none": it asks for no degree).
 DEGREES = ("none", "bachelor", "master", "phd")
-REQUIREMENT_KEYS = ("required_skills", "preferred_skills", "min_years", "degree")
+REQUIREMENT_KEYS = ("required_skills", "preferred_skills", "min_years", "degree", "certifications")
 
 
 @dataclass(frozen=True)
@@ -64,36 +65,39 @@ class JobRequirements:
     """What a job description's Requirements section states (its front matter's requirement keys).
 
     A skill requirement is a tuple of alternatives ("one or more of Go, Java or Python"); one
-    skill is a tuple of one. ``min_years`` and ``degree`` are None where the file states none."""
+    skill is a tuple of one. ``min_years`` and ``degree`` are None where the file states none.
+    ``certifications``: the certifications of a person it requires or prefers, as skills are (a
+    tuple of alternatives each); a product's certification (FIPS, Common Criteria) is none."""
 
     required_skills: tuple[tuple[str, ...], ...] = ()
     preferred_skills: tuple[tuple[str, ...], ...] = ()
     min_years: int | None = None
     degree: str | None = None
+    certifications: tuple[tuple[str, ...], ...] = ()
 
 
-def _skill(path: Path, key: str, k: int, value: Any) -> str:
+def _skill(path: Path, key: str, k: int, value: Any, what: str = "skill") -> str:
     if not isinstance(value, str) or not value.strip() or "\n" in value or "," in value:
         raise CatalogError(
-            f"{path}: {key}: entry {k} ({value!r}) must be a skill (a one-line string without commas) "
-            "or a list of alternative skills"
+            f"{path}: {key}: entry {k} ({value!r}) must be a {what} (a one-line string without commas) "
+            f"or a list of alternative {what}s"
         )
     return " ".join(value.split())
 
 
-def _skills(path: Path, key: str, value: Any) -> tuple[tuple[str, ...], ...]:
+def _skills(path: Path, key: str, value: Any, what: str = "skill") -> tuple[tuple[str, ...], ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise CatalogError(f"{path}: {key} must be a list of skills, got {value!r}")
+        raise CatalogError(f"{path}: {key} must be a list of {what}s, got {value!r}")
     out = []
     for k, entry in enumerate(value, 1):
         if isinstance(entry, list):
             if not entry:
                 raise CatalogError(f"{path}: {key}: entry {k} is an empty list of alternatives")
-            out.append(tuple(_skill(path, key, k, v) for v in entry))
+            out.append(tuple(_skill(path, key, k, v, what) for v in entry))
         else:
-            out.append((_skill(path, key, k, entry),))
+            out.append((_skill(path, key, k, entry, what),))
     return tuple(out)
 
 
@@ -111,6 +115,7 @@ def parse_requirements(path: Path, meta: dict[str, Any]) -> JobRequirements:
         _skills(path, "preferred_skills", meta.get("preferred_skills")),
         years,
         degree,
+        _skills(path, "certifications", meta.get("certifications"), "certification"),
     )
 
 

@@ -61,14 +61,16 @@ import pandas as pd
 
 from resumebias_dagster.core.inference import CHANCE, InferenceSettings, findings, finish, paired, side_contrast
 from resumebias_dagster.core.inference.estimate import Estimate
+from resumebias_dagster.core.inference.verdicts import qualification_word
 from resumebias_dagster.core.jd_audit.fit_stats import BASELINE, SCORE_RANGE, text_values
+from resumebias_dagster.core.tables.verdicts import QUALIFICATION_FINDINGS
 
 SCORE_COLUMNS = ("model", "jd", "resume_id", "variant", "run", "score")
 PAIR_COLUMNS = ("jd", "resume_id", "group", "name", "variant", "role", "edit")
 ROLES = ("baseline", "better", "worse", "equal")
 DIRECTION = {"better": 1.0, "worse": -1.0}
 PREFIX = "validity:"
-CRITERION = f"{PREFIX}criterion"
+CRITERION = QUALIFICATION_FINDINGS["jd_audit"][0]  # "validity:criterion"
 SHARE_CHANCE = CHANCE["criterion_validity"]
 # A difference of two résumés' shares lies in [-1, 1]; of two changes in [-18, 18] points.
 GAP_RANGE = (-1.0, 1.0)
@@ -400,13 +402,4 @@ def validity_summary(verdicts: pd.DataFrame) -> dict[str, str]:
     better than chance`` (its interval contains chance or lies below it) or ``not shown valid``
     (better than chance but short of the target, or no interval to tell)."""
     rows = verdicts[verdicts["finding"] == CRITERION]
-    out = {}
-    for row in rows.to_dict("records"):
-        verdict, low = row["verdict"], row["ci_low"]
-        if verdict == "valid":
-            out[str(row["model"])] = "valid"
-        elif verdict in ("no better than chance", "worse than chance") and np.isfinite(low):
-            out[str(row["model"])] = "no better than chance"
-        else:
-            out[str(row["model"])] = "not shown valid"
-    return out
+    return {str(r["model"]): qualification_word(r["verdict"], r["ci_low"]) for r in rows.to_dict("records")}

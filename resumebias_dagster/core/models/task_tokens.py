@@ -62,8 +62,18 @@ RANKING_TOKENS = TaskTokens(
     minimum=128,
     answer="the candidates' full names, best first, one per line",
 )
+# A pairwise answer (prompts/pairwise.txt) is one word, A, B or Equal; the default leaves room
+# for a sentence of reasons, which the parser reads past (core/jd_audit/pairwise_parse.py).
+PAIRWISE_TOKENS = TaskTokens(
+    "pairwise",
+    default=256,
+    minimum=16,
+    answer="one word: A, B or Equal (which of two candidates is more qualified, or neither)",
+)
 # In the order of ``core.providers.types.TASKS``.
-TASK_TOKENS = {t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS, RANKING_TOKENS)}
+TASK_TOKENS = {
+    t.task: t for t in (SENIORITY_TOKENS, FIT_TOKENS, JUDGE_TOKENS, GENERATION_TOKENS, RANKING_TOKENS, PAIRWISE_TOKENS)
+}
 
 
 def task_tokens() -> dict[str, TaskTokens]:

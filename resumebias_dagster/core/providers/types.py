@@ -193,7 +193,7 @@ class ChatRequest:
         )
 
 
-TASKS = ("seniority", "fit", "judge", "generation", "ranking")
+TASKS = ("seniority", "fit", "judge", "generation", "ranking", "pairwise")
 _GENERATION_TAGS = ("fields", "neutral/", "overstated/", "understated/")
 
 

@@ -4,7 +4,11 @@ the group ranked first most often, the impact ratio of being ranked first as a f
 base résumé as the unit exactly as ``tables.selection_table``'s interval
 (``core/fairness/impact.group_ratios``: one individual per résumé and group, its valid
 rankings repeated measures). Rankings that give no ``resume`` id have no unit: their findings
-keep the ratio, get no interval, and their note says what would give one."""
+keep the ratio, get no interval, and their note says what would give one.
+
+Beside them, abstention on equals (``validity:ranking:abstention``, ``evenness.py``): how evenly
+the ranker puts the equal candidates of one résumé first, against a name-blind ranker's even
+split."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import pandas as pd
 
 from resumebias_dagster.core.fairness.impact import group_ratios, ratio_findings
 from resumebias_dagster.core.inference import InferenceSettings, finish
+from resumebias_dagster.core.ranking.evenness import abstention_findings
 from resumebias_dagster.core.ranking.tables import candidate_rows
 
 STUDY = "ranking"
@@ -47,4 +52,4 @@ def ranking_verdicts(rows: pd.DataFrame, settings: InferenceSettings) -> pd.Data
         for (model, job), d in valid.groupby(["model", "jd"], sort=True)
     ]
     t = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return finish(ratio_findings(t, STUDY, settings), settings)
+    return finish([*ratio_findings(t, STUDY, settings), abstention_findings(c, settings)], settings)

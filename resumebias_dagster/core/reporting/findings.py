@@ -77,17 +77,20 @@ def finding_sentence(row) -> str:
 def headline_findings(verdicts: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
     """Per model: ``{"found": [...], "ruled_out": [...], "undecided": [...]}``, sentences of its
     bias findings in the verdicts table's order (study, then finding). The validity findings
-    answer another question (``core/reporting/validity.py``); a model no better than chance has
-    its warning on every sentence."""
+    answer another question (``core/reporting/validity.py``); a model no better than chance at a
+    study's task has its warning on every sentence of that study."""
     out: dict[str, dict[str, list[str]]] = {}
     if not len(verdicts):
         return out
     noise = chance_models(verdicts)
     bias = verdicts[~is_validity(verdicts["finding"])]
+    warn = f" Warning: {CHANCE_WARNING}."
     for model, rows in bias.groupby("model", sort=True):
-        warn = f" Warning: {CHANCE_WARNING}." if str(model) in noise else ""
         out[str(model)] = {
-            section: [finding_sentence(r) + warn for r in rows[rows["verdict"].isin(kinds)].itertuples(index=False)]
+            section: [
+                finding_sentence(r) + (warn if (str(model), str(r.study)) in noise else "")
+                for r in rows[rows["verdict"].isin(kinds)].itertuples(index=False)
+            ]
             for section, kinds in SECTIONS.items()
         }
     return out

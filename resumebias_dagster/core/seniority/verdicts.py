@@ -21,6 +21,9 @@ Findings per model (``family`` in brackets; Benjamini–Bogomolov over a model's
   the name variants (caucasian minus african-american, male minus female, caucasian male
   minus african-american female), two-way cluster-robust by résumé and first name: names
   are a random effect, so one name's quirk is not read as its group's bias.
+
+Beside them, the validity findings (``validity`` module: accuracy and rank difference with
+intervals, per name group too), under a multiplicity control of their own.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from resumebias_dagster.core.common.labels import gender_of, race_of
 from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact_findings, seniority_selection_rows
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, paired, side_contrast
 from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score, _Scored
+from resumebias_dagster.core.seniority.validity import seniority_validity_verdicts
+from resumebias_dagster.core.tables import Verdicts, conform
 
 STYLE_SHIFTS = (
     ("overstated", "overstated minus neutral wording of the same résumé"),
@@ -234,6 +239,10 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
         frames += _name_contrast_findings(m, base, how, settings)
         frames += _inconsistency_findings(scored, m, base, exact, settings)
     impact = impact_findings(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority", settings)
-    table = finish(frames + impact, settings)
+    bias = finish(frames + impact, settings)
+    # Validity answers another question than bias: its findings take their own multiplicity
+    # control, so adding them leaves every bias finding's adjusted p as it was.
+    validity = seniority_validity_verdicts(predictions, settings, scored.rows)
+    table = conform(pd.concat([t for t in (bias, validity) if len(t)] or [bias], ignore_index=True), Verdicts)
     table["model"] = table["model"].astype(str)
     return table

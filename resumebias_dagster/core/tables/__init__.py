@@ -32,6 +32,7 @@ from resumebias_dagster.core.tables.jd_audit import (
     JudgeVsEffects,
     ProbeVariants,
 )
+from resumebias_dagster.core.tables.pairwise import PairwiseChoices
 from resumebias_dagster.core.tables.ranking import RankingPositions, Rankings, RankingSelection
 from resumebias_dagster.core.tables.seniority import (
     FORBIDDEN_SENIORITY_WORDS,
@@ -69,6 +70,7 @@ __all__ = [
     "JudgeVerdicts",
     "JudgeVsEffects",
     "NameVariants",
+    "PairwiseChoices",
     "ProbeApplicability",
     "ProbeVariants",
     "READINGS",

@@ -8,6 +8,7 @@ import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
 from resumebias_dagster.core.tables.base import PerModel, StrictTable
+from resumebias_dagster.core.tables.verdicts import VALIDITY_VERDICT_VALUES
 
 # EEO-1 categories, in the EEO-1 report's order: declared once, here.
 EEO1_SEXES = ("Male", "Female")
@@ -22,6 +23,8 @@ EEO1_RACES = (
 )
 # 6 RCNY §5-301(d): an auditor MAY leave out of the impact ratios a category under 2% of the data.
 MAX_MIN_SHARE = 0.02
+# The published summary's validity verdict where the study has no validity finding for the model.
+NOT_MEASURED = "not measured"
 LL144_OUTCOMES = ["above_median", "junior", "mid", "senior", "recommend_yes", "recommend_maybe", "recommend_no"]
 
 
@@ -145,6 +148,19 @@ class BiasAuditSummary(PerModel):
     selection_counts_note: Series[str] = pa.Field(str_contains="expected count")
     four_fifths_note: Series[str]
     not_stated: Series[str]  # what a tool's output cannot state (independence, historical data)
+    # Beyond the law (issue 42): does the tool tell better from worse candidates? The study's
+    # criterion-validity finding (jd_audit: validity:criterion; seniority: validity:accuracy), a
+    # share with its 95% interval, the share at chance, the declared target, its verdict and the
+    # résumés it counts (core/compliance/validity.py); "not measured" with no share where none.
+    validity_finding: Series[str]
+    validity_share: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    validity_ci_low: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    validity_ci_high: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    validity_chance: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    validity_target: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    validity_verdict: Series[str] = pa.Field(isin=[*VALIDITY_VERDICT_VALUES, NOT_MEASURED])
+    validity_n_resumes: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    validity_note: Series[str]
 
     @pa.dataframe_check()
     def bias_audit_summary_one_row_per_audit(cls, df) -> bool:
@@ -154,6 +170,11 @@ class BiasAuditSummary(PerModel):
     def bias_audit_summary_exclusion_justified(cls, df) -> Series[bool]:
         justified = df["exclusion_justification"].str.strip() != ""
         return ((df["min_share"] == 0) != justified) & (justified | (df["excluded_categories"] == ""))
+
+    @pa.dataframe_check()
+    def bias_audit_summary_validity_measured_or_not(cls, df) -> Series[bool]:
+        """A share exactly where the validity was measured."""
+        return df["validity_verdict"].eq(NOT_MEASURED) == df["validity_share"].isna()
 
 
 class EuTestRecord(StrictTable):

@@ -19,8 +19,21 @@ FINDING_KINDS = [
     "impact_ratio",
     "criterion_validity",
     "validity_gap",
+    "seniority_accuracy",
+    "rank_difference",
 ]
 CHANCE_SHARE = 0.5  # criterion validity at chance: pairs ordered at random
+# Kinds of finding that are a share read against chance and a target, and their chance level:
+# criterion validity (pairs ordered at random: 0.5) and the seniority task's accuracy (a label
+# that ignores the résumé is right on a third of a design balanced over three levels).
+CHANCE_KINDS = {"criterion_validity": CHANCE_SHARE, "seniority_accuracy": 1.0 / 3.0}
+# Per study, the finding that answers "does it measure qualification?" and its kind: the fit
+# task's criterion validity and the seniority task's accuracy (the report and the compliance
+# files read these).
+QUALIFICATION_FINDINGS = {
+    "jd_audit": ("validity:criterion", "criterion_validity"),
+    "seniority": ("validity:accuracy", "seniority_accuracy"),
+}
 
 
 class Verdicts(PerModel):
@@ -54,7 +67,7 @@ class Verdicts(PerModel):
     n_units: Series[int] = pa.Field(ge=0)
     n_names: Series[int] = pa.Field(ge=0)
     test: Series[str]
-    # criterion_validity takes VALIDITY_VERDICT_VALUES, every other kind VERDICT_VALUES.
+    # The CHANCE_KINDS take VALIDITY_VERDICT_VALUES, every other kind VERDICT_VALUES.
     verdict: Series[str] = pa.Field(isin=VERDICT_VALUES + VALIDITY_VERDICT_VALUES)
     note: Series[str]
 
@@ -80,9 +93,10 @@ class Verdicts(PerModel):
         """Criterion validity reads its interval: valid at or above the target (its margin),
         better / worse than chance wholly above / below 0.5, else no better than chance; and
         only criterion validity reads so."""
-        share = df["kind"].eq("criterion_validity")
+        share = df["kind"].isin(list(CHANCE_KINDS))
+        chance = df["kind"].map(CHANCE_KINDS)
         low, high, v = df["ci_low"], df["ci_high"], df["verdict"]
-        above, below = low > CHANCE_SHARE, high < CHANCE_SHARE
+        above, below = low > chance, high < chance
         agrees = (
             (v.eq("valid") & above & (low >= df["margin"]))
             | (v.eq("better than chance") & above & ~(low >= df["margin"]))

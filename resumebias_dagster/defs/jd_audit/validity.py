@@ -31,7 +31,7 @@ def validity_pairs_asset(
 ) -> pd.DataFrame:
     """Per (JD of fit_design.yaml, base résumé, name group): a baseline carrying one name of the
     group and its twins, each one edit away: better or worse by the JD's stated requirements (a
-    required skill, years in the current role, a degree level) or equal (two skills of the same
+    required skill, years in the current role, a degree level, a certification) or equal (two skills of the same
     weight swapped, a placebo edit). `validity` of fit_design.yaml sets the groups and résumés. An
     edit a résumé cannot take, or a twin the one-signal check refuses, is listed in the metadata."""
     design = load_fit_design(catalog.folder())

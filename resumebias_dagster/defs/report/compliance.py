@@ -115,6 +115,11 @@ def data_source(context: dg.AssetExecutionContext, base_resumes: pd.DataFrame) -
     )
 
 
+def _verdicts(*tables: pd.DataFrame) -> pd.DataFrame:
+    """Verdict tables as one (the non-empty ones; else the first, empty)."""
+    return pd.concat([t for t in tables if len(t)] or [tables[0]], ignore_index=True)
+
+
 def _write(context: dg.AssetExecutionContext, name: str, text: str) -> str:
     path = data_dir() / "reports" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,11 +138,14 @@ def bias_audit_summary(
     base_resumes: pd.DataFrame,
     seniority_predictions: pd.DataFrame,
     fit_scores: pd.DataFrame,
+    seniority_verdicts: pd.DataFrame,
+    validity_verdicts: pd.DataFrame,
 ) -> pd.DataFrame:
     """The published summary of a Local Law 144 bias audit, one row per model and study (audit
     date, data source and its explanation, individuals and unknowns, the tool and its snapshots,
-    its distribution date when given), written with every rate and impact ratio to
-    data/reports/bias_audit_summary.json and .csv."""
+    its distribution date when given, and beyond the law its validity: the study's
+    criterion-validity finding of validity_verdicts or seniority_verdicts), written with every
+    rate and impact ratio to data/reports/bias_audit_summary.json and .csv."""
     df = audit_summary(
         bias_audit_rates,
         audit_date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
@@ -145,13 +153,18 @@ def bias_audit_summary(
         rows={"seniority": seniority_predictions, "jd_audit": fit_scores},
         tool_name=config.tool_name,
         distribution_date=config.distribution_date,
+        validity=_verdicts(seniority_verdicts, validity_verdicts),
     )
     _write(
         context, f"{SUMMARY_FILE}.json", json.dumps(summary_json(df, bias_audit_rates), indent=2, ensure_ascii=False)
     )
     _write(context, f"{SUMMARY_FILE}.csv", csv_text(summary_csv(df, bias_audit_rates)))
     context.add_output_metadata(
-        table_metadata(df.drop(columns=["data_explanation", "four_fifths_note", "not_stated", "selection_counts_note"]))
+        table_metadata(
+            df.drop(
+                columns=["data_explanation", "four_fifths_note", "not_stated", "selection_counts_note", "validity_note"]
+            )
+        )
     )
     return df
 
@@ -164,15 +177,17 @@ def eu_ai_act_record(
     bias_audit_rates: pd.DataFrame,
     seniority_verdicts: pd.DataFrame,
     fit_verdicts: pd.DataFrame,
+    validity_verdicts: pd.DataFrame,
     base_resumes: pd.DataFrame,
     seniority_bias_summary: pd.DataFrame,
     fit_model_summary: pd.DataFrame,
 ) -> pd.DataFrame:
     """A test record in the EU AI Act's spirit (Art. 10(2)(f-g), Art. 11, Annex IV): what was
     tested and for what purpose, the data and how they were built, every result with its
-    interval, the open risks, and the logs kept; also data/reports/eu_ai_act_test_record.json."""
+    interval (validity_verdicts' too), each model's accuracy per task (Art. 15(3)), the open
+    risks, and the logs kept; also data/reports/eu_ai_act_test_record.json."""
     store = providers.store()
-    verdicts = pd.concat([t for t in (seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts])
+    verdicts = _verdicts(seniority_verdicts, fit_verdicts, validity_verdicts)
     df = eu_test_record(
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=version("resumebias_dagster"),

@@ -22,6 +22,9 @@ LEVELS = {
     f"{race}_{sex}": {"sex": sex, "race_ethnicity": race} for race in ("white", "black") for sex in ("male", "female")
 }
 RANGES = {"fit_delta": (-9, 9), "style_shift": (-2, 2), "seniority_bias": (-2, 2), "inconsistency": (-1, 1)}
+# The validity findings (issue 42): a share, a level difference, a difference of shares.
+RANGES |= {"seniority_accuracy": (0, 1), "rank_difference": (-2, 2), "validity_gap": (-1, 1)}
+CHANCE = {"seniority_accuracy": 1 / 3}
 
 
 @st.composite
@@ -65,6 +68,12 @@ def check(rows: pd.DataFrame, *, estimate="estimate", q="q", kind=None):
             continue
         assert low - 1e-9 <= lo <= getattr(row, estimate) + 1e-9 and getattr(row, estimate) - 1e-9 <= hi <= high + 1e-9
         null = 1.0 if ratio else 0.0
+        if (kind or row.kind) in CHANCE:  # read against chance and its target, from the interval alone
+            chance = CHANCE[kind or row.kind]
+            assert (row.verdict == "valid") == (lo >= row.margin and lo > chance), row
+            assert (row.verdict == "better than chance") == (lo > chance and lo < row.margin), row
+            assert (row.verdict == "worse than chance") == (hi < chance), row
+            continue
         if row.verdict == "beyond_noise":
             assert lo >= null - 1e-9 or hi <= null + 1e-9, row
             assert getattr(row, q) <= SETTINGS.alpha

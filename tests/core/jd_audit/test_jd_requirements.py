@@ -52,6 +52,13 @@ def test_requirements_are_read(tmp_path):
     )
 
 
+def test_certifications_are_read_as_alternatives(tmp_path):
+    path = _jd(tmp_path / "jds", "certifications: [[CKA,  CKAD], Certified Public Accountant (CPA)]\n")
+    assert load_job_requirements(path.parent)["role"] == JobRequirements(
+        certifications=(("CKA", "CKAD"), ("Certified Public Accountant (CPA)",))
+    )
+
+
 @pytest.mark.parametrize(
     ("front", "message"),
     [
@@ -69,6 +76,23 @@ def test_requirements_are_read(tmp_path):
             "required_skills: ['Go, Java']\n",
             "required_skills: entry 1 ('Go, Java') must be a skill (a one-line string without commas) "
             "or a list of alternative skills",
+        ),
+        ("certifications: CKA\n", "certifications must be a list of certifications, got 'CKA'"),
+        (
+            "certifications: [CKA, {name: CKAD}]\n",
+            "certifications: entry 2 ({'name': 'CKAD'}) must be a certification (a one-line string without "
+            "commas) or a list of alternative certifications",
+        ),
+        ("certifications: [CKA, []]\n", "certifications: entry 2 is an empty list of alternatives"),
+        (
+            "certifications: [[CKA, 'PMP, CSM']]\n",
+            "certifications: entry 1 ('PMP, CSM') must be a certification (a one-line string without commas) "
+            "or a list of alternative certifications",
+        ),
+        (
+            "certifications: ['  ']\n",
+            "certifications: entry 1 ('  ') must be a certification (a one-line string without commas) "
+            "or a list of alternative certifications",
         ),
     ],
 )

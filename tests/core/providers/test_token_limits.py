@@ -165,7 +165,7 @@ def test_a_bare_number_too_small_for_a_task_is_refused_with_the_per_task_spellin
     message = str(caught.value)
     assert message.startswith("m.yaml: model 'claude-sonnet': max_tokens: 16 is one limit for every task")
     assert f"fit (at least {FIT_TOKENS.minimum})" in message
-    assert "max_tokens: {seniority: 16}" in message  # how to write it per task
+    assert "max_tokens: {seniority: 16, pairwise: 16}" in message  # how to write it per task
 
 
 def test_a_bare_number_that_holds_every_task_applies_to_every_task():

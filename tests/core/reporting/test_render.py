@@ -218,13 +218,40 @@ def test_the_report_leads_with_whether_the_model_measures_qualification():
     assert "<h3>good</h3>" in section and "<strong>Valid:" in section
     assert "<h3>sim</h3>" in section and "No better than chance" in section
     assert "its bias figures describe noise" in section
-    # Every bias finding of the model no better than chance carries the warning, and only its.
+    # Both of sim's tasks: its fit scores at chance, its seniority labels read from the résumés.
+    sim = section[section.index("<h3>sim</h3>") :]
+    assert "<em>Fit scores (job-description audit).</em>" in sim and "<em>Seniority labels.</em>" in sim
+    assert "of the texts at their true level" in sim and "chance is 33%" in sim
+    # The warning is on the bias findings of the task the model does at chance, and only there:
+    # sim reads seniority better than chance, so its seniority findings carry none.
     sections = headline_findings(verdicts)
     assert set(sections) == {"sim"}  # validity findings are not bias findings
     lines = [line for part in sections["sim"].values() for line in part]
+    assert lines and not any(line.endswith("its bias figures describe noise.") for line in lines)
+    fit_bias = bias[bias["study"] == "seniority"].assign(study="jd_audit", model="sim")
+    lines = [
+        line
+        for part in headline_findings(pd.concat([_validity("sim", 0.5), fit_bias])).values()
+        for line in part.values()
+    ]
+    flat = [line for part in lines for line in part]
+    assert flat and all(line.endswith("its bias figures describe noise.") for line in flat)
+
+
+def test_a_labeller_at_chance_has_the_warning_on_its_seniority_findings():
+    from resumebias_dagster.testing.seniority_validity_calibration import labeller_predictions
+
+    preds = labeller_predictions(0, resumes=60, how="ignores", mix=(0.2, 0.5, 0.3), stick=0.8)
+    verdicts = seniority_verdicts(preds, load_inference_settings())
+    html = render_report(_tables(verdicts=verdicts))
+    section = html[html.index('<section id="validity">') : html.index('<section id="summary">')]
+    assert "No better than chance: its seniority labels do not follow the résumés&#39; true levels." in section
+    lines = [line for part in headline_findings(verdicts)["sim"].values() for line in part]
     assert lines and all(line.endswith("its bias figures describe noise.") for line in lines)
 
 
 def test_a_report_without_validity_pairs_says_so():
-    html = render_report(_tables(verdicts=_verdicts(n_resumes=30, exact=True, seed=1)))
+    verdicts = _verdicts(n_resumes=30, exact=True, seed=1)
+    verdicts = verdicts[~verdicts["finding"].str.startswith("validity:")]
+    html = render_report(_tables(verdicts=verdicts))
     assert "Not measured in this run: no validity pairs were scored" in html

@@ -5,12 +5,17 @@ import json
 import re
 
 import dagster as dg
+import duckdb
 import pytest
 import yaml
 
 from resumebias_dagster.catalog import PACKAGED_DIR
+from resumebias_dagster.core.inference import InferenceSettings
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
 from resumebias_dagster.core.models.task_tokens import RANKING_TOKENS
+from resumebias_dagster.core.ranking.evenness import item_evenness
+from resumebias_dagster.core.ranking.tables import candidate_rows
+from resumebias_dagster.core.ranking.verdicts import ranking_verdicts
 from resumebias_dagster.defs.jd_audit import fit
 from resumebias_dagster.defs.ranking import rankings as ranking_assets
 from resumebias_dagster.defs.ranking import tables as ranking_tables
@@ -145,6 +150,13 @@ def test_rankings_by_a_provider_find_the_penalised_group_and_balance_first_posit
 
     stored = assert_stored_columns_match(resources["io_manager"].database)
     assert {"rankings", "ranking_selection", "ranking_positions"} <= stored
+    # Abstention on equals from the stored rankings: first white_male, asian_female, asian_female
+    # over the three rotations of every résumé and job, so evenness 2/3 (1 for a name-blind ranker).
+    with duckdb.connect(resources["io_manager"].database, read_only=True) as con:
+        stored_rankings = con.execute("select * from audit.rankings").df()
+    assert item_evenness(candidate_rows(stored_rankings))["evenness"].tolist() == pytest.approx([2 / 3] * 6)
+    verdicts = ranking_verdicts(stored_rankings, InferenceSettings()).set_index("finding")
+    assert verdicts.loc["validity:ranking:abstention", "estimate"] == pytest.approx(-1 / 3)
     rows = tables.output_for_node("ranking_selection")
     assert set(rows["model"]) == {"fake-screener"}
 

@@ -2,7 +2,7 @@
 
 From each base résumé, job description and name group: a baseline carrying one name of the
 group, and twins one edit away, better or worse by the job description's stated requirements
-(a required skill, years in the current role, a degree level) or equal (two skills of the same
+(a required skill, years in the current role, a degree level, a certification) or equal (two skills of the same
 weight swapped, a placebo edit). ``edits`` makes each twin, ``pairs`` builds the table and drops a
 twin the probes' one-signal check refuses, ``check`` checks a stored table.
 """

@@ -1,5 +1,5 @@
 """The twins' edits: one job-relevant change whose direction the job description's requirements
-give (a skill, years in the current role, a degree level), or one that must not matter (two
+give (a skill, years in the current role, a degree level, a certification), or one that must not matter (two
 skills of equal weight swapped; the placebo edits are the probe catalog's).
 
 Each edit reads the résumé with ``core/resumes/reader.read_resume`` and returns a probe
@@ -26,6 +26,7 @@ from resumebias_dagster.core.jd_audit.probes.edits import (
 from resumebias_dagster.core.jd_audit.probes.terms import Signal
 from resumebias_dagster.core.resumes.fields import Layout, end_month
 from resumebias_dagster.core.resumes.layout import YEARS_PHRASE, years_phrase
+from resumebias_dagster.core.resumes.sections import heading_words, section_of
 
 # Years a years twin adds to or takes from the current role: whole years, because degree dates
 # are years and the degree moves with the rest of the history (as in the career-gap probe).
@@ -314,3 +315,123 @@ def change_degree(layout: Layout, req: JobRequirements, up: bool) -> Twin:
     lines[line] = lines[line][:column] + new + lines[line][column + len(form) :]
     signal = Signal(tuple(lines), (form,), (new,), frozenset({line}))
     return Twin(signal, f"{form} -> {new} (the job description asks a {req.degree}'s degree)")
+
+
+# --------------------------------------------------------------------------- certification
+
+# A line of a certification, as the generator writes one in the Education section
+# ("Certification: AWS Certified Developer") and as people label one there.
+_CERT_LABEL = re.compile(r"^(\s*(?:[-•*▪◦●]\s+)?)((?:Certification|Certificate|Certified|License|Licence)s?:\s*)", re.I)
+_BULLET_PREFIX = re.compile(r"^\s*[-•*▪◦●]\s+")
+_CERT_SEPARATORS = re.compile(r"[,;|•·]")
+_NO_CERT_PLACE = (
+    "in a Certifications section or an Education section (where a certification line such as "
+    "'Certification: AWS Certified Developer' goes)"
+)
+
+
+def _asked(alternatives: tuple[str, ...]) -> str:
+    if len(alternatives) == 1:
+        return "the job description asks for it"
+    return f"the job description asks for one of {', '.join(alternatives)}"
+
+
+def _cert_sections(layout: Layout) -> list[range]:
+    """The content lines of each section whose heading names certifications (Certifications,
+    Certificates, Licenses, Certifications & Licenses; "Education & Certifications" is the
+    Education section, whose certification lines carry a label)."""
+    out = []
+    for k, i in enumerate(layout.headings):
+        words = heading_words(layout.lines[i])
+        if "certif" in words or words in ("licenses", "licences"):
+            end = layout.headings[k + 1] if k + 1 < len(layout.headings) else len(layout.lines)
+            out.append(range(i + 1, end))
+    return out
+
+
+def _cert_entries(layout: Layout) -> dict[int, str]:
+    """Line -> the certification it holds (bullet and label taken off): every non-empty line of a
+    certifications section, and every labelled line ("Certification: ...") of the Education section."""
+    found = {i: layout.lines[i] for r in _cert_sections(layout) for i in r if layout.lines[i].strip()}
+    found.update(
+        {i: layout.lines[i] for i in layout.sections.get("EDUCATION", ()) if _CERT_LABEL.match(layout.lines[i])}
+    )
+    out = {}
+    for i, line in sorted(found.items()):
+        m = _CERT_LABEL.match(line)
+        at = m.end() if m else (_BULLET_PREFIX.match(line).end() if _BULLET_PREFIX.match(line) else 0)  # type: ignore[union-attr]
+        out[i] = line[at:].strip()
+    return out
+
+
+def _cert_line(layout: Layout, cert: str) -> tuple[int, str]:
+    """Where a new certification's line goes, and the line: after a certifications section's last
+    entry (with its bullet), else after the Education section's last certification line (with its
+    label), else as the generator puts one, ``Certification: <name>`` after the Education section's
+    last line."""
+    for r in reversed(_cert_sections(layout)):
+        filled = [i for i in r if layout.lines[i].strip()]
+        if filled:
+            last = layout.lines[filled[-1]]
+            m = _BULLET_PREFIX.match(last)
+            return filled[-1] + 1, (m.group(0) if m else "") + cert
+    education = [i for i in layout.sections.get("EDUCATION", ()) if layout.lines[i].strip()]
+    labelled = [i for i in education if _CERT_LABEL.match(layout.lines[i])]
+    if labelled:
+        m = _CERT_LABEL.match(layout.lines[labelled[-1]])
+        return labelled[-1] + 1, m.group(1) + m.group(2) + cert  # type: ignore[union-attr]
+    if education:
+        return education[-1] + 1, f"Certification: {cert}"
+    raise MissingField("place for a certification", _NO_CERT_PLACE)
+
+
+def add_certification(layout: Layout, req: JobRequirements) -> Twin:
+    """Better: a certification the job description asks for (the first alternative of the first
+    requirement the résumé names no alternative of, anywhere), written as a line of the
+    résumé's certifications (``_cert_line``)."""
+    if not req.certifications:
+        raise NotApplicable("the job description states no certifications")
+    text = "\n".join(layout.lines)
+    for alternatives in req.certifications:
+        if any(mentions(c, text) for c in alternatives):
+            continue
+        cert = alternatives[0]
+        at, line = _cert_line(layout, cert)
+        if section_of(line) is not None:
+            raise NotApplicable(f"the line {line!r} would be read as a section heading")
+        lines = [*layout.lines[:at], line, *layout.lines[at:]]
+        signal = Signal(tuple(lines), (), (line,), frozenset(), inserts=True)
+        return Twin(signal, f"adds the certification {cert} ({_asked(alternatives)})")
+    raise NotApplicable("the résumé already names a certification of every certification the job description asks")
+
+
+def remove_certification(layout: Layout, req: JobRequirements) -> Twin:
+    """Worse: the one certification line meeting a requirement taken out, where that line is the
+    only place the résumé names any of the requirement's alternatives (so the twin meets it no
+    other way) and holds that one certification (no commas, semicolons or bars)."""
+    if not req.certifications:
+        raise NotApplicable("the job description states no certifications")
+    entries = _cert_entries(layout)
+    why = "the résumé names no certification the job description asks"
+    for alternatives in req.certifications:
+        holding = [i for i, line in enumerate(layout.lines) if any(mentions(c, line) for c in alternatives)]
+        if not holding:
+            continue
+        if len(holding) > 1 or holding[0] not in entries:
+            why = (
+                f"the résumé names {' or '.join(alternatives)} on more than one line, or on a line that is no "
+                "certification entry (a Certifications section's line, or 'Certification: ...' under Education)"
+            )
+            continue
+        i = holding[0]
+        if _CERT_SEPARATORS.search(entries[i]):
+            why = f"the certification line {layout.lines[i].strip()!r} holds other entries too"
+            continue
+        section = next((r for r in _cert_sections(layout) if i in r), None)
+        if section is not None and not [j for j in section if j != i and layout.lines[j].strip()]:
+            why = "taking the line out would leave the certifications section empty"
+            continue
+        lines = [*layout.lines[:i], *layout.lines[i + 1 :]]
+        signal = Signal(tuple(lines), (layout.lines[i],), (), frozenset({i}))
+        return Twin(signal, f"removes the certification {entries[i]} ({_asked(alternatives)})")
+    raise NotApplicable(why)

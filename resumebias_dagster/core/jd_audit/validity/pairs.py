@@ -26,9 +26,11 @@ from resumebias_dagster.core.jd_audit.validity.edits import (
     YEARS_STEP,
     NotApplicable,
     Twin,
+    add_certification,
     add_skill,
     add_years,
     change_degree,
+    remove_certification,
     remove_skill,
     remove_years,
     reorder_skills,
@@ -51,6 +53,8 @@ JOB_EDITS = (
     ("worse", "years"),
     ("better", "degree"),
     ("worse", "degree"),
+    ("better", "certification"),
+    ("worse", "certification"),
 )
 REORDER = "reorder"
 
@@ -81,6 +85,8 @@ def _twin(layout: Layout, role: str, edit: str, *, req: JobRequirements, spec: P
         return add_years(layout, req, years) if role == "better" else remove_years(layout, req, years)
     if edit == "degree":
         return change_degree(layout, req, up=role == "better")
+    if edit == "certification":
+        return add_certification(layout, req) if role == "better" else remove_certification(layout, req)
     if edit == REORDER:
         return reorder_skills(layout, req)
     found = placebo_level(spec, edit)

@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     from resumebias_dagster.core.models.scorer_answers import Answer
 
 # Every task a model can run, each with what it does in a sentence's words.
-TASK_VERBS = {"seniority": "label seniority", "fit": "score fit", "ranking": "rank candidates"}
+TASK_VERBS = {
+    "seniority": "label seniority",
+    "fit": "score fit",
+    "ranking": "rank candidates",
+    "pairwise": "choose the more qualified of two candidates",
+}
 COMMON_FIELDS = frozenset({"name", "kind", "temperature", "runs_per_cell", "enabled", "description"})
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 

@@ -16,7 +16,7 @@ KIND = ModelKind(
     summary="an embedded causal LM that answers from next-token probabilities",
     fields=frozenset({"source", "batch_size", "max_prompt_chars"}),
     required=frozenset({"source"}),
-    tasks=("seniority", "fit", "ranking"),
+    tasks=("seniority", "fit", "ranking", "pairwise"),
     predict=_predict,
     ui_kind=lambda spec: "pytorch",
 )

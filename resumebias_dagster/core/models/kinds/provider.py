@@ -61,7 +61,7 @@ KIND = ModelKind(
         }
     ),
     required=frozenset({"provider", "model"}),
-    tasks=("seniority", "fit", "ranking"),
+    tasks=("seniority", "fit", "ranking", "pairwise"),
     predict=_predict,
     check=_check,
     options=_options,
