@@ -288,13 +288,23 @@ def test_the_target_and_gap_margin_are_declared_in_inference_yaml(tmp_path, monk
     assert settings_.margins["criterion_validity"] == 0.9 and settings_.margins["validity_gap"] == 0.1
     text = (
         "margins: {style_shift: 0.05, seniority_bias: 0.05, inconsistency: 0.05, fit_delta: 0.25, impact_ratio: 0.9,"
-        " criterion_validity: 0.4, validity_gap: 0.1}\n"
+        " criterion_validity: 0.4, validity_gap: 0.1, seniority_accuracy: 0.8, rank_difference: 0.1}\n"
         "detect: {style_shift: 0.05, seniority_bias: 0.05, inconsistency: 0.05, fit_delta: 0.25, impact_ratio: 0.8,"
-        " criterion_validity: 0.75, validity_gap: 0.1}\n"
+        " criterion_validity: 0.75, validity_gap: 0.1, seniority_accuracy: 0.6, rank_difference: 0.1}\n"
     )
     (tmp_path / "inference.yaml").write_text(text)
     with pytest.raises(
         CatalogError, match=r"inference.yaml: margins.criterion_validity must lie in \(0.5, 1\), got 0.4"
+    ):
+        load_inference_settings(tmp_path)
+    # The seniority task's target is a share above its chance, 1/3 (issue 42).
+    (tmp_path / "inference.yaml").write_text(
+        text.replace("criterion_validity: 0.4", "criterion_validity: 0.9").replace(
+            "seniority_accuracy: 0.8", "seniority_accuracy: 0.3"
+        )
+    )
+    with pytest.raises(
+        CatalogError, match=r"inference.yaml: margins.seniority_accuracy must lie in \(0.333333, 1\), got 0.3"
     ):
         load_inference_settings(tmp_path)
     (tmp_path / "inference.yaml").write_text(text.replace(" criterion_validity: 0.4,", ""))
