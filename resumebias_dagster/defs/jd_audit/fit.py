@@ -28,16 +28,15 @@ from resumebias_dagster.core.jd_audit.probes import (
 from resumebias_dagster.core.jd_audit.probes.applicability import resumes_left_out, skip_reasons, skipped_probes
 from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
 from resumebias_dagster.core.jd_audit.probes.variants import applying_axes
-from resumebias_dagster.core.models.model_config import model_by_name
+from resumebias_dagster.defs._cells import model_jd_cells, record_cell
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, json_by_key, table_metadata
 from resumebias_dagster.defs.user_resumes.source import RESUMES_DESCRIPTION, ResumeSource
-from resumebias_dagster.partitions import jds_by_model, kind_tags, model_jd_partitions
+from resumebias_dagster.partitions import kind_tags, model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
 from resumebias_dagster.resources.providers import (
     ProvidersResource,
     progress_logger,
-    stats_metadata,
 )
 from resumebias_dagster.resources.runtime import model_runtime
 from resumebias_dagster.resources.shared_files import SharedFilesResource
@@ -266,32 +265,26 @@ def build_fit_scores(
         job_descriptions: pd.DataFrame,
     ) -> pd.DataFrame:
         template = load_fit_template(catalog.folder())
-        jd_text = job_descriptions.set_index("jd")["text"]
-        by_model = jds_by_model(context.partition_keys, partitions_def)
         runtime = model_runtime(compute, providers, shared=shared_files.files(), log=context.log.info)
         frames = []
-        for model_name, jds in by_model.items():
-            spec = model_by_name(model_name, catalog_dir=catalog.folder())
-            for jd in jds:
-                if jd not in jd_text.index:
-                    raise dg.Failure(f"{name}: job description {jd!r} is not in job_descriptions; re-materialise it")
-                rows = variant_rows[variant_rows["jd"] == jd] if "jd" in variant_rows.columns else variant_rows
-                if not len(rows):
-                    raise dg.Failure(f"{name}: {variants} has no row for job description {jd!r}; re-materialise it")
-                progress = progress_logger(context.log, f"{model_name} x {jd}")
-                frame, stats = predict_fit(
-                    spec,
-                    rows.reset_index(drop=True),
-                    jd=jd,
-                    jd_text=jd_text[jd],
-                    template=template,
-                    runtime=runtime,
-                    progress=progress,
-                )
-                if stats is not None:
-                    context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
-                context.log.info(f"{model_name} x {jd}: {len(frame)} scores")
-                frames.append(frame)
+        cells = model_jd_cells(
+            context, partitions_def, catalog_dir=catalog.folder(), job_descriptions=job_descriptions, asset=name
+        )
+        for spec, jd, text in cells:
+            rows = variant_rows[variant_rows["jd"] == jd] if "jd" in variant_rows.columns else variant_rows
+            if not len(rows):
+                raise dg.Failure(f"{name}: {variants} has no row for job description {jd!r}; re-materialise it")
+            frame, stats = predict_fit(
+                spec,
+                rows.reset_index(drop=True),
+                jd=jd,
+                jd_text=text,
+                template=template,
+                runtime=runtime,
+                progress=progress_logger(context.log, f"{spec.name} x {jd}"),
+            )
+            record_cell(context, spec, jd, frame, stats, "scores")
+            frames.append(frame)
         df = pd.concat(frames, ignore_index=True)
         context.add_output_metadata(
             table_metadata(

@@ -10,12 +10,12 @@ from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.design import load_fit_design
 from resumebias_dagster.core.jd_audit.pairwise import load_pairwise_template, pairwise_items, predict_pairwise
 from resumebias_dagster.core.jd_audit.pairwise_stats import pairwise_verdicts as compute_pairwise_verdicts
-from resumebias_dagster.core.models.model_config import model_by_name
+from resumebias_dagster.defs._cells import model_jd_cells, record_cell
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, json_by_key, table_metadata, verdicts_metadata
-from resumebias_dagster.partitions import jds_by_model, kind_tags, pairwise_model_jd_partitions
+from resumebias_dagster.partitions import kind_tags, pairwise_model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger
 from resumebias_dagster.resources.runtime import model_runtime
 from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import PairwiseChoicesType, VerdictsType
@@ -49,39 +49,36 @@ def build_pairwise_choices(
         each: which is more qualified, or are they equal? A chat model's answer is parsed for A,
         B or Equal; an embedded LLM gives P(A), P(B), P(Equal) and samples its choice from them."""
         template = load_pairwise_template(catalog.folder())
-        jd_text = job_descriptions.set_index("jd")["text"]
-        by_model = jds_by_model(context.partition_keys, partitions_def)
         runtime = model_runtime(compute, providers, shared=shared_files.files(), log=context.log.info)
         frames = []
-        for model_name, jds in by_model.items():
-            spec = model_by_name(model_name, catalog_dir=catalog.folder())
-            for jd in jds:
-                if jd not in jd_text.index:
-                    raise dg.Failure(
-                        f"pairwise_choices: job description {jd!r} is not in job_descriptions; re-materialise it"
-                    )
-                try:
-                    items = pairwise_items(validity_pairs, jd)
-                except ValueError as exc:
-                    raise dg.Failure(str(exc)) from None
-                if not items:
-                    raise dg.Failure(
-                        f"pairwise_choices: validity_pairs has no pair for job description {jd!r}; "
-                        "re-materialise it with this job description in fit_design.yaml"
-                    )
-                frame, stats = predict_pairwise(
-                    spec,
-                    items,
-                    jd=jd,
-                    jd_text=jd_text[jd],
-                    template=template,
-                    runtime=runtime,
-                    progress=progress_logger(context.log, f"{model_name} x {jd}"),
+        cells = model_jd_cells(
+            context,
+            partitions_def,
+            catalog_dir=catalog.folder(),
+            job_descriptions=job_descriptions,
+            asset="pairwise_choices",
+        )
+        for spec, jd, text in cells:
+            try:
+                items = pairwise_items(validity_pairs, jd)
+            except ValueError as exc:
+                raise dg.Failure(str(exc)) from None
+            if not items:
+                raise dg.Failure(
+                    f"pairwise_choices: validity_pairs has no pair for job description {jd!r}; "
+                    "re-materialise it with this job description in fit_design.yaml"
                 )
-                if stats is not None:
-                    context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
-                context.log.info(f"{model_name} x {jd}: {len(frame)} choices")
-                frames.append(frame)
+            frame, stats = predict_pairwise(
+                spec,
+                items,
+                jd=jd,
+                jd_text=text,
+                template=template,
+                runtime=runtime,
+                progress=progress_logger(context.log, f"{spec.name} x {jd}"),
+            )
+            record_cell(context, spec, jd, frame, stats, "choices")
+            frames.append(frame)
         df = pd.concat(frames, ignore_index=True)
         context.add_output_metadata(
             table_metadata(

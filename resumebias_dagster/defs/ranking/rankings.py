@@ -5,15 +5,15 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
-from resumebias_dagster.core.models.model_config import model_by_name
 from resumebias_dagster.core.ranking.design import RankingDesignError, pools_from_levels, ranking_items
 from resumebias_dagster.core.ranking.task import load_ranking_template, predict_rankings
+from resumebias_dagster.defs._cells import model_jd_cells, record_cell
 from resumebias_dagster.defs._metadata import json_by_key, table_metadata
 from resumebias_dagster.defs.jd_audit.fit import ProbeVariantsConfig, choose_base_resumes
-from resumebias_dagster.partitions import jds_by_model, kind_tags, rank_model_jd_partitions
+from resumebias_dagster.partitions import kind_tags, rank_model_jd_partitions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.compute import ComputeResource
-from resumebias_dagster.resources.providers import ProvidersResource, progress_logger, stats_metadata
+from resumebias_dagster.resources.providers import ProvidersResource, progress_logger
 from resumebias_dagster.resources.runtime import model_runtime
 from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import RankingsType
@@ -87,28 +87,23 @@ def build_rankings(partitions_def: dg.MultiPartitionsDefinition, kinds: set[str]
         except RankingDesignError as exc:
             raise dg.Failure(f"rankings: {exc}") from None
         template = load_ranking_template(catalog.folder())
-        jd_text = job_descriptions.set_index("jd")["text"]
-        by_model = jds_by_model(context.partition_keys, partitions_def)
         runtime = model_runtime(compute, providers, shared=shared_files.files(), log=context.log.info)
         frames = []
-        for model_name, jds in by_model.items():
-            spec = model_by_name(model_name, catalog_dir=catalog.folder())
-            for jd in jds:
-                if jd not in jd_text.index:
-                    raise dg.Failure(f"rankings: job description {jd!r} is not in job_descriptions; re-materialise it")
-                frame, stats = predict_rankings(
-                    spec,
-                    items,
-                    jd=jd,
-                    jd_text=jd_text[jd],
-                    template=template,
-                    runtime=runtime,
-                    progress=progress_logger(context.log, f"{model_name} x {jd}"),
-                )
-                if stats is not None:
-                    context.add_output_metadata({f"{model_name}/{jd}/{k}": v for k, v in stats_metadata(stats).items()})
-                context.log.info(f"{model_name} x {jd}: {len(frame)} rankings")
-                frames.append(frame)
+        cells = model_jd_cells(
+            context, partitions_def, catalog_dir=catalog.folder(), job_descriptions=job_descriptions, asset="rankings"
+        )
+        for spec, jd, text in cells:
+            frame, stats = predict_rankings(
+                spec,
+                items,
+                jd=jd,
+                jd_text=text,
+                template=template,
+                runtime=runtime,
+                progress=progress_logger(context.log, f"{spec.name} x {jd}"),
+            )
+            record_cell(context, spec, jd, frame, stats, "rankings")
+            frames.append(frame)
         df = pd.concat(frames, ignore_index=True)
         context.add_output_metadata(
             table_metadata(
