@@ -164,15 +164,20 @@ def test_the_report_renders_in_a_browser_from_disk(page, screenshots, tmp_path):
     page.on("request", lambda request: requested.append(request.url))
     page.goto(path.as_uri())
 
-    summary = page.locator("#summary")
-    assert summary.locator("h2").inner_text() == "Summary"
-    assert "Found (beyond noise)" in summary.inner_text()
-    assert "overstated minus neutral wording of the same résumé: +0." in summary.inner_text()
-    assert "No LLM judge ran" in summary.inner_text()
+    tool = page.locator("#tool-sim")  # the simulated predictions' model
+    assert tool.locator("h2").inner_text() == "sim"
+    first = tool.locator(".first-screen").inner_text()
+    assert "What moved its answers (beyond noise), largest first" in first
+    assert "Overstated wording against neutral wording raises the level it reads by 0." in first
+    assert "No LLM judge ran" in page.locator("#methods").inner_text()
+    tool.locator("details.every-finding summary").click()
+    assert "Found (beyond noise)" in tool.locator("details.every-finding").inner_text()
     cell = page.locator('#bias-summary td[data-col="inconsistency_rate"]')
     assert cell.inner_text() == "40.8%" and cell.is_visible()
     image = page.locator('img[alt="seniority_by_style"]')
     assert page.evaluate("(img) => img.complete && img.naturalWidth > 100", image.element_handle())
+    page.locator("details.all-variants > summary").click()
+    assert "A home address in Nigeria" in page.locator("#variant-r1-addressCountry_nigeria summary").inner_text()
     page.locator("#variant-r1-addressCountry_nigeria summary").click()
     added = page.locator("#variant-r1-addressCountry_nigeria .diff ins").first
     assert added.is_visible() and "Lagos," in added.inner_text()
@@ -182,6 +187,8 @@ def test_the_report_renders_in_a_browser_from_disk(page, screenshots, tmp_path):
     assert ll144.locator("h2").inner_text() == "Local Law 144 bias audit summary"
     assert "independent auditor" in ll144.inner_text() and "test data" in ll144.inner_text()
     assert page.locator('#ll144-summary td[data-col="distribution_date"]').first.inner_text() == "2026-01-15"
+    # The rates table is long: it opens on a click, its summary saying how many rows it has.
+    page.locator("#ll144 details.long-table > summary").click()
     ratio = page.locator('#ll144-rates td[data-col="impact_ratio"]').first
     assert ratio.is_visible() and float(ratio.inner_text()) <= 1
     assert "EEOC rule of thumb" in page.locator("#ll144-rates").inner_text()

@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from resumebias_dagster.core.reporting.validity import CHANCE_WARNING, chance_models, is_validity
+from resumebias_dagster.core.reporting.wording import Words, number, pvalue
 
 # The three headings of a model's summary, and which verdicts go under each.
 SECTIONS = {
@@ -40,15 +41,18 @@ def _value(x: float | None, ratio: bool) -> str:
     return f"{x:.2f}" if ratio else f"{x:+.3f}"
 
 
-def finding_sentence(row) -> str:
-    """One finding in plain words: estimate, interval, adjusted p, and what decides its verdict."""
+def finding_sentence(row, words: Words | None = None) -> str:
+    """One finding in plain words (``words``' readable name, else its description): estimate,
+    interval, adjusted p, and what decides its verdict."""
     ratio = row.kind == "impact_ratio"
     estimate, low, high, q = (_num(getattr(row, c)) for c in ("estimate", "ci_low", "ci_high", "q"))
     unit = "" if ratio else f" {row.unit}"
-    where = f"{row.description}: {_value(estimate, ratio)}{unit}"
+    name = row.description if words is None else words.finding(row)
+    name = name if words is None else name[:1].upper() + name[1:]
+    where = f"{name}: {_value(estimate, ratio)}{unit}"
     if low is not None and high is not None:
         where += f" (95% CI {_value(low, ratio)} to {_value(high, ratio)}"
-        where += f"; adjusted p {q:.2g})" if q is not None else ")"
+        where += f"; adjusted p {pvalue(q)})" if q is not None else ")"
     margin = _num(row.margin)
     # Every verdict is decided against a margin, so a verdict row always carries one.
     assert margin is not None, f"{row.description}: verdict row without a margin"
@@ -67,14 +71,14 @@ def finding_sentence(row) -> str:
     elif ratio:
         reach = f"the smallest drop it could detect with 80% power is to a ratio of {mde:.2f}"
     else:
-        reach = f"the smallest effect it could detect with 80% power is {mde:.3g}{unit}"
+        reach = f"the smallest effect it could detect with 80% power is {number(mde, 3)}{unit}"
     note = str(getattr(row, "note", "") or "")
     if mde is not None and note:
         reach += f"; {note}"
     return where + f"; {reach} (margin {margin_text})."
 
 
-def headline_findings(verdicts: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
+def headline_findings(verdicts: pd.DataFrame, words: Words | None = None) -> dict[str, dict[str, list[str]]]:
     """Per model: ``{"found": [...], "ruled_out": [...], "undecided": [...]}``, sentences of its
     bias findings in the verdicts table's order (study, then finding). The validity findings
     answer another question (``core/reporting/validity.py``); a model no better than chance at a
@@ -88,7 +92,7 @@ def headline_findings(verdicts: pd.DataFrame) -> dict[str, dict[str, list[str]]]
     for model, rows in bias.groupby("model", sort=True):
         out[str(model)] = {
             section: [
-                finding_sentence(r) + (warn if (str(model), str(r.study)) in noise else "")
+                finding_sentence(r, words) + (warn if (str(model), str(r.study)) in noise else "")
                 for r in rows[rows["verdict"].isin(kinds)].itertuples(index=False)
             ]
             for section, kinds in SECTIONS.items()

@@ -8,16 +8,18 @@ import base64
 import difflib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from resumebias_dagster.catalog import catalog_path
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.reporting.findings import SECTION_TITLES, headline_findings, not_measured
+from resumebias_dagster.core.reporting.overview import HEADINGS, tool_overviews
 from resumebias_dagster.core.reporting.user_resumes import Redactor, user_resumes_section
-from resumebias_dagster.core.reporting.validity import validity_sections
+from resumebias_dagster.core.reporting.wording import Words, load_words, number, pvalue
 from resumebias_dagster.core.tables import (
     FitAxisSummary,
     FitEffects,
@@ -41,7 +43,15 @@ _WORD = re.compile(r"\S+|\s+")
 class Column:
     name: str
     label: str
-    fmt: str = "{}"  # format of a present value
+    fmt: str | Callable[[Any], str] = "{}"  # format of a present value, or a function writing it
+
+    def text(self, value: Any) -> str:
+        return self.fmt(value) if callable(self.fmt) else self.fmt.format(value)
+
+
+def plain(x: float) -> str:
+    """A figure without scientific notation (``inf``: none at this size)."""
+    return "none at this size" if math.isinf(x) else number(x, 3)
 
 
 @dataclass
@@ -94,7 +104,7 @@ def table_view(df: pd.DataFrame, columns: Sequence[Column]) -> dict[str, Any]:
             cells.append(
                 {
                     "column": column.name,
-                    "text": column.fmt.format(value) if ok else "—",
+                    "text": column.text(value) if ok else "—",
                     "raw": repr(value.item() if hasattr(value, "item") else value) if ok else "",
                 }
             )
@@ -154,17 +164,16 @@ AXIS_COLUMNS = [
     Column("n_significant", "significant JDs"),
 ]
 VERDICT_COLUMNS = [
-    Column("model", "model"),
-    Column("finding", "finding"),
+    Column("readable", "finding"),
     Column("estimate", "estimate", "{:+.3f}"),
     Column("ci_low", "95% low", "{:+.3f}"),
     Column("ci_high", "95% high", "{:+.3f}"),
     Column("unit", "unit"),
-    Column("p", "p", "{:.3g}"),
-    Column("q", "adjusted p", "{:.3g}"),
-    Column("tost_p", "equivalence p", "{:.3g}"),
-    Column("margin", "margin", "{:g}"),
-    Column("mde", "detectable (80%)", "{:.3g}"),
+    Column("p", "p", pvalue),
+    Column("q", "adjusted p", pvalue),
+    Column("tost_p", "equivalence p", pvalue),
+    Column("margin", "margin", plain),
+    Column("mde", "detectable (80%)", plain),
     Column("n_resumes", "résumés"),
     Column("n_names", "names"),
     Column("test", "test"),
@@ -221,7 +230,7 @@ def diff_hunks(baseline: str, variant: str, context: int = CONTEXT_WORDS) -> lis
     return [[part for part in hunk if part["text"]] for hunk in hunks]
 
 
-def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
+def variant_sections(tables: ReportTables, words: Words | None = None) -> list[dict[str, Any]]:
     """Per probe variant: its diff against its baseline, its score change per job description,
     and the judge's verdicts with their quotes checked verbatim (when a judge ran)."""
     pv = tables.probe_variants
@@ -247,6 +256,7 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
             {
                 "resume_id": row.resume_id,
                 "variant": row.variant,
+                "readable": _cap(words.level(str(row.axis), str(row.level)) if words is not None else str(row.variant)),
                 "arm": row.arm,
                 "axis": row.axis,
                 "level": row.level,
@@ -259,7 +269,7 @@ def variant_sections(tables: ReportTables) -> list[dict[str, Any]]:
                         Column("baseline_mean", "baseline", F2),
                         Column("variant_mean", "variant", F2),
                         Column("delta", "Δ", "{:+.2f}"),
-                        Column("q_value", "q", "{:.3g}"),
+                        Column("q_value", "q", pvalue),
                         Column("significant", "significant"),
                     ],
                 ),
@@ -356,7 +366,7 @@ def render_report(tables: ReportTables, catalog_dir=None) -> str:
         lstrip_blocks=True,
     )
     try:
-        page = env.get_template(template_file.name).render(**_template_values(tables))
+        page = env.get_template(template_file.name).render(**_template_values(tables, catalog_dir))
     except jinja2.TemplateError as exc:
         kind = "reaches outside the sandbox" if isinstance(exc, jinja2.exceptions.SecurityError) else "does not render"
         raise ReportTemplateError(f"report template {template_file}: it {kind}: {exc}") from None
@@ -367,18 +377,93 @@ class ReportTemplateError(ValueError):
     """The report template of a catalog folder is refused; the message names the file."""
 
 
-def _template_values(tables: ReportTables) -> dict:
-    findings = headline_findings(tables.verdicts)
+# The report's parts after the tools' sections: (HTML id, title), as the table of contents lists them.
+PARTS = (
+    ("methods", "How to read the findings"),
+    ("seniority", "Seniority study"),
+    ("fit", "Job-description audit"),
+    ("ll144", "Local Law 144 bias audit summary"),
+    ("eu-record", "EU AI Act test record"),
+    ("variants", "Each variant against its baseline"),
+    ("reproduce", "How to reproduce"),
+)
+
+
+# A table of more rows opens on a click (its summary says how many): the report stays readable.
+LONG_TABLE = 25
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _count(n: int, what: str) -> str:
+    if what.endswith(" cop"):  # "edited copy", "edited copies"
+        return f"{n:,} {what}{'y' if n == 1 else 'ies'}"
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
+def asked_paragraph(tables: ReportTables, words: Words) -> str:
+    """What the tools were asked, in one paragraph: the résumés (how many, from where), the job
+    descriptions, the runs and the models."""
+    parts = []
+    users = tables.user_resumes
+    if len(users):
+        kinds = users["file_type"].astype(str).str.upper().value_counts() if "file_type" in users.columns else None
+        how = "" if kinds is None else " (" + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ")"
+        parts.append(f"{_count(len(users), 'résumé')} of your own, read from files{how}")
+    generated = int(tables.bias_summary["n_originals"].max()) if len(tables.bias_summary) else 0
+    if generated:
+        parts.append(f"{_count(generated, 'generated résumé')} with known seniority for the seniority labels")
+    pv = tables.probe_variants
+    if len(pv):
+        n = pv["resume_id"].nunique()
+        parts.append(f"{_count(len(pv) - n, 'edited cop')} of {_count(n, 'résumé')}, each changing one signal")
+    jds = sorted(set(tables.fit_effects["jd"].astype(str))) if len(tables.fit_effects) else []
+    if jds:
+        parts.append(f"{_count(len(jds), 'job description')} ({', '.join(words.jd(j) for j in jds)})")
+    runs = sorted({int(m["runs_per_cell"]) for m in tables.models if m.get("runs_per_cell")})
+    if runs:
+        parts.append(f"{' or '.join(map(str, runs))} run{'s' if runs[-1] > 1 else ''} of every prompt")
+    tools = [f"{m['name']} ({m['kind']})" for m in tables.models]
+    asked = "; ".join(parts) if parts else "nothing yet"
+    return f"{_count(len(tools), 'tool')} ({', '.join(tools) or 'none'}) were given {asked}."
+
+
+def design_line(tables: ReportTables) -> str:
+    studies = [
+        s for s, rows in (("seniority labels", tables.bias_summary), ("fit scores", tables.fit_summary)) if len(rows)
+    ]
+    n = int(tables.verdicts["n_resumes"].max()) if len(tables.verdicts) else 0
+    return f"{' and '.join(studies) or 'no study run yet'}; up to {_count(n, 'résumé')} behind a finding"
+
+
+def _tool_tables(tables: ReportTables, words: Words) -> dict[str, dict[str, Any]]:
+    v = tables.verdicts
+    if not len(v):
+        return {}
+    shown = v.assign(readable=[words.finding(r) for r in v.itertuples(index=False)])
+    return {str(m): table_view(rows, VERDICT_COLUMNS) for m, rows in shown.groupby("model", sort=True)}
+
+
+def _template_values(tables: ReportTables, catalog_dir=None) -> dict:
+    words = load_words(catalog_dir)
+    settings = load_inference_settings(catalog_dir)
+    findings = headline_findings(tables.verdicts, words)
     group_rows = (
         tables.group_metrics[tables.group_metrics["group_kind"] != "all"]
         if len(tables.group_metrics)
         else tables.group_metrics
     )
     return dict(
+        overviews=tool_overviews(tables.verdicts, words, settings),
+        headings=HEADINGS,
+        parts=PARTS,
+        asked=asked_paragraph(tables, words),
+        identity={"design": design_line(tables)},
+        tool_tables=_tool_tables(tables, words),
         findings=findings,
-        validity=validity_sections(tables.verdicts),
         section_titles=SECTION_TITLES,
-        verdicts=table_view(tables.verdicts, VERDICT_COLUMNS),
         not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.judge_verdicts),
         bias=table_view(tables.bias_summary, BIAS_COLUMNS),
         groups=table_view(group_rows, GROUP_COLUMNS),
@@ -387,7 +472,8 @@ def _template_values(tables: ReportTables) -> dict:
         axes=table_view(tables.fit_axis_summary, AXIS_COLUMNS),
         fit_impact=table_view(tables.fit_impact, IMPACT_COLUMNS),
         plots={name: base64.b64encode(png).decode() for name, png in tables.plots.items()},
-        variants=variant_sections(tables),
+        variants=variant_sections(tables, words),
+        long_table=LONG_TABLE,
         ll144_summary=table_view(tables.bias_audit_summary, LL144_SUMMARY_COLUMNS),
         ll144_rates=table_view(tables.bias_audit_rates, LL144_RATE_COLUMNS),
         eu_record=eu_record_sections(tables.eu_record),

@@ -10,10 +10,12 @@ from pydantic import Field
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.common.shared_files import SharedFiles
+from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.models.model_config import load_models
-from resumebias_dagster.core.reporting.findings import headline_findings, summary_markdown
+from resumebias_dagster.core.reporting.overview import overview_markdown, tool_overviews
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
+from resumebias_dagster.core.reporting.wording import load_words
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.shared_files import SharedFilesResource
@@ -131,7 +133,7 @@ def audit_report(
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never opens half a report
-    summary = summary_markdown(headline_findings(tables.verdicts))
+    summary = overview_markdown(tool_overviews(tables.verdicts, load_words(folder), load_inference_settings(folder)))
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
     context.add_output_metadata(

@@ -108,6 +108,12 @@ def _tables(**overrides):
     return ReportTables(**base)
 
 
+def _tool_section(html: str, model: str) -> str:
+    """A tool's section of the report (its first screen and its details)."""
+    start = html.index(f'<section class="tool" id="tool-{model}">')
+    return html[start : html.index("</section>", start)]
+
+
 def _cells(html: str, table_id: str) -> list[tuple[str, str]]:
     body = re.search(rf'<table id="{table_id}">(.*?)</table>', html, re.S).group(1)
     return re.findall(r'data-col="([^"]+)" data-value="([^"]*)"', body)
@@ -162,7 +168,7 @@ def test_the_report_shows_the_summary_and_every_verdict():
     verdicts = _verdicts(n_resumes=30, exact=True, seed=1, style_effects={"overstated": 0.8})
     html = render_report(_tables(verdicts=verdicts))
     assert "Found (beyond noise)" in html and "Not decided by this study" in html
-    cells = _cells(html, "verdicts")
+    cells = _cells(html, "verdicts-tool-sim")  # the full table, in the tool's details
     assert [v.replace("&#39;", "'") for c, v in cells if c == "verdict"] == [repr(v) for v in verdicts["verdict"]]
 
 
@@ -213,14 +219,14 @@ def test_the_report_leads_with_whether_the_model_measures_qualification():
     bias = _verdicts(n_resumes=30, exact=True, seed=1, style_effects={"overstated": 0.8})  # model "sim"
     verdicts = pd.concat([_validity("sim", 0.5), _validity("good", 1.0), bias], ignore_index=True)
     html = render_report(_tables(verdicts=verdicts))
-    assert html.index("Does it measure qualification?") < html.index("<h2>Summary</h2>")
-    section = html[html.index('<section id="validity">') : html.index('<section id="summary">')]
-    assert "<h3>good</h3>" in section and "<strong>Valid:" in section
-    assert "<h3>sim</h3>" in section and "No better than chance" in section
-    assert "its bias figures describe noise" in section
+    good, sim = _tool_section(html, "good"), _tool_section(html, "sim")
+    # The first question of each tool's first screen, before what moved its answers.
+    assert sim.index("Does it tell better from worse candidates?") < sim.index("What moved its answers")
+    assert "Fit scores (job-description audit): Valid:" in good
+    assert "No better than chance" in sim and "its bias figures describe noise" in sim
+    assert "its bias figures describe noise" not in good
     # Both of sim's tasks: its fit scores at chance, its seniority labels read from the résumés.
-    sim = section[section.index("<h3>sim</h3>") :]
-    assert "<em>Fit scores (job-description audit).</em>" in sim and "<em>Seniority labels.</em>" in sim
+    assert "Fit scores (job-description audit): No better" in sim and "Seniority labels: " in sim
     assert "of the texts at their true level" in sim and "chance is 33%" in sim
     # The warning is on the bias findings of the task the model does at chance, and only there:
     # sim reads seniority better than chance, so its seniority findings carry none.
@@ -244,7 +250,7 @@ def test_a_labeller_at_chance_has_the_warning_on_its_seniority_findings():
     preds = labeller_predictions(0, resumes=60, how="ignores", mix=(0.2, 0.5, 0.3), stick=0.8)
     verdicts = seniority_verdicts(preds, load_inference_settings())
     html = render_report(_tables(verdicts=verdicts))
-    section = html[html.index('<section id="validity">') : html.index('<section id="summary">')]
+    section = _tool_section(html, "sim")
     assert "No better than chance: its seniority labels do not follow the résumés&#39; true levels." in section
     lines = [line for part in headline_findings(verdicts)["sim"].values() for line in part]
     assert lines and all(line.endswith("its bias figures describe noise.") for line in lines)
@@ -254,4 +260,4 @@ def test_a_report_without_validity_pairs_says_so():
     verdicts = _verdicts(n_resumes=30, exact=True, seed=1)
     verdicts = verdicts[~verdicts["finding"].str.startswith("validity:")]
     html = render_report(_tables(verdicts=verdicts))
-    assert "Not measured in this run: no validity pairs were scored" in html
+    assert "Not measured in this run: no better and worse twins were scored, and no seniority labels predicted" in html
