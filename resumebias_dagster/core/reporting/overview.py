@@ -197,11 +197,11 @@ def _sparse(flat: pd.DataFrame, inside: pd.DataFrame, settings: InferenceSetting
         shown = margin * (100.0 if unit == "percentage points" else 1.0)
         counts.setdefault((needed, number(shown), unit), [0, 0])[0 if r.is_flat else 1] += 1
     phrases = []
-    for (needed, margin, unit), (n_flat, n_inside) in counts.items():
+    for (needed, bound, unit), (n_flat, n_inside) in counts.items():
         parts = [f"{n_flat} moved no résumé at all"] if n_flat else []
-        parts += [f"{n_inside} moved them by less than ±{margin} {unit}"] if n_inside else []
+        parts += [f"{n_inside} moved them by less than ±{bound} {unit}"] if n_inside else []
         phrases.append(
-            f" {' and '.join(parts)}; ruling out a change of ±{margin} {unit} that only a few résumés would show"
+            f" {' and '.join(parts)}; ruling out a change of ±{bound} {unit} that only a few résumés would show"
             f" takes {needed:,} résumés"
         )
     return ";".join(phrases) + f" (this run: {int(both['n_resumes'].max())})."
