@@ -56,6 +56,7 @@ def print_results(out) -> None:
         tables = {name: con.execute(f"select * from audit.{name}").df() for name in sorted(names & _SUMMARY_TABLES)}
     if not tables:
         print("\n(no study tables: no job of this run wrote one)", file=out)
+    _print_overview(tables, out)
     _print_seniority(tables, out)
     _print_fit(tables, out)
     _print_impact(tables, out)
@@ -71,6 +72,7 @@ _SUMMARY_TABLES = {
     "seniority_predictions",
     "seniority_verdicts",
     "fit_verdicts",
+    "validity_verdicts",
     "fit_model_summary",
     "seniority_impact_ratios",
     "fit_impact_ratios",
@@ -104,6 +106,22 @@ _IMPACT_COLUMNS = [
     "below_four_fifths",
     "ci_below_four_fifths",
 ]
+
+
+def _print_overview(tables: dict[str, pd.DataFrame], out) -> None:
+    """Per tool, the report's first screen in plain words (core/reporting/overview.py)."""
+    import pandas as pd
+
+    from resumebias_dagster.core.inference import load_inference_settings
+    from resumebias_dagster.core.reporting.overview import overview_text, tool_overviews
+    from resumebias_dagster.core.reporting.wording import load_words
+
+    frames = [tables[n] for n in ("validity_verdicts", "seniority_verdicts", "fit_verdicts") if len(tables.get(n, ()))]
+    if not frames:
+        return
+    screens = tool_overviews(pd.concat(frames, ignore_index=True), load_words(), load_inference_settings())
+    print("\nIN PLAIN WORDS (the report's first screen per tool)\n", file=out)
+    out.write(overview_text(screens))
 
 
 def _print_seniority(tables: dict[str, pd.DataFrame], out) -> None:

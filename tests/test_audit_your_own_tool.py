@@ -10,73 +10,19 @@ Each screener has a planted defect, and the audit must find the HTTP one's; the 
 exactly one point off every résumé, is too few résumés to carry to the population, and says so.
 """
 
-import os
 import re
-import shutil
-from pathlib import Path
 
 import duckdb
 import pytest
-import yaml
 
-from resumebias_dagster.testing.fake_providers import FakeProviderServer
-from resumebias_dagster.testing.processes import resumebias_env, run_audit_file
-from resumebias_dagster.testing.resume_corpus import corpus, write_corpus
-from resumebias_dagster.testing.resume_files import encrypted_pdf_bytes, write
+from resumebias_dagster.testing.worked_example import KEY, run_worked_example
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "own_tool"
-KEY_ENV = "ACME_SCORER_KEY"
-KEY = "acme-test-key-0123456789"
-
-
-# Twelve résumés in layouts people use, none the generator's (testing/resume_corpus.py): two
-# columns and one column in PDF, tables and dates on their own line in DOCX, Markdown headings
-# and bold, "Title, Employer — City (2019–2022)", dates first, a "Name:" line and a Contact section.
-LAYOUTS = [
-    "pdf_two_columns",
-    "pdf_title_at",
-    "pdf_two_columns",
-    "docx_tables",
-    "docx_dates_own_line",
-    "markdown_pipes",
-    "comma_title_txt",
-    "dates_first_txt",
-    "contact_section_txt",
-    "markdown_pipes",
-    "comma_title_txt",
-    "dates_first_txt",
-]
-
-
-def write_resumes(folder: Path) -> list[dict]:
-    """Twelve résumés in the corpus' layouts: three PDFs, two DOCX files, and seven text and Markdown
-    files (five résumés cannot show anything beyond noise: the exact sign-flip test's smallest p is
-    2/32), with labels.csv. Each has a city on its contact lines and dated positions, so the
-    planted defects (a career break, an address abroad) can be written into every one."""
-    resumes = corpus(per_layout=1, layouts=LAYOUTS)
-    write_corpus(folder, resumes)
-    # A file that cannot be read is listed with its reason; the others go on.
-    write(folder / "cv_99_locked.pdf", encrypted_pdf_bytes(resumes[6].data.decode()))
-    return [{"file": r.file, "name": r.person.name, "email": r.person.email} for r in resumes]
-
 
 def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files(tmp_path):
-    example = tmp_path / "own_tool"
-    shutil.copytree(EXAMPLE, example)
-    written = write_resumes(example / "resumes")
-    data = tmp_path / "data"
-    with FakeProviderServer("scorer") as server:
-        models = yaml.safe_load((example / "models.yaml").read_text())
-        models["models"][0]["url"] = server.base_url
-        (example / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
-        pythonpath = os.pathsep.join([str(example), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env = resumebias_env(data, **{KEY_ENV: KEY, "PYTHONPATH": pythonpath})
-        proc = run_audit_file(example / "audit.yaml", tmp_path, env)
-        calls = server.stats.requests
-        keys = {r.api_key for r in server.requests}
+    run = run_worked_example(tmp_path)
+    proc, example, data, written, calls, keys = run.proc, run.example, run.data, run.written, run.calls, run.keys
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-6000:]
     assert calls > 0 and keys == {KEY}
@@ -104,6 +50,9 @@ def test_the_worked_example_audits_an_http_and_a_python_screener_on_resume_files
     assert abroad["estimate"] == pytest.approx(-1.0, abs=0.05) and abroad["verdict"] == "inconclusive"
     assert abroad["ci_low"] < -1.0 < 0 < abroad["ci_high"] <= 9
     assert not [f for _, f in found.index if "placebo" in f]
+    # The terminal says what the report's first screen says, in the same words (issue 43).
+    assert "IN PLAIN WORDS" in proc.stdout
+    assert "A two-year caregiving gap in the career lowers the score by 1.4 points" in proc.stdout
     report = data / "reports" / "audit_report.html"
     assert f"Report: {report}" in proc.stdout
     html = report.read_text(encoding="utf-8")

@@ -21,7 +21,13 @@ import pandas as pd
 from resumebias_dagster.core.inference.planning import RANDOMISATION, pilot_noise, pilot_structure, resumes_needed
 from resumebias_dagster.core.inference.settings import CHANCE, InferenceSettings
 from resumebias_dagster.core.inference.verdicts import needed_to_rule_out
-from resumebias_dagster.core.reporting.validity import CHANCE_WARNING, chance_models, is_validity, validity_sections
+from resumebias_dagster.core.reporting.validity import (
+    CHANCE_WARNING,
+    HEADLINE,
+    chance_models,
+    is_validity,
+    validity_sections,
+)
 from resumebias_dagster.core.reporting.wording import Words, number
 
 # How wide each kind's scale is: findings of different kinds are ordered by their share of it.
@@ -173,7 +179,7 @@ def _plan_figure(mine: pd.DataFrame, wide: pd.DataFrame, settings: InferenceSett
     unit, _ = words.unit(kind)
     size = f"a ratio of {number(effect)}" if kind == "impact_ratio" else f"a change of {number(effect)} {unit}"
     return (
-        f" For {_count(len(wide), 'other')} (wider intervals), {needed:,} résumés (this run: {have}) would find {size}"
+        f" For {_count(len(wide))} with intervals wider than their margin, {needed:,} résumés (this run: {have}) would find {size}"
         f" with {settings.power:.0%} power (resumebias plan)."
     )
 
@@ -263,6 +269,23 @@ def _reason(note: str) -> str:
     return (note.rsplit(": ", 1)[-1] if ": " in note else note) or "no interval could be computed"
 
 
+# Per study: its task's name (as validity_sections gives it) and why its validity may be missing.
+UNMEASURED = {
+    "jd_audit": "no better and worse twins of the résumés were scored (the validity assets)",
+    "seniority": "no seniority labels of résumés with a known level were predicted",
+}
+
+
+def _unmeasured(mine: pd.DataFrame, measured: set[str]) -> list[str]:
+    """A line per study the model was audited in whose validity this run did not measure."""
+    out = []
+    for study in sorted(set(mine["study"].astype(str)) & set(UNMEASURED)):
+        task = HEADLINE[study][1]
+        if task not in measured:
+            out.append(f"{task}: not measured in this run; {UNMEASURED[study]}.")
+    return out
+
+
 def tool_overviews(verdicts: pd.DataFrame, words: Words, settings: InferenceSettings) -> list[dict[str, Any]]:
     """Per model: its section id and the first screen's lines (validity, moved, ruled out, undecided)."""
     if not len(verdicts):
@@ -275,6 +298,7 @@ def tool_overviews(verdicts: pd.DataFrame, words: Words, settings: InferenceSett
         mine = bias[bias["model"].astype(str) == model]
         v = validity.get(model)
         tasks = [f"{t['task']}: {t['headline']} {t['sentence']}" for t in v["tasks"]] if v else []
+        tasks += _unmeasured(mine, {t["task"] for t in v["tasks"]} if v else set())
         warn = sorted(words.lookup("studies", s) for m, s in noise if m == model)
         out.append(
             {

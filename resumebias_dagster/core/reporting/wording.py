@@ -87,6 +87,10 @@ class Words:
         for section in ("race_ethnicity", "sex"):
             if key in (self.table.get(section) or {}):
                 return f"{self.table[section][key]} names"
+        race, _, sex = key.rpartition("_")  # an intersection: <race/ethnicity>_<sex>
+        races, sexes = self.table.get("race_ethnicity") or {}, self.table.get("sex") or {}
+        if race in races and sex in sexes:
+            return f"{races[race]} {sexes[sex]} names"
         return self._missing("groups", key, finding)
 
     def family_of(self, row: Any) -> str:
@@ -97,10 +101,11 @@ class Words:
             return self.family(rest.split(":")[0], finding)
         if head == "impact":
             selection, _, dimension = rest.partition(":")
-            return (
-                f"how often each group is {self.selection(selection, finding)}, "
+            # A ranking's impact ratios are per job; the studies', per sex, race/ethnicity or both.
+            by = f"for {self.jd(dimension)}" if _get(row, "study") == "ranking" else (
                 f"by {self.lookup('dimensions', dimension, finding)}"
             )
+            return f"how often each group is {self.selection(selection, finding)}, {by}"
         if head == "validity":
             return self.lookup("studies", "validity", finding)
         return self.lookup("families", family, finding)

@@ -260,4 +260,4 @@ def test_a_report_without_validity_pairs_says_so():
     verdicts = _verdicts(n_resumes=30, exact=True, seed=1)
     verdicts = verdicts[~verdicts["finding"].str.startswith("validity:")]
     html = render_report(_tables(verdicts=verdicts))
-    assert "Not measured in this run: no better and worse twins were scored, and no seniority labels predicted" in html
+    assert "Seniority labels: not measured in this run; no seniority labels of résumés with a known level" in html
