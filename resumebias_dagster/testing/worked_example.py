@@ -20,7 +20,7 @@ from resumebias_dagster.testing.resume_files import encrypted_pdf_bytes, write
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "own_tool"
-KEY_ENV = "ACME_SCORER_KEY"
+KEY_VARIABLE = "ACME_SCORER_KEY"  # the variable examples/own_tool/models.yaml names
 KEY = "acme-test-key-0123456789"
 # Twelve résumés in layouts people use, none the generator's: two columns and one column in PDF,
 # tables and dates on their own line in DOCX, Markdown headings and bold, "Title, Employer —
@@ -81,7 +81,7 @@ def run_worked_example(folder: Path) -> WorkedExample:
         models["models"][0]["url"] = server.base_url
         (example / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
         pythonpath = os.pathsep.join([str(example), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env = resumebias_env(data, **{KEY_ENV: KEY, "PYTHONPATH": pythonpath})
+        env = resumebias_env(data, **{KEY_VARIABLE: KEY, "PYTHONPATH": pythonpath})
         proc = run_audit_file(example / "audit.yaml", folder, env)
         calls = server.stats.requests
         keys = {r.api_key for r in server.requests}

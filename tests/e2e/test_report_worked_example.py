@@ -42,8 +42,12 @@ def test_the_first_screen_of_each_tool_is_short_plain_and_names_groups_as_eeo1_d
         assert all(group in text for group in EEO1), f"{name}: {text}"
         assert not any(word in text.lower() for word in NOT_EEO1), name
     http = page.locator("#tool-acme-http .verdict-moved").inner_text()
-    assert "a two-year caregiving gap in the career lowers the score by 1.4 points on the 1–10 fit scale" in http.lower()
-    assert "résumés" in page.locator("#asked").inner_text() and "2 job descriptions" in page.locator("#asked").inner_text()
+    assert (
+        "a two-year caregiving gap in the career lowers the score by 1.4 points on the 1–10 fit scale" in http.lower()
+    )
+    assert (
+        "résumés" in page.locator("#asked").inner_text() and "2 job descriptions" in page.locator("#asked").inner_text()
+    )
     # Details stay collapsed: the full tables open on a click.
     assert not page.locator("#verdicts-tool-acme-http").is_visible()
     page.screenshot(path=str(screenshots / "worked_example_report.png"))

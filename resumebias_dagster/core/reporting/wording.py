@@ -102,8 +102,10 @@ class Words:
         if head == "impact":
             selection, _, dimension = rest.partition(":")
             # A ranking's impact ratios are per job; the studies', per sex, race/ethnicity or both.
-            by = f"for {self.jd(dimension)}" if _get(row, "study") == "ranking" else (
-                f"by {self.lookup('dimensions', dimension, finding)}"
+            by = (
+                f"for {self.jd(dimension)}"
+                if _get(row, "study") == "ranking"
+                else (f"by {self.lookup('dimensions', dimension, finding)}")
             )
             return f"how often each group is {self.selection(selection, finding)}, {by}"
         if head == "validity":

@@ -76,7 +76,9 @@ def test_a_finding_without_a_readable_name_is_refused_naming_it():
     with pytest.raises(MissingReadableName) as err:
         words.finding(row)
     message = str(err.value)
-    assert "readable_names.yaml" in message and "'sabbatical'" in message and "fit_level:careerGap_sabbatical" in message
+    assert (
+        "readable_names.yaml" in message and "'sabbatical'" in message and "fit_level:careerGap_sabbatical" in message
+    )
     assert "\n" not in message
     # Outside the tests a user's own axis reads as its identifier spaced out, so the report still renders.
     assert Words({"axes": {}}).finding(row) == "sabbatical"
