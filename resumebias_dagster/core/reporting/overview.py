@@ -54,12 +54,14 @@ def _num(x: Any) -> float:
 
 def _spread(row: Any) -> str:
     """Over which résumés a change holds: all of them in the same direction when its spread is
-    too small for any résumé to sit on the other side of zero (a résumé's difference lies
-    within sd·sqrt(n−1) of the mean), else on average."""
+    too small for any résumé to sit on the other side of zero (a résumé's difference lies within
+    (n−1)/sqrt(n) sample SDs of the mean, so within sd·sqrt(n−1)), else on average. Read only off
+    the paired t over résumés (``t_resume``: se = sd / sqrt(n)) or no spread at all."""
     n, se, est = int(row.n_resumes), _num(row.se), _num(row.estimate)
     if n <= 1:
         return "on the one résumé tried"
-    if np.isfinite(se) and se * math.sqrt(n) * math.sqrt(n - 1) < abs(est) and row.test != "t_jd":
+    paired = row.test == "t_resume" or se == 0
+    if paired and np.isfinite(se) and se * math.sqrt(n) * math.sqrt(n - 1) < abs(est):
         return f"on every one of the {n} résumés tried"
     return f"on average over {n} résumés"
 
@@ -141,27 +143,68 @@ def _groups_by_study(mine: pd.DataFrame, words: Words) -> dict[str, str]:
     return {str(s): groups_named(rows, words) for s, rows in mine.groupby("study", sort=False)}
 
 
+def _within_margin(row: Any) -> bool:
+    """Beyond noise, but its whole interval inside the margin: found, and smaller than what matters."""
+    low, high, margin = _num(row["ci_low"]), _num(row["ci_high"]), _num(row["margin"])
+    if row["kind"] == "impact_ratio":
+        return bool(low >= margin)
+    return bool(max(abs(low), abs(high)) < margin)
+
+
+def _small_line(rows: pd.DataFrame, words: Words) -> str:
+    """The findings beyond noise but smaller than their margin, of one kind, in one line."""
+    r = rows.iloc[0]
+    unit, scale = words.unit(str(r["kind"]))
+    factor = 100.0 if unit == "percentage points" else 1.0
+    ratio = r["kind"] == "impact_ratio"
+    items = "; ".join(
+        f"{words.finding(x)} ({number(_num(x.estimate)) if ratio else number(_num(x.estimate) * factor)})"
+        for x in rows.sort_values("estimate", key=abs, ascending=False).itertuples(index=False)
+    )
+    bound = f"a ratio of {number(_num(r['margin']))}" if ratio else f"±{number(_num(r['margin']) * factor)} {unit}"
+    return _cap(f"beyond noise but smaller than {bound}, the margin that counts as mattering: {items}.")
+
+
 def moved_lines(found: pd.DataFrame, words: Words) -> list[str]:
-    """The findings beyond noise, collapsed, largest first."""
-    groups = sorted(_collapsed(found), key=_size, reverse=True)
-    return [_change(g, words) for g in groups]
+    """The findings beyond noise, collapsed, largest first; those smaller than their margin
+    after them, one line per kind."""
+    if not len(found):
+        return []
+    small = pd.Series([_within_margin(r) for _, r in found.iterrows()], index=found.index, dtype=bool)
+    groups = sorted(_collapsed(found[~small]), key=_size, reverse=True)
+    lines = [_change(g, words) for g in groups]
+    return lines + [_small_line(rows, words) for _, rows in found[small].groupby("kind", sort=False)]
+
+
+def _bound(row: Any, words: Words) -> str:
+    margin = _num(row["margin"])
+    if row["kind"] == "impact_ratio":
+        return f"no ratio under {number(margin)}"
+    unit, _ = words.unit(str(row["kind"]))
+    return f"no change beyond ±{number(margin * (100.0 if unit == 'percentage points' else 1.0))} {unit}"
 
 
 def ruled_out_lines(equivalent: pd.DataFrame, words: Words, groups: dict[str, str] | None = None) -> list[str]:
-    """One line per family whose findings were ruled out beyond the margin."""
+    """One line per family whose findings were ruled out beyond the margin (a family of one
+    finding: the finding's own words); the selection-rate families, one line per bound."""
     out = []
-    for _, rows in equivalent.groupby(["kind", "family"], sort=False):
+    ratios = equivalent[equivalent["kind"] == "impact_ratio"]
+    for _, rows in equivalent[equivalent["kind"] != "impact_ratio"].groupby(["kind", "family"], sort=False):
         r = rows.iloc[0]
-        family = _family(r, groups or {}, words)
-        margin = _num(r["margin"])
-        if r["kind"] == "impact_ratio":
-            bound = f"no ratio under {number(margin)}"
-        else:
-            unit, _ = words.unit(str(r["kind"]))
-            factor = 100.0 if unit == "percentage points" else 1.0
-            bound = f"no change beyond ±{number(margin * factor)} {unit}"
+        what = _family(r, groups or {}, words) if len(rows) > 1 else words.finding(r)
         count = f" ({len(rows)} findings)" if len(rows) > 1 else ""
-        out.append(_cap(f"{family}: {bound}{count}."))
+        out.append(_cap(f"{what}: {_bound(r, words)}{count}."))
+    bounds = pd.Series([_bound(r, words) for _, r in ratios.iterrows()], index=ratios.index, dtype=object)
+    for bound, rows in ratios.groupby(bounds, sort=False):
+        parts = rows["family"].astype(str).str.split(":")
+        selections = sorted({words.selection(p[1]) for p in parts})
+        order = {d: i for i, d in enumerate(("sex", "race_ethnicity", "intersection"))}
+        dims = sorted({p[2] for p in parts if len(p) > 2}, key=lambda d: order.get(d, 9))
+        by = [f"by {'both' if d == 'intersection' and len(dims) > 1 else words.lookup('dimensions', d)}" for d in dims]
+        by_text = by[0] if len(by) == 1 else ", ".join(by[:-1]) + " and " + by[-1]
+        out.append(
+            _cap(f"how often each group is {' or '.join(selections)}, {by_text}: {bound} ({_count(len(rows))}).")
+        )
     return out
 
 
@@ -176,10 +219,13 @@ def _plan_figure(mine: pd.DataFrame, wide: pd.DataFrame, settings: InferenceSett
     target = math.log(effect) if kind == "impact_ratio" else effect - CHANCE.get(kind, 0.0)
     needed = resumes_needed(target, noise.sd, settings, kind in RANDOMISATION, pilot_structure(mine, kind))
     have = int(wide["n_resumes"].max())
+    if needed <= have:  # the intervals are wide for another reason than noise (a tie, one name per group)
+        return ""
     unit, _ = words.unit(kind)
     size = f"a ratio of {number(effect)}" if kind == "impact_ratio" else f"a change of {number(effect)} {unit}"
     return (
-        f" For {_count(len(wide))} with intervals wider than their margin, {needed:,} résumés (this run: {have}) would find {size}"
+        f" For {_count(len(wide))} with {'an interval' if len(wide) == 1 else 'intervals'} wider than"
+        f" {'its' if len(wide) == 1 else 'their'} margin, {needed:,} résumés (this run: {have}) would find {size}"
         f" with {settings.power:.0%} power (resumebias plan)."
     )
 
@@ -260,7 +306,10 @@ def undecided_lines(
     wide = wide | (ratio & ~untestable)
     for reason, count in Counter(_reason(str(n)) for n in u[untestable]["note"]).items():
         line += f" {count} could not be tested: {reason}."
-    return [line + _plan_figure(mine, u[wide & (se > 0)], settings, words)]
+    plan = _plan_figure(mine, u[wide & (se > 0)], settings, words)
+    if not plan and wide.any():
+        plan = f" {_count(int(wide.sum()))} had {'an interval' if wide.sum() == 1 else 'intervals'} too wide to decide."
+    return [line + plan]
 
 
 def _reason(note: str) -> str:

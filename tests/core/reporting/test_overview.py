@@ -6,6 +6,7 @@ enough résumés to rule changes out."""
 import re
 
 import numpy as np
+import pytest
 
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.inference.planning import RANDOMISATION, pilot_noise, pilot_structure, resumes_needed
@@ -23,11 +24,11 @@ IDENTIFIER = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b|\b[a-z]+[A-Z][a-zA-Z]*\b")
 SCIENTIFIC = re.compile(r"\d[eE][-+]?\d")
 
 
-def _verdicts(effects, *, resumes=12, sd=0.0, effect_sd=0.0, model="acme"):
+def _scores(effects, *, resumes=12, sd=0.0, effect_sd=0.0, model="acme", seed=3):
     axes = [a for a in load_probe_axes().axes if a.id in AXES]
     variants = ["baseline", *(f"{a.id}_{level}" for a in axes for level in a.levels)]
     scores = simulate_fit_scores(
-        [model], ["j0", "j1"], variants, 1, resumes=resumes, sd=sd, effect_sd=effect_sd, effects=effects, seed=3
+        [model], ["j0", "j1"], variants, 1, resumes=resumes, sd=sd, effect_sd=effect_sd, effects=effects, seed=seed
     )
     scores["axis"] = scores["variant"].str.split("_").str[0]
     scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")
@@ -35,6 +36,11 @@ def _verdicts(effects, *, resumes=12, sd=0.0, effect_sd=0.0, model="acme"):
     scores["arm"] = scores["axis"].map(arms).fillna("baseline")
     named = scores["axis"] == "firstName"
     scores["name"] = np.where(named, scores["variant"] + "_" + scores["resume_id"], None)  # type: ignore[call-overload]
+    return scores, arms
+
+
+def _verdicts(effects, **design):
+    scores, arms = _scores(effects, **design)
     return fit_verdicts(scores, SETTINGS, name_groups(), arms)
 
 
@@ -93,14 +99,18 @@ def test_a_noisy_effect_is_an_average_and_the_plan_figure_is_plans():
 
 
 def test_what_enough_resumes_rule_out_is_one_line_per_family():
-    screen = _screen(_verdicts({}, resumes=140, sd=0.3))
+    screen = _screen(_verdicts({"school_mit": 0.2}, resumes=140, sd=0.3))
+    # Found, but smaller than the margin: said so, after what matters.
+    assert screen["moved"] == [
+        "Beyond noise but smaller than ±0.25 points, the margin that counts as mattering: a degree from MIT (0.16)."
+    ], screen["moved"]
     ruled = screen["ruled_out"]
     assert any(line.startswith("A gap in the career: no change beyond ±0.25 points (2 findings).") for line in ruled)
     assert any(
         line.startswith("Names of every group (White, Asian, Black or African American and Hispanic or Latino;")
         for line in ruled
     ), ruled
-    assert len(ruled) == len(set(ruled)) and not screen["moved"]
+    assert len(ruled) == len(set(ruled))
 
 
 def test_the_summary_for_the_terminal_and_the_ui_says_the_same_lines():
@@ -109,3 +119,32 @@ def test_the_summary_for_the_terminal_and_the_ui_says_the_same_lines():
     for line in screen[0]["moved"] + screen[0]["undecided"]:
         assert line in text and line in markdown
     assert text.startswith("ACME\n") and markdown.startswith("**acme**")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_on_every_resume_is_said_only_where_every_resume_moved_that_way(seed):
+    """Sparse effects (a few résumés moved a lot), spread effects and deterministic ones, on few
+    and many résumés: whenever a line says "on every one of the résumés", every résumé's own
+    change (averaged over the job descriptions) has the finding's sign."""
+    rng = np.random.default_rng(seed)
+    resumes = int(rng.choice([12, 40, 80]))
+    scores, arms = _scores(
+        {"careerGap_unexplained": -1.5, "school_mit": 2.0},
+        resumes=resumes,
+        sd=float(rng.choice([0.0, 0.3])),
+        effect_sd=float(rng.choice([0.0, 1.5])),
+        seed=seed,
+    )
+    # A sparse penalty: a tenth of the résumés lose 4 points for a caregiving gap, the rest nothing.
+    hit = scores["resume_id"].isin(sorted(set(scores["resume_id"]))[: max(1, resumes // 10)])
+    scores.loc[(scores["variant"] == "careerGap_caregiving") & hit, "score"] -= 4.0
+    verdicts = fit_verdicts(scores, SETTINGS, name_groups(), arms)
+    means = scores.groupby(["variant", "resume_id"])["score"].mean().unstack()
+    deltas = means.sub(means.loc["baseline"], axis=1)
+    for row in verdicts[verdicts["verdict"] == "beyond_noise"].itertuples(index=False):
+        line = " ".join(tool_overviews(verdicts[verdicts["finding"] == row.finding], WORDS, SETTINGS)[0]["moved"])
+        variant = row.finding.removeprefix("fit_level:")
+        if "on every one of the" in line and variant in deltas.index:
+            assert (np.sign(deltas.loc[variant]) == np.sign(row.estimate)).all(), (row.finding, line)
+        if variant == "careerGap_caregiving":
+            assert "on every one" not in line, line
