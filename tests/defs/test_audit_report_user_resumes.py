@@ -126,3 +126,37 @@ def test_the_asset_reads_both_tables_and_its_setting_warns_that_texts_are_shared
     # Never materialised, either reads as its empty table (no résumé), so the report still builds.
     for asset, table in ((user_resumes, "UserResumes"), (user_resume_probes, "ProbeApplicability")):
         assert asset.specs_by_key[asset.key].metadata.get(EMPTY_UNTIL_MATERIALISED) == table
+
+
+def test_the_ui_summary_says_the_first_screen_in_readable_words(data):
+    """The asset's `summary` metadata (the Dagster UI) is the report's first screen: readable
+    names (catalog/report/readable_names.yaml), no identifier (issue 43)."""
+    from resumebias_dagster.core.inference import load_inference_settings
+    from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+    from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
+
+    scores = simulate_fit_scores(
+        ["acme"],
+        ["j0"],
+        ["baseline", "careerGap_caregiving"],
+        1,
+        resumes=40,
+        sd=0.0,
+        effects={"careerGap_caregiving": -1.5},
+    )
+    scores["axis"] = scores["variant"].str.split("_").str[0]
+    scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")
+    scores["arm"] = scores["variant"].map({"baseline": "baseline"}).fillna("probe")
+    verdicts = fit_verdicts(scores, load_inference_settings())
+    context = dg.build_asset_context()
+    audit_report(
+        context,
+        config=AuditReportConfig(),
+        catalog=CatalogResource(),
+        shared_files=SharedFilesResource(),
+        **{**_inputs(empty_table(UserResumes), empty_table(ProbeApplicability)), "fit_verdicts": verdicts},
+    )
+    summary = context.get_output_metadata("result")["summary"].value
+    assert "**acme**" in summary
+    assert "A two-year caregiving gap in the career lowers the score by 1.5 points on the 1–10 fit scale" in summary
+    assert "careerGap" not in summary and "fit_level" not in summary

@@ -100,18 +100,6 @@ def headline_findings(verdicts: pd.DataFrame, words: Words | None = None) -> dic
     return out
 
 
-def summary_markdown(findings: dict[str, dict[str, list[str]]]) -> str:
-    """The summary as Markdown (the Dagster UI's metadata, the run's output)."""
-    parts = []
-    for model, sections in findings.items():
-        lines = [f"**{model}**"]
-        for key, sentences in sections.items():
-            lines.append(f"- {SECTION_TITLES[key]}: " + ("none" if not sentences else ""))
-            lines += [f"  - {s}" for s in sentences]
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
-
-
 def not_measured(bias_summary: pd.DataFrame, fit_summary: pd.DataFrame, judge_verdicts: pd.DataFrame) -> list[str]:
     """What this run did not measure, said plainly."""
     out = []
