@@ -1,6 +1,7 @@
-"""The report's summary: per model, what was found, what was ruled out and what the study
-could not decide, each finding in plain words with its interval and, where undecided, the
-smallest effect the study could have detected. Every sentence is read off the verdicts
+"""Every finding of a model in words (the report's collapsed list below each tool's first
+screen, ``overview.py``): what was found, what was ruled out and what the study could not
+decide, each finding with its interval and, where undecided, the smallest effect the study
+could have detected. Every sentence is read off the verdicts
 tables (``core/inference/``); nothing here decides anything."""
 
 from __future__ import annotations

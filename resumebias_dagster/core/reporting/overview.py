@@ -96,13 +96,13 @@ def _change(rows: pd.DataFrame, words: Words) -> str:
 
 
 def _collapsed(rows: pd.DataFrame) -> list[pd.DataFrame]:
-    """Groups of rows that print the same figures (kind, family, verdict, rounded interval)."""
+    """Groups of rows that print the same figures (kind, rounded estimate and interval): the same
+    result across levels, outcomes or axes is said once."""
     if not len(rows):
         return []
     key = pd.DataFrame(
         {
             "kind": rows["kind"].astype(str),
-            "family": rows["family"].astype(str),
             "est": rows["estimate"].round(2),
             "low": rows["ci_low"].round(2),
             "high": rows["ci_high"].round(2),
