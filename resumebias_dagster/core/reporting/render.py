@@ -438,11 +438,15 @@ def design_line(tables: ReportTables) -> str:
     return f"{' and '.join(studies) or 'no study run yet'}; up to {_count(n, 'résumé')} behind a finding"
 
 
+def _readable(verdicts: pd.DataFrame, words: Words) -> pd.DataFrame:
+    """The verdicts with each finding's readable name (column ``readable``)."""
+    return verdicts.assign(readable=[words.finding(r) for r in verdicts.itertuples(index=False)])
+
+
 def _tool_tables(tables: ReportTables, words: Words) -> dict[str, dict[str, Any]]:
-    v = tables.verdicts
-    if not len(v):
+    if not len(tables.verdicts):
         return {}
-    shown = v.assign(readable=[words.finding(r) for r in v.itertuples(index=False)])
+    shown = _readable(tables.verdicts, words)
     return {str(m): table_view(rows, VERDICT_COLUMNS) for m, rows in shown.groupby("model", sort=True)}
 
 
@@ -462,6 +466,8 @@ def _template_values(tables: ReportTables, catalog_dir=None) -> dict:
         asked=asked_paragraph(tables, words),
         identity={"design": design_line(tables)},
         tool_tables=_tool_tables(tables, words),
+        # Every model's findings in one table, for a catalog's own template (the packaged one shows them per tool).
+        verdicts=table_view(_readable(tables.verdicts, words), VERDICT_COLUMNS),
         findings=findings,
         section_titles=SECTION_TITLES,
         not_measured=not_measured(tables.bias_summary, tables.fit_summary, tables.judge_verdicts),
