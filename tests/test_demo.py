@@ -54,10 +54,12 @@ def test_the_demo_ends_with_its_report_and_finds_the_planted_defect(demo):
     report = out / "data" / "reports" / "audit_report.html"
     assert last == f"Report: {report}"
     html = report.read_text(encoding="utf-8")
-    for section in ("Summary", "Seniority study", "Job-description audit", "Your résumés", "How to reproduce"):
+    for section in ("Seniority study", "Job-description audit", "Your résumés", "How to reproduce"):
         assert f"<h2>{section}" in html, section
-    found = html[html.index("Found (beyond noise)") : html.index("Ruled out")]
-    assert "careerGap caregiving" in found and "careerGap unexplained" in found
+    # The screener's first screen leads with the planted penalty, in words (issue 43).
+    start = html.index('<ul class="verdict-moved">')
+    found = html[start : html.index("</ul>", start)]
+    assert "caregiving gap in the career" in found and "unexplained two-year gap in the career" in found
     with duckdb.connect(str(out / "data" / "resumebias.duckdb"), read_only=True) as con:
         verdicts = con.execute("select finding, estimate, verdict from audit.fit_verdicts").df()
         files = {row[0] for row in con.execute("select file_type from audit.user_resumes").fetchall()}

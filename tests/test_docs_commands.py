@@ -195,8 +195,10 @@ RUN_ELSEWHERE: dict[str, tuple[str, tuple[str, ...]]] = {
         ('PAGE = REPO / "docs" / "first-run.md"', "for command in commands[1:]"),
     ),
     "resumebias run --config examples/own_tool/audit.yaml": (
-        # The whole audit of the worked example, on résumé files of twelve layouts (minutes).
-        "tests/test_audit_your_own_tool.py",
+        # The whole audit of the worked example, on résumé files of twelve layouts (minutes):
+        # tests/test_audit_your_own_tool.py and tests/e2e/test_report_worked_example.py run it
+        # through this helper.
+        "resumebias_dagster/testing/worked_example.py",
         ("shutil.copytree(EXAMPLE, example)", 'run_audit_file(example / "audit.yaml"'),
     ),
     "dagster sensor start default_automation_condition_sensor -m resumebias_dagster.definitions": (
