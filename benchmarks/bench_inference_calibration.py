@@ -47,7 +47,7 @@ criterion validity told from chance and a group's gap in it (``testing/validity_
   (0.1), 5 résumés and one, and a deterministic chooser (the same choice every run).
 
 Run: python benchmarks/bench_inference_calibration.py [--studies 400]
-     [--only screeners|llm|validity|seniority_validity|pairwise]
+     [--only screeners|llm|validity|seniority_validity|pairwise|changes]
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ from _machine import cpu_model, machine_busy_seconds, own_cpu_seconds  # noqa: E
 
 from resumebias_dagster.core.inference import load_inference_settings  # noqa: E402
 from resumebias_dagster.testing.calibration import SCENARIOS, calibrate, plan_check  # noqa: E402
+from resumebias_dagster.testing.changes_calibration import CHANGES_SCENARIOS  # noqa: E402
 from resumebias_dagster.testing.pairwise_calibration import PAIRWISE_SCENARIOS  # noqa: E402
 from resumebias_dagster.testing.screener_calibration import SCREENER_SCENARIOS  # noqa: E402
 from resumebias_dagster.testing.seniority_validity_calibration import SENIORITY_VALIDITY_SCENARIOS  # noqa: E402
@@ -98,7 +99,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--only",
-        choices=("llm", "screeners", "validity", "seniority_validity", "pairwise"),
+        choices=("llm", "screeners", "validity", "seniority_validity", "pairwise", "changes"),
         help="one set of scenarios (default all)",
     )
     args = parser.parse_args()
@@ -110,6 +111,7 @@ def main() -> int:
         "validity": VALIDITY_SCENARIOS,
         "seniority_validity": SENIORITY_VALIDITY_SCENARIOS,
         "pairwise": PAIRWISE_SCENARIOS,
+        "changes": CHANGES_SCENARIOS,
     }
     scenarios = sets.get(
         args.only,
@@ -119,6 +121,7 @@ def main() -> int:
             *VALIDITY_SCENARIOS,
             *SENIORITY_VALIDITY_SCENARIOS,
             *PAIRWISE_SCENARIOS,
+            *CHANGES_SCENARIOS,
         ],
     )
     busy, own, started = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()

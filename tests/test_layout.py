@@ -106,7 +106,8 @@ def test_the_cycle_check_finds_a_loop():
 # on its own layer or above, so the two studies stay independent of each other and the shared
 # code beneath them cannot reach up into either. tables (the table schemas) sits under
 # resumes because the résumé row is a table; models/inference and then providers/fairness
-# form the tier of machinery the studies use; reporting and the cost estimate sit on top.
+# form the tier of machinery the studies use; history (audits over time) sits beside the studies,
+# reading their verdicts as tables; reporting and the cost estimate sit on top.
 LAYERS: dict[str, int] = {
     "common": 0,
     "tables": 1,
@@ -118,6 +119,7 @@ LAYERS: dict[str, int] = {
     "seniority": 5,
     "jd_audit": 5,
     "ranking": 5,
+    "history": 5,
     "reporting": 6,
     "compliance": 6,
     "estimate": 6,

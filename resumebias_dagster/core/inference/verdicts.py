@@ -35,6 +35,7 @@ TESTS = {
     "run_permutation": "exact permutation of runs, conditional on one résumé",
     "log_ratio_t": "t of the log ratio of rates (delta method) over résumés and names, against every other group",
     "t_comparisons": "t over one résumé's comparisons (job description x edit), conditional on that résumé",
+    "welch_t": "Welch t of two audits' estimates, each audit's 95% interval read as a t's (unpaired)",
 }
 
 

@@ -15,6 +15,7 @@ from resumebias_dagster.core.tables.base import (
     empty_table,
 )
 from resumebias_dagster.core.tables.compliance import BiasAuditRates, BiasAuditSummary, EuTestRecord
+from resumebias_dagster.core.tables.history import AuditChanges, AuditSnapshots
 from resumebias_dagster.core.tables.impact import (
     FitImpactRatios,
     SeniorityImpactRatios,
@@ -52,6 +53,8 @@ from resumebias_dagster.core.tables.validity import ValidityPairs
 from resumebias_dagster.core.tables.verdicts import VERDICT_VALUES, Verdicts
 
 __all__ = [
+    "AuditChanges",
+    "AuditSnapshots",
     "BaseResumes",
     "BiasAuditRates",
     "BiasAuditSummary",

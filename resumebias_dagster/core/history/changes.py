@@ -1,0 +1,92 @@
+"""What changed between two audits of one model: per finding both audits have, the later
+estimate minus the earlier with its 95% interval and verdict, through the verdicts' own code
+(``core/inference``: one multiplicity control per model over the findings' families, the
+equivalence test against the kind's margin, the power of the verdict printed).
+
+Assumptions. The two audits are independent samples (unpaired): each finding's uncertainty is
+read off its own printed 95% interval, as the standard error of a t with that interval's width
+(``se = (high - low) / (2 t)``, at least the stored standard error), so the rules that widen an
+interval beyond its t (no spread, a few résumés far off, unseen résumés) carry into the
+difference; the difference's degrees of freedom are Welch–Satterthwaite's. Audits that share
+résumés would be tighter compared résumé by résumé (paired): not done yet, so these intervals
+are conservative there. "Unchanged" is the difference's 95% interval inside the kind's margin,
+and it too needs the résumés a change carried by a few of them would show in
+(``Estimate.unseen_floor``), so two small audits can say "not decided" but not "unchanged".
+
+A share read against chance (criterion validity, seniority accuracy) is compared as a
+difference of two shares (kind ``validity_gap``); an impact ratio as a change of its log ratio
+is not compared here (its interval is the study's own, not a t's): it is listed as left out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, finish
+from resumebias_dagster.core.inference.settings import CHANCE
+from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
+
+KEYS = ["model", "study", "finding"]
+# Kinds whose change is read in another kind's unit and margin.
+CHANGE_KIND = {kind: "validity_gap" for kind in CHANCE}
+LEFT_OUT = ("impact_ratio",)
+
+
+def _interval_se(rows: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """One audit's (``side``: ``_b`` or ``_n``) standard errors as a t with its printed 95%
+    interval's width would have them (at least the stored one), and their degrees of freedom."""
+    df = pd.to_numeric(rows[f"df{side}"], errors="coerce").to_numpy(float)
+    n = rows[f"n_resumes{side}"].to_numpy(float)
+    df = np.where(np.isfinite(df) & (df > 0), df, np.maximum(n - 1.0, 1.0))
+    width = (rows[f"ci_high{side}"] - rows[f"ci_low{side}"]).to_numpy(float)
+    se = np.nan_to_num(pd.to_numeric(rows[f"se{side}"], errors="coerce").to_numpy(float), nan=0.0)
+    return np.fmax(width / (2.0 * stats.t.ppf(0.975, df)), se), df
+
+
+def compared(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """The findings both verdict tables hold with an interval, side by side (``_b`` base, ``_n`` new)."""
+    cols = [*KEYS, "family", "description", "kind", "estimate", "ci_low", "ci_high", "se", "df", "n_resumes", "n_names"]
+    both = base[cols].merge(new[cols], on=KEYS, suffixes=("_b", "_n"))
+    keep = (
+        both["kind_b"].eq(both["kind_n"])
+        & ~both["kind_n"].isin(LEFT_OUT)
+        & np.isfinite(both[["ci_low_b", "ci_high_b", "ci_low_n", "ci_high_n"]].to_numpy(float)).all(axis=1)
+    )
+    return both[keep].reset_index(drop=True)
+
+
+def audit_changes(
+    base: pd.DataFrame, new: pd.DataFrame, settings: InferenceSettings, *, base_id: str, new_id: str
+) -> pd.DataFrame:
+    """The ``AuditChanges`` rows of ``new`` against ``base`` (two ``Verdicts`` tables of the same models)."""
+    both = compared(base, new)
+    if not len(both):
+        return empty_table(AuditChanges)
+    frames = []
+    for kind, rows in both.groupby("kind_n", sort=True):
+        (se_b, df_b), (se_n, df_n) = _interval_se(rows, "_b"), _interval_se(rows, "_n")
+        se = np.sqrt(se_b**2 + se_n**2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
+        df = np.where(se > 0, welch, np.minimum(df_b, df_n))
+        n = np.minimum(rows["n_resumes_b"], rows["n_resumes_n"]).to_numpy()
+        est = Estimate(
+            (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float), se, df, n, rows["n_names_n"].to_numpy()
+        )
+        meta = {
+            "model": rows["model"].to_numpy(),
+            "study": rows["study"].to_numpy(),
+            "finding": rows["finding"].to_numpy(),
+            "family": rows["family_n"].to_numpy(),
+            "description": ("change since the last audit: " + rows["description_n"].astype(str)).to_numpy(),
+            "note": "unpaired: each audit's interval as a t's",
+        }
+        frames.append(findings(meta, est, None, CHANGE_KIND.get(str(kind), str(kind)), "welch_t", settings=settings))
+    table = finish(frames, settings)
+    sides = both.set_index(KEYS)[["estimate_b", "estimate_n"]].rename(
+        columns={"estimate_b": "base_estimate", "estimate_n": "new_estimate"}
+    )
+    table = table.join(sides, on=KEYS)
+    return conform(table.assign(snapshot_id=new_id, base_snapshot_id=base_id), AuditChanges)
