@@ -71,7 +71,7 @@ def audit_changes(
         with np.errstate(invalid="ignore", divide="ignore"):
             welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
         df = np.where(se > 0, welch, np.minimum(df_b, df_n))
-        n = np.minimum(rows["n_resumes_b"], rows["n_resumes_n"]).to_numpy()
+        n = np.minimum(rows["n_resumes_b"].to_numpy(), rows["n_resumes_n"].to_numpy())
         est = Estimate(
             (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float), se, df, n, rows["n_names_n"].to_numpy()
         )
