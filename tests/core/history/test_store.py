@@ -1,0 +1,52 @@
+"""Audit snapshots in a real DuckDB file (issue 44): kept as they were, never overwritten, an
+identical re-run adds nothing, an unknown snapshot is refused naming it."""
+
+import duckdb
+import pytest
+
+from resumebias_dagster.core.history.store import AuditIdentity, SnapshotStore
+from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.tables import AuditSnapshots
+from resumebias_dagster.testing.calibration import ARMS, _fit_scores
+
+SETTINGS = load_inference_settings()
+
+
+def _identity(when: str, version: str = "v1") -> AuditIdentity:
+    return AuditIdentity(
+        created_at=when,
+        code_version="0.1.0",
+        tool_versions={"m": version},
+        design={"resumes": 9},
+        prompts={"fit": "Score {resume_text}"},
+    )
+
+
+def test_snapshots_are_kept_as_they_were_and_a_rerun_never_overwrites_one(tmp_path):
+    store = SnapshotStore(tmp_path / "audit_history.duckdb")
+    assert not len(store.snapshots()) and store.latest_pair("m") is None
+    first = fit_verdicts(_fit_scores(1, {}), SETTINGS, arms=ARMS)
+    second = fit_verdicts(_fit_scores(2, {}), SETTINGS, arms=ARMS)
+    a, new_a = store.add("m", first, _identity("2026-12-01T10:00:00+00:00"))
+    again, new_again = store.add("m", first, _identity("2026-12-01T11:00:00+00:00"))
+    assert new_a and not new_again and again == a  # the same verdicts: no new snapshot
+    b, new_b = store.add("m", second, _identity("2026-12-02T10:00:00+00:00", "v2"))
+    assert new_b and b != a and b.startswith("m@20261202T100000+0000-")
+    listing = AuditSnapshots.validate(store.snapshots())
+    assert list(listing["snapshot_id"]) == [a, b] and list(listing["tool_version"]) == ["v1", "v2"]
+    assert store.latest_pair("m") == (a, b)
+    kept = store.verdicts(a)
+    assert kept[["finding", "estimate", "verdict"]].equals(
+        first.sort_values(["study", "finding"])[["finding", "estimate", "verdict"]].reset_index(drop=True)
+    )
+    with duckdb.connect(str(tmp_path / "audit_history.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from history.snapshot_verdicts").fetchone()[0] == len(first) + len(second)
+
+
+def test_an_unknown_snapshot_is_refused_naming_it_and_the_file(tmp_path):
+    store = SnapshotStore(tmp_path / "audit_history.duckdb")
+    with pytest.raises(KeyError) as err:
+        store.verdicts("m@nowhere")
+    assert "'m@nowhere'" in str(err.value) and "audit_history.duckdb" in str(err.value)
+    assert not (tmp_path / "audit_history.duckdb").exists()  # reading creates nothing
