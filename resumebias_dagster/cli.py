@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from resumebias_dagster.audits_command import audits_arguments, audits_handler
 from resumebias_dagster.cli_support import EXIT_INPUT_ERROR, InputError, fail, positive_int
 from resumebias_dagster.plan_command import plan_arguments, plan_handler
 
@@ -436,6 +437,11 @@ COMMANDS: dict[str, Command] = {
         "the provider batches of the response store: model, batch id, state, answered and failed requests",
         _batches_arguments,
         _batches,
+    ),
+    "audits": Command(
+        "the audit snapshots kept in the data directory: each completed audit of a model, never overwritten",
+        audits_arguments,
+        audits_handler,
     ),
     "pull-tables": Command(
         "copy the shared tables of a multi-machine deployment (Parquet on S3) into a local DuckDB file to inspect",

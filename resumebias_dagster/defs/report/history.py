@@ -1,0 +1,110 @@
+"""Audits over time (issue 44): each completed audit kept as a snapshot per model, and what
+changed since the model's previous snapshot."""
+
+from datetime import datetime, timezone
+from importlib.metadata import version
+
+import dagster as dg
+import pandas as pd
+
+from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.history.changes import audit_changes as changes_between
+from resumebias_dagster.core.history.store import AuditIdentity, SnapshotStore
+from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
+from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
+from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
+from resumebias_dagster.defs.report.audit_report import _models
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.schemas import AuditChangesType, AuditSnapshotsType
+from resumebias_dagster.settings import data_dir
+
+HISTORY_FILE = "audit_history.duckdb"
+
+
+def history_store() -> SnapshotStore:
+    """The snapshots of this data directory (``audit_history.duckdb``)."""
+    return SnapshotStore(data_dir() / HISTORY_FILE)
+
+
+def _design(verdicts: pd.DataFrame, model: str, runs: dict[str, int]) -> dict:
+    mine = verdicts[verdicts["model"].astype(str) == model]
+    return {
+        "studies": sorted(set(mine["study"].astype(str))),
+        "resumes": int(mine["n_resumes"].max()) if len(mine) else 0,
+        "runs_per_cell": runs.get(model, 0),
+        "findings": len(mine),
+    }
+
+
+@dg.asset(dagster_type=AuditSnapshotsType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
+def audit_snapshots(
+    context: dg.AssetExecutionContext,
+    catalog: CatalogResource,
+    seniority_verdicts: pd.DataFrame,
+    fit_verdicts: pd.DataFrame,
+    validity_verdicts: pd.DataFrame,
+    seniority_bias_summary: pd.DataFrame,
+    fit_model_summary: pd.DataFrame,
+) -> pd.DataFrame:
+    """Every audit snapshot of this data directory (``audit_history.duckdb``): materialising it
+    keeps each model's current verdicts (both studies and validity) as a new, immutable snapshot
+    with the tool's version, the design, the prompts' hash and the code version, unless they
+    equal the model's latest snapshot. A re-run adds a snapshot; none is ever overwritten."""
+    folder = catalog.folder()
+    verdicts = pd.concat(
+        [t for t in (validity_verdicts, seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts],
+        ignore_index=True,
+    )
+    models = _models(folder, seniority_bias_summary, fit_model_summary)
+    versions = {m["name"]: m["resolved"] or m["source"] for m in models}
+    runs = {m["name"]: int(m["runs_per_cell"]) for m in models}
+    prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    store = history_store()
+    added: list[str] = []
+    kept: list[str] = []
+    for model in sorted(set(verdicts["model"].astype(str))):
+        identity = AuditIdentity(
+            created, version("resumebias_dagster"), versions, _design(verdicts, model, runs), prompts
+        )
+        snapshot_id, new = store.add(model, verdicts, identity)
+        (added if new else kept).append(snapshot_id)
+    listing = store.snapshots()
+    context.add_output_metadata(
+        {
+            "added": dg.MetadataValue.md("\n".join(f"- {s}" for s in added) or "(none: every model as its latest)"),
+            "unchanged": len(kept),
+            "history_file": dg.MetadataValue.path(str(store.path)),
+            **table_metadata(listing),
+        }
+    )
+    return listing
+
+
+@dg.asset(dagster_type=AuditChangesType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
+def audit_changes(
+    context: dg.AssetExecutionContext, catalog: CatalogResource, audit_snapshots: pd.DataFrame
+) -> pd.DataFrame:
+    """Per model with two snapshots or more: every finding of its latest audit against the one
+    before (core/history/changes.py): the difference with its 95% interval and verdict, beyond
+    noise (changed), equivalent (unchanged within the kind's margin) or not decided."""
+    settings = load_inference_settings(catalog.folder())
+    store = history_store()
+    frames = []
+    for model in sorted(set(audit_snapshots["model"].astype(str))):
+        pair = store.latest_pair(model)
+        if pair is not None:
+            base, new = (store.verdicts(s) for s in pair)
+            frames.append(changes_between(base, new, settings, base_id=pair[0], new_id=pair[1]))
+    out = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else None
+    table = conform(out, AuditChanges) if out is not None else empty_table(AuditChanges)
+    changed = table[table["verdict"] == "beyond_noise"]
+    context.add_output_metadata(
+        {
+            "changed_beyond_noise": len(changed),
+            "unchanged": int((table["verdict"] == "equivalent").sum()),
+            **table_metadata(table),
+        }
+    )
+    return table

@@ -1,0 +1,74 @@
+"""Audits over time through the assets (issue 44): two audits of one model kept as two
+snapshots in the data directory's audit_history.duckdb, `resumebias audits` listing them, and
+audit_changes finding the name penalty that doubled between them."""
+
+import json
+
+import dagster as dg
+import pytest
+
+from resumebias_dagster.cli import main
+from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.tables import (
+    AuditChanges,
+    AuditSnapshots,
+    FitModelSummary,
+    SeniorityBiasSummary,
+    Verdicts,
+    empty_table,
+)
+from resumebias_dagster.defs.report.history import audit_changes, audit_snapshots
+from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
+
+NAME = "fit_level:firstName_black_female"
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def _snapshot(penalty: float, seed: int):
+    scores = _fit_scores(seed, {"firstName_black_female": penalty}, resumes=60)
+    verdicts = fit_verdicts(scores, load_inference_settings(), {"firstName": NAME_LEVELS}, ARMS)
+    return audit_snapshots(
+        dg.build_asset_context(),
+        catalog=CatalogResource(),
+        seniority_verdicts=empty_table(Verdicts),
+        fit_verdicts=verdicts,
+        validity_verdicts=empty_table(Verdicts),
+        seniority_bias_summary=empty_table(SeniorityBiasSummary),
+        fit_model_summary=empty_table(FitModelSummary),
+    )
+
+
+def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, capsys):
+    first = AuditSnapshots.validate(_snapshot(-1.0, 1))
+    assert len(first) == 1 and first["model"].iloc[0] == "m"
+    assert len(_snapshot(-1.0, 1)) == 1  # the same verdicts again: no new snapshot
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2))
+    assert len(listing) == 2 and (data / "audit_history.duckdb").is_file()
+
+    changes = AuditChanges.validate(
+        audit_changes(dg.build_asset_context(), catalog=CatalogResource(), audit_snapshots=listing)
+    )
+    row = changes.set_index("finding").loc[NAME]
+    assert row["verdict"] == "beyond_noise" and row["estimate"] < 0
+    assert list(changes["base_snapshot_id"].unique()) == [listing["snapshot_id"].iloc[0]]
+
+    assert main(["audits", "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"2 audit snapshot(s) in {data / 'audit_history.duckdb'}")
+    assert all(s in out for s in listing["snapshot_id"])
+    assert main(["audits", "--data-dir", str(data), "--json"]) == 0
+    assert [r["snapshot_id"] for r in json.loads(capsys.readouterr().out)] == list(listing["snapshot_id"])
+
+
+def test_audits_of_a_data_directory_without_history_says_so(tmp_path, capsys):
+    assert main(["audits", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 audit snapshot(s)") and "(no audit kept yet)" in out
+    assert not (tmp_path / "audit_history.duckdb").exists()
