@@ -27,7 +27,10 @@ def audits_handler(args: argparse.Namespace) -> int:
         print(json.dumps(rows.to_dict("records"), indent=2, default=str))
         return 0
     print(f"{len(rows)} audit snapshot(s) in {path}" + ("" if path.exists() else " (no audit kept yet)"))
-    for r in rows.itertuples(index=False):
-        version = f"  version {r.tool_version}" if r.tool_version else ""
-        print(f"{r.created_at[:19]}  {r.snapshot_id}  {r.n_findings} findings, {r.n_beyond_noise} beyond noise{version}")
+    for r in rows.to_dict("records"):
+        version = f"  version {r['tool_version']}" if r["tool_version"] else ""
+        print(
+            f"{str(r['created_at'])[:19]}  {r['snapshot_id']}  {r['n_findings']} findings, "
+            f"{r['n_beyond_noise']} beyond noise{version}"
+        )
     return 0
