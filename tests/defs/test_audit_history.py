@@ -8,8 +8,10 @@ import dagster as dg
 import pytest
 
 from resumebias_dagster.cli import main
+from resumebias_dagster.core.history.store import SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.core.tables import (
     AuditChanges,
     AuditSnapshots,
@@ -58,6 +60,18 @@ def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, c
     row = changes.set_index("finding").loc[NAME]
     assert row["verdict"] == "beyond_noise" and row["estimate"] < 0
     assert list(changes["base_snapshot_id"].unique()) == [listing["snapshot_id"].iloc[0]]
+
+    # The second audit's report says what changed, worse first, in the tool's first screen.
+    html = render_report(
+        ReportTables(
+            verdicts=SnapshotStore(data / "audit_history.duckdb").verdicts(listing["snapshot_id"].iloc[1]),
+            changes=changes,
+        )
+    )
+    since = html[html.index("<h3>Since the last audit</h3>") : html.index("<h3>What moved its answers")]
+    assert "<li>A Black or African American female name: worse, from -1" in since  # the first line: worse first
+    assert "points on the 1–10 fit scale (change -0." in since
+    assert f"Against the audit {listing['snapshot_id'].iloc[0]}: " in since
 
     assert main(["audits", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out

@@ -13,6 +13,7 @@ from resumebias_dagster.core.jd_audit.probes.applicability import probe_applicab
 from resumebias_dagster.core.reporting.user_resumes import REDACTED_NOTE, SHOWN_NOTE
 from resumebias_dagster.core.resumes.user_files import read_resume_folder
 from resumebias_dagster.core.tables import (
+    AuditChanges,
     BiasAuditRates,
     BiasAuditSummary,
     EuTestRecord,
@@ -69,6 +70,7 @@ def _inputs(rows, probes) -> dict:
         "eu_ai_act_record": empty_table(EuTestRecord),
         "user_resumes": rows,
         "user_resume_probes": probes,
+        "audit_changes": empty_table(AuditChanges),
     }
 
 

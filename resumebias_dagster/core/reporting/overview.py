@@ -21,6 +21,7 @@ import pandas as pd
 from resumebias_dagster.core.inference.planning import RANDOMISATION, pilot_noise, pilot_structure, resumes_needed
 from resumebias_dagster.core.inference.settings import CHANCE, InferenceSettings
 from resumebias_dagster.core.inference.verdicts import needed_to_rule_out
+from resumebias_dagster.core.reporting.since import since_lines
 from resumebias_dagster.core.reporting.validity import (
     CHANCE_WARNING,
     HEADLINE,
@@ -335,8 +336,11 @@ def _unmeasured(mine: pd.DataFrame, measured: set[str]) -> list[str]:
     return out
 
 
-def tool_overviews(verdicts: pd.DataFrame, words: Words, settings: InferenceSettings) -> list[dict[str, Any]]:
-    """Per model: its section id and the first screen's lines (validity, moved, ruled out, undecided)."""
+def tool_overviews(
+    verdicts: pd.DataFrame, words: Words, settings: InferenceSettings, changes: pd.DataFrame | None = None
+) -> list[dict[str, Any]]:
+    """Per model: its section id and the first screen's lines (validity, since the last audit
+    where ``changes`` has the model, moved, ruled out, undecided)."""
     if not len(verdicts):
         return []
     validity = {v["model"]: v for v in validity_sections(verdicts)}
@@ -354,6 +358,7 @@ def tool_overviews(verdicts: pd.DataFrame, words: Words, settings: InferenceSett
                 "model": model,
                 "id": slug(model),
                 "validity": tasks,
+                "since": since_lines(_of(changes, model), words),
                 "warning": f"{_cap(CHANCE_WARNING)} ({', '.join(warn)})." if warn else "",
                 "moved": moved_lines(mine[mine["verdict"] == "beyond_noise"], words),
                 "ruled_out": ruled_out_lines(
@@ -395,8 +400,15 @@ def overview_text(overviews: Sequence[dict[str, Any]]) -> str:
     return "\n\n".join(parts) + ("\n" if parts else "")
 
 
+def _of(changes: pd.DataFrame | None, model: str) -> pd.DataFrame:
+    if changes is None or not len(changes):
+        return pd.DataFrame()
+    return changes[changes["model"].astype(str) == model]
+
+
 HEADINGS = (
     ("Does it tell better from worse candidates?", "validity"),
+    ("Since the last audit", "since"),
     ("What moved its answers (beyond noise), largest first", "moved"),
     ("Ruled out", "ruled_out"),
     ("Not decided", "undecided"),

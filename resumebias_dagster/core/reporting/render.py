@@ -21,6 +21,7 @@ from resumebias_dagster.core.reporting.overview import HEADINGS, tool_overviews
 from resumebias_dagster.core.reporting.user_resumes import Redactor, user_resumes_section
 from resumebias_dagster.core.reporting.wording import Words, load_words, number, pvalue
 from resumebias_dagster.core.tables import (
+    AuditChanges,
     FitAxisSummary,
     FitEffects,
     FitImpactRatios,
@@ -70,6 +71,8 @@ class ReportTables:
     judge_verdicts: pd.DataFrame = field(default_factory=lambda: empty_table(JudgeVerdicts))
     # Every finding's verdict, both studies (the Verdicts rows of core/inference/).
     verdicts: pd.DataFrame = field(default_factory=lambda: empty_table(Verdicts))
+    # What changed since each model's previous audit snapshot (core/history/changes.py).
+    changes: pd.DataFrame = field(default_factory=lambda: empty_table(AuditChanges))
     plots: Mapping[str, bytes] = field(default_factory=dict)
     # Local Law 144's published summary and rates, and the EU AI Act test record (core/compliance/).
     bias_audit_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -460,7 +463,7 @@ def _template_values(tables: ReportTables, catalog_dir=None) -> dict:
         else tables.group_metrics
     )
     return dict(
-        overviews=tool_overviews(tables.verdicts, words, settings),
+        overviews=tool_overviews(tables.verdicts, words, settings, tables.changes),
         headings=HEADINGS,
         parts=PARTS,
         asked=asked_paragraph(tables, words),

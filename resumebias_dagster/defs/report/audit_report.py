@@ -92,12 +92,14 @@ def audit_report(
     eu_ai_act_record: pd.DataFrame,
     user_resumes: pd.DataFrame,
     user_resume_probes: pd.DataFrame,
+    audit_changes: pd.DataFrame,
 ) -> pd.DataFrame:
     """One self-contained HTML file under data/reports/: per model, first whether it tells better
     from worse candidates at all (validity), then what was found, ruled out
     and left undecided (with what the study could detect), the metric and impact-ratio tables, the plots, each variant's diff against its
     baseline with its scores (and the judge's verdicts when a judge ran), and what it takes to
-    reproduce the run (models, snapshots, prompts). With your own résumés (user_resumes): each
+    reproduce the run (models, snapshots, prompts). After a model's second audit, its first
+    screen says what changed since the last one (audit_changes), worse first. With your own résumés (user_resumes): each
     with its text, redacted unless `show_resume_texts`, and the probe axes that did not apply."""
     folder = catalog.folder()
     shared = shared_files.files()
@@ -121,6 +123,7 @@ def audit_report(
         eu_record=eu_ai_act_record,
         user_resumes=user_resumes,
         user_resume_probes=user_resume_probes,
+        changes=audit_changes,
         show_resume_texts=config.show_resume_texts,
         models=_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
@@ -133,7 +136,9 @@ def audit_report(
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never opens half a report
-    summary = overview_markdown(tool_overviews(tables.verdicts, load_words(folder), load_inference_settings(folder)))
+    summary = overview_markdown(
+        tool_overviews(tables.verdicts, load_words(folder), load_inference_settings(folder), tables.changes)
+    )
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
     context.add_output_metadata(

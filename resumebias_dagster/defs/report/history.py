@@ -16,6 +16,7 @@ from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.defs.report.audit_report import _models
 from resumebias_dagster.resources.catalog import CatalogResource
+from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import AuditChangesType, AuditSnapshotsType
 from resumebias_dagster.settings import data_dir
 
@@ -37,7 +38,12 @@ def _design(verdicts: pd.DataFrame, model: str, runs: dict[str, int]) -> dict:
     }
 
 
-@dg.asset(dagster_type=AuditSnapshotsType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
+@dg.asset(
+    dagster_type=AuditSnapshotsType,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+    metadata={EMPTY_UNTIL_MATERIALISED: "AuditSnapshots"},
+)
 def audit_snapshots(
     context: dg.AssetExecutionContext,
     catalog: CatalogResource,
@@ -82,7 +88,13 @@ def audit_snapshots(
     return listing
 
 
-@dg.asset(dagster_type=AuditChangesType, kinds={"python", "duckdb"}, automation_condition=UPDATE_WITH_UPSTREAM)
+@dg.asset(
+    dagster_type=AuditChangesType,
+    kinds={"python", "duckdb"},
+    automation_condition=UPDATE_WITH_UPSTREAM,
+    # The report reads it; before a second audit there is nothing to compare.
+    metadata={EMPTY_UNTIL_MATERIALISED: "AuditChanges"},
+)
 def audit_changes(
     context: dg.AssetExecutionContext, catalog: CatalogResource, audit_snapshots: pd.DataFrame
 ) -> pd.DataFrame:
