@@ -58,6 +58,12 @@ def _models(catalog_dir, *tables: pd.DataFrame) -> list[dict]:
     ]
 
 
+def _summary(tables: ReportTables, folder) -> str:
+    """The first screens in Markdown: the asset's `summary` metadata in the UI."""
+    words, settings = load_words(folder), load_inference_settings(folder)
+    return overview_markdown(tool_overviews(tables.verdicts, words, settings, tables.changes))
+
+
 class AuditReportConfig(dg.Config):
     show_resume_texts: bool = Field(
         default=False,
@@ -136,9 +142,7 @@ def audit_report(
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never opens half a report
-    summary = overview_markdown(
-        tool_overviews(tables.verdicts, load_words(folder), load_inference_settings(folder), tables.changes)
-    )
+    summary = _summary(tables, folder)
     if shared is not None:
         context.add_output_metadata({"report_shared": dg.MetadataValue.text(shared.put_file(path))})
     context.add_output_metadata(
