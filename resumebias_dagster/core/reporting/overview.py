@@ -370,33 +370,29 @@ def tool_overviews(
     return out
 
 
-def overview_markdown(overviews: Sequence[dict[str, Any]]) -> str:
-    """The first screens as Markdown (the Dagster UI's metadata)."""
+def _screens(overviews: Sequence[dict[str, Any]], name, heading: str, item: str) -> list[str]:
+    """Each first screen as lines: the model's ``name``, then each heading and its lines."""
     parts = []
     for o in overviews:
-        lines = [f"**{o['model']}**"]
+        lines = [name(o["model"])]
         for title, key in HEADINGS:
             if o[key]:
-                lines.append(f"- {title}")
-                lines += [f"  - {s}" for s in o[key]]
+                lines.append(heading + title)
+                lines += [item + s for s in o[key]]
         if o["warning"]:
-            lines.append(f"- {o['warning']}")
+            lines.append(heading + o["warning"])
         parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+    return parts
+
+
+def overview_markdown(overviews: Sequence[dict[str, Any]]) -> str:
+    """The first screens as Markdown (the Dagster UI's metadata)."""
+    return "\n\n".join(_screens(overviews, lambda m: f"**{m}**", "- ", "  - "))
 
 
 def overview_text(overviews: Sequence[dict[str, Any]]) -> str:
     """The first screens as plain text (``resumebias run``'s output)."""
-    parts = []
-    for o in overviews:
-        lines = [o["model"].upper()]
-        for title, key in HEADINGS:
-            if o[key]:
-                lines.append(f"  {title}")
-                lines += [f"    - {s}" for s in o[key]]
-        if o["warning"]:
-            lines.append(f"  {o['warning']}")
-        parts.append("\n".join(lines))
+    parts = _screens(overviews, str.upper, "  ", "    - ")
     return "\n\n".join(parts) + ("\n" if parts else "")
 
 
