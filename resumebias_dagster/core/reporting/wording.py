@@ -78,9 +78,8 @@ class Words:
     def group(self, key: str, finding: str = "") -> str:
         """A name group, as EEO-1 words: a seniority name group, a probe name level, a race or a sex."""
         key = str(key)
-        for section in ("groups",):
-            if key in (self.table.get(section) or {}):
-                return str(self.table[section][key])
+        if key in (self.table.get("groups") or {}):
+            return str(self.table["groups"][key])
         names = ((self.table.get("axes") or {}).get("firstName") or {}).get("levels") or {}
         if key in names:
             return str(names[key])
@@ -168,11 +167,9 @@ class Words:
             return self.lookup("validity", "criterion_jd", finding).format(jd=self.jd(parts[1]))
         if form == "accuracy" and len(parts) > 2:
             form, parts = "accuracy_group", ["accuracy_group", parts[2]]
-        if form == "pairwise_group" and len(parts) > 1 and parts[1] == "":
-            parts = parts[:1]
         if len(parts) > 1:
             group = parts[-1]
-            if form in ("pairwise_abstention",):
+            if form == "pairwise_abstention":
                 form = "pairwise_abstention_group"
         template = self.lookup("validity", form, finding)
         reference = _reference(description, " minus ", " names") or _reference(description, " against ", ",")
