@@ -11,7 +11,10 @@ difference; the difference's degrees of freedom are Welch–Satterthwaite's. Aud
 résumés would be tighter compared résumé by résumé (paired): not done yet, so these intervals
 are conservative there. "Unchanged" is the difference's 95% interval inside the kind's margin,
 and it too needs the résumés a change carried by a few of them would show in
-(``Estimate.unseen_floor``), so two small audits can say "not decided" but not "unchanged".
+(``Estimate.unseen_floor``): a résumé's unit can move from one end of its range to the other
+(a fit difference from -9 to +9: 18 points), so ruling out 0.25 points takes 264 résumés in
+each audit, twice what one audit needs to rule out an effect, and two smaller audits say "not
+decided", never "unchanged". A finding stored without its unit's range is never "unchanged".
 
 A share read against chance (criterion validity, seniority accuracy) is compared as a
 difference of two shares (kind ``validity_gap``); an impact ratio as a change of its log ratio
@@ -29,6 +32,8 @@ from resumebias_dagster.core.inference.settings import CHANCE
 from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
 
 KEYS = ["model", "study", "finding"]
+# The reach given a change whose unit's range was not stored: no number of résumés rules it out.
+UNKNOWN_REACH = 1e12
 # Kinds whose change is read in another kind's unit and margin.
 CHANGE_KIND = {kind: "validity_gap" for kind in CHANCE}
 LEFT_OUT = ("impact_ratio",)
@@ -45,9 +50,20 @@ def _interval_se(rows: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray]
     return np.fmax(width / (2.0 * stats.t.ppf(0.975, df)), se), df
 
 
+def change_reach(rows: pd.DataFrame) -> np.ndarray:
+    """How far one résumé's unit can move between the audits: from either end of its range in
+    one to the other end in the other (``UNKNOWN_REACH`` where a range was not stored)."""
+    lo_b, hi_b, lo_n, hi_n = (
+        rows[c].to_numpy(float) for c in ("unit_low_b", "unit_high_b", "unit_low_n", "unit_high_n")
+    )
+    reach = np.fmax(hi_n - lo_b, hi_b - lo_n)
+    return np.where(np.isfinite(reach) & (reach > 0), reach, UNKNOWN_REACH)
+
+
 def compared(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """The findings both verdict tables hold with an interval, side by side (``_b`` base, ``_n`` new)."""
     cols = [*KEYS, "family", "description", "kind", "estimate", "ci_low", "ci_high", "se", "df", "n_resumes", "n_names"]
+    cols += ["unit_low", "unit_high"]
     both = base[cols].merge(new[cols], on=KEYS, suffixes=("_b", "_n"))
     keep = (
         both["kind_b"].eq(both["kind_n"])
@@ -72,8 +88,15 @@ def audit_changes(
             welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
         df = np.where(se > 0, welch, np.minimum(df_b, df_n))
         n = np.minimum(rows["n_resumes_b"].to_numpy(), rows["n_resumes_n"].to_numpy())
+        reach = change_reach(rows)
         est = Estimate(
-            (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float), se, df, n, rows["n_names_n"].to_numpy()
+            (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float),
+            se,
+            df,
+            n,
+            rows["n_names_n"].to_numpy(),
+            low=-reach,
+            high=reach,
         )
         meta = {
             "model": rows["model"].to_numpy(),

@@ -152,9 +152,15 @@ def findings(
         "n_units": est.n_units.astype(np.int64),
         "n_names": names.astype(np.int64),
         "test": tests,
+        **_unit_range(est),
         "ratio": ratio,
     }
     return pd.DataFrame(columns | _hidden(est, floor_p, effect, kind, split), index=pd.RangeIndex(k))
+
+
+def _unit_range(est: Estimate) -> dict[str, np.ndarray]:
+    """The range one unit can take, where it is finite (``Verdicts.unit_low``, ``unit_high``)."""
+    return {f"unit_{side}": np.where(np.isfinite(v), v, np.nan) for side, v in (("low", est.low), ("high", est.high))}
 
 
 def _hidden(est: Estimate, floor_p, effect: float, kind: str, split) -> dict[str, np.ndarray]:

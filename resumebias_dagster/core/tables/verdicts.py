@@ -67,6 +67,11 @@ class Verdicts(PerModel):
     n_units: Series[int] = pa.Field(ge=0)
     n_names: Series[int] = pa.Field(ge=0)
     test: Series[str]
+    # The range one unit of the finding can take (a résumé's difference: -9 to 9 fit points),
+    # where it has one: comparing two audits (core/history/changes.py) reads how far a change a
+    # few résumés carry can reach.
+    unit_low: Series[float] = pa.Field(nullable=True)
+    unit_high: Series[float] = pa.Field(nullable=True)
     # The CHANCE_KINDS take VALIDITY_VERDICT_VALUES, every other kind VERDICT_VALUES.
     verdict: Series[str] = pa.Field(isin=VERDICT_VALUES + VALIDITY_VERDICT_VALUES)
     note: Series[str]

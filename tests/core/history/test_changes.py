@@ -54,3 +54,30 @@ def test_an_unchanged_model_audited_on_many_resumes_is_unchanged():
     changes = audit_changes(base, new, SETTINGS, base_id="a", new_id="b")
     levels = changes[changes["finding"].str.startswith("fit_level:")]
     assert (levels["verdict"] == "equivalent").mean() > 0.8, levels["verdict"].value_counts()
+
+
+def test_a_change_a_few_resumes_could_carry_keeps_two_tight_audits_from_unchanged():
+    """Two audits of a low-noise screener on 100 résumés each: every interval is narrow, but a
+    change of the margin carried by a few résumés (each by up to 18 points: -9 to +9) could lie in
+    none of them, so nothing is called unchanged before 264 résumés (ln(0.025) / ln(1 - 0.25 / 18))."""
+    from resumebias_dagster.testing.fit_simulation import simulate_fit_scores
+
+    def audit(seed, resumes):
+        variants = ["baseline", "school_a", "school_b", "placebo_p0"]
+        scores = simulate_fit_scores(
+            ["m"], ["j0"], variants, 5, effects={}, sd=0.2, resumes=resumes, effect_sd=0.02, seed=seed, integer=False
+        )
+        scores["axis"] = scores["variant"].str.split("_").str[0]
+        scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")
+        scores["arm"] = np.where(
+            scores["axis"] == "placebo", "placebo", np.where(scores["variant"] == "baseline", "baseline", "probe")
+        )
+        return fit_verdicts(scores, SETTINGS, arms=ARMS)
+
+    base, new = audit(5, 100), audit(6, 100)
+    assert (new["ci_high"] - new["ci_low"]).max() < 0.1  # each audit alone is tight
+    changes = audit_changes(base, new, SETTINGS, base_id="a", new_id="b")
+    assert len(changes) == 3 and not changes["verdict"].eq("equivalent").any(), changes[["finding", "verdict"]]
+    assert changes["note"].str.contains("264 résumés").all(), changes["note"].tolist()
+    wide = audit_changes(audit(7, 270), audit(8, 270), SETTINGS, base_id="a", new_id="b")
+    assert wide["verdict"].eq("equivalent").all(), wide[["finding", "verdict", "ci_low", "ci_high"]]

@@ -50,3 +50,21 @@ def test_an_unknown_snapshot_is_refused_naming_it_and_the_file(tmp_path):
         store.verdicts("m@nowhere")
     assert "'m@nowhere'" in str(err.value) and "audit_history.duckdb" in str(err.value)
     assert not (tmp_path / "audit_history.duckdb").exists()  # reading creates nothing
+
+
+def test_a_file_kept_before_a_column_was_declared_takes_new_snapshots(tmp_path):
+    """A history file whose verdict rows predate ``unit_low`` / ``unit_high``: a new snapshot adds
+    the columns, the old one reads them as missing (so its changes are never called unchanged)."""
+    store = SnapshotStore(tmp_path / "audit_history.duckdb")
+    old = fit_verdicts(_fit_scores(1, {}), SETTINGS, arms=ARMS).drop(columns=["unit_low", "unit_high"])
+    a, _ = store.add(
+        "m", old.assign(unit_low=float("nan"), unit_high=float("nan")), _identity("2026-12-01T10:00:00+00:00")
+    )
+    with duckdb.connect(str(tmp_path / "audit_history.duckdb")) as con:
+        con.execute("ALTER TABLE history.snapshot_verdicts DROP COLUMN unit_low")
+        con.execute("ALTER TABLE history.snapshot_verdicts DROP COLUMN unit_high")
+    b, new = store.add(
+        "m", fit_verdicts(_fit_scores(2, {}), SETTINGS, arms=ARMS), _identity("2026-12-02T10:00:00+00:00")
+    )
+    assert new
+    assert store.verdicts(a)["unit_low"].isna().all() and (store.verdicts(b)["unit_low"] == -9).all()
