@@ -39,6 +39,13 @@ owed is requested on the first tick after the interval, at the snapshot the alia
 (none if it is back at the one last re-run). A genuine move to a new snapshot is thus re-run at
 once when the model was quiet for the interval, else when the interval is over. The weekly
 re-audit (``RESUMEBIAS_REAUDIT_CRON``) is not limited by it.
+
+Every tool, not only provider models. A scoring endpoint (``kind: http``) with a ``version``
+source is probed like an alias (its version endpoint, or one scoring call whose reply names the
+version): a new version is a move, with its own epoch and re-runs. One without a version source
+cannot say when it changed: the weekly re-audit gives it a new epoch per scheduled date
+(``scheduled-<date>``), so its partitions are called afresh rather than answered from the store.
+Re-runs cover the ranking task's partitions too (``rankings_job``).
 """
 
 from __future__ import annotations
@@ -54,9 +61,9 @@ from typing import Any
 import dagster as dg
 
 from resumebias_dagster.core.models.model_config import ModelSpec, load_models
-from resumebias_dagster.core.providers.types import ProviderSettings
+from resumebias_dagster.core.providers.types import HTTP_WIRE, ProviderSettings
 from resumebias_dagster.core.providers.urls import url_host
-from resumebias_dagster.jobs import fit_scores_job, seniority_predictions_job
+from resumebias_dagster.jobs import fit_scores_job, rankings_job, seniority_predictions_job
 from resumebias_dagster.partitions import fit_model_partitions, jd_partitions, model_partitions
 from resumebias_dagster.resources.providers import ProvidersResource
 from resumebias_dagster.settings import (
@@ -123,9 +130,12 @@ def rerun_requests(
     fit_models,
     jds,
     tags: dict[str, str] | None = None,
+    ranked=frozenset(),
 ) -> list[dg.RunRequest]:
-    """Runs of every prediction and fit-score partition of the provider ``models`` (the
-    downstream tables follow by declarative automation)."""
+    """Runs of every prediction and fit-score partition of ``models`` (provider models and
+    scoring endpoints; the downstream tables follow by declarative automation), and of their
+    ranking partitions among ``ranked`` (the ones materialised before: the ranking task runs on
+    request, so a re-audit repeats what was asked, never starts it)."""
     requests = []
     for model in models:
         settings = providers.settings(model)
@@ -151,14 +161,25 @@ def rerun_requests(
                         tags=base,
                     )
                 )
+        requests += [
+            dg.RunRequest(
+                run_key=f"{reason}:{model}:{jd}:ranking",
+                job_name="rankings_job",
+                partition_key=key,
+                tags=base,
+            )
+            for jd in jds
+            if str(key := dg.MultiPartitionKey({"model": model, "jd": jd})) in ranked
+        ]
     return requests
 
 
 def probe_aliases(context, providers: ProvidersResource) -> dict[str, tuple[str, bool, int]]:
     """Probe every enabled provider model at once (short timeout, no retries) and record each
     answer's snapshot in the store: ``{model: (resolved, moved, epoch)}`` of the models that
-    answered. A model that could not be probed is a logged warning and absent from the result."""
-    names = providers.model_names
+    answered. A model that could not be probed is a logged warning and absent from the result.
+    Every model with a version is probed: provider models and versioned scoring endpoints."""
+    names = providers.versioned_names
     if not names:
         return {}
     observed = {}
@@ -253,18 +274,19 @@ def build_model_alias_sensor(
         default_status=dg.DefaultSensorStatus.RUNNING
         if switched_on(ALIAS_SENSOR_ENV)
         else dg.DefaultSensorStatus.STOPPED,
-        jobs=[seniority_predictions_job, fit_scores_job],
+        jobs=[seniority_predictions_job, fit_scores_job, rankings_job],
         description="Probes each enabled provider model's alias (all at once, short timeout); when the store has "
-        "recorded a new snapshot whose re-runs were not yet requested, re-runs that model's prediction and "
-        "fit-score partitions with fresh calls (old answers stay in the store; a snapshot seen before is served "
+        "recorded a new snapshot (or a scoring endpoint a new version) whose re-runs were not yet requested, re-runs "
+        "that model's prediction, fit-score and ranking partitions with fresh calls (old answers stay in the store; a snapshot seen before is served "
         f"from them). At most one re-run per model per {REAUDIT_MIN_INTERVAL_ENV} (a flapping alias is reported).",
     )
     def model_alias_sensor(context: dg.SensorEvaluationContext, providers: ProvidersResource):
         previous = read_cursor(context.cursor)
-        names = providers.model_names
+        names = providers.versioned_names
         store = providers.store()
         before = {name: store.snapshot(providers.settings(name)) for name in names}
         observed = probe_aliases(context, providers)
+        ranked = ranked_partitions(context)
         t = clock()
         tick = _Tick()
         for name in names:
@@ -284,7 +306,7 @@ def build_model_alias_sensor(
                 now=now,
                 t=t,
                 min_interval=min_interval,
-                partitions=(prediction_models, fit_models, jds),
+                partitions=(prediction_models, fit_models, jds, ranked),
             )
         cursor = json.dumps({"version": CURSOR_VERSION, "models": tick.entries}, sort_keys=True)
         if not tick.requests:
@@ -320,7 +342,7 @@ def _check_model(
 ) -> None:
     """Compare one model's snapshot with its cursor entry: request its re-runs when it moved and
     the interval is over, report flapping, and keep its entry."""
-    prediction_models, fit_models, jds = partitions
+    prediction_models, fit_models, jds, ranked = partitions
     settings = providers.settings(name)
     resolved, epoch = now
     alias = alias_id(settings)
@@ -350,6 +372,7 @@ def _check_model(
             fit_models=fit_models,
             jds=jds,
             tags={SNAPSHOT_TAG: resolved},
+            ranked=ranked,
         )
         tick.rerun.append(f"{name} (snapshot {resolved}, epoch {epoch})")
         made[str(epoch)] = n + 1
@@ -393,6 +416,28 @@ def _skip_text(tick: _Tick, names: list[str], observed) -> str:
     return f"{what} ({len(observed)} probed{note}){flaps}"
 
 
+def ranked_partitions(context) -> set[str]:
+    """The ranking partitions materialised on the context's instance (none without one)."""
+    try:
+        instance = context.instance
+    except dg.DagsterInvariantViolationError:  # a context built without an instance (tests)
+        return set()
+    return set(instance.get_materialized_partitions(dg.AssetKey("rankings")))
+
+
+def unversioned_epochs(providers: ProvidersResource, date: str) -> None:
+    """A new epoch, once per scheduled date, for each scoring endpoint that reports no version:
+    nothing says whether it changed, so its re-audit calls it afresh (the other schedules of the
+    same date find the epoch already given)."""
+    store = providers.store()
+    for name in sorted(set(providers.tool_names) - set(providers.versioned_names)):
+        settings = providers.settings(name)
+        if settings.provider == HTTP_WIRE:
+            if store.snapshot(settings) is None:  # the answers so far: epoch 0, before any re-audit
+                store.observe_snapshot(settings, "unversioned")
+            store.observe_snapshot(settings, f"scheduled-{date}")
+
+
 def _reaudit(job) -> dg.ScheduleDefinition:
     @dg.schedule(
         name=f"weekly_{job.name.removesuffix('_job')}_reaudit",
@@ -401,21 +446,24 @@ def _reaudit(job) -> dg.ScheduleDefinition:
         default_status=dg.DefaultScheduleStatus.RUNNING
         if switched_on(REAUDIT_SCHEDULE_ENV)
         else dg.DefaultScheduleStatus.STOPPED,
-        description="Weekly re-audit of every provider model: aliases are probed first, so a moved snapshot gets "
-        "fresh calls; unchanged ones are answered by the response store (no spend).",
+        description="Weekly re-audit of every provider model and scoring endpoint: aliases and versions are probed "
+        "first, so a moved snapshot gets fresh calls and unchanged ones are answered by the response store (no "
+        "spend); a scoring endpoint that reports no version is called afresh.",
     )
     def reaudit(context: dg.ScheduleEvaluationContext, providers: ProvidersResource):
-        if not providers.model_names:
-            return dg.SkipReason("no provider model is enabled in the models config")
+        if not providers.tool_names:
+            return dg.SkipReason("no provider model or scoring endpoint is enabled in the models config")
         probe_aliases(context, providers)  # records moves, so the runs below call the new snapshot afresh
         date = context.scheduled_execution_time.strftime("%Y-%m-%d")
+        unversioned_epochs(providers, date)
         requests = rerun_requests(
             providers,
-            providers.model_names,
+            providers.tool_names,
             f"weekly-{date}",
             prediction_models=set(model_partitions.get_partition_keys()),
             fit_models=set(fit_model_partitions.get_partition_keys()),
             jds=jd_partitions.get_partition_keys(),
+            ranked=ranked_partitions(context),
         )
         return [r for r in requests if r.job_name == job.name]
 
@@ -429,3 +477,4 @@ model_alias_sensor = build_model_alias_sensor(
 )
 weekly_seniority_reaudit = _reaudit(seniority_predictions_job)
 weekly_fit_reaudit = _reaudit(fit_scores_job)
+weekly_rankings_reaudit = _reaudit(rankings_job)

@@ -12,6 +12,7 @@ import dagster as dg
 from resumebias_dagster.automation import (
     model_alias_sensor,
     weekly_fit_reaudit,
+    weekly_rankings_reaudit,
     weekly_seniority_reaudit,
 )
 from resumebias_dagster.jobs import ALL_JOBS
@@ -104,7 +105,7 @@ defs = dg.Definitions.merge(
     dg.Definitions(
         jobs=ALL_JOBS,
         sensors=[model_alias_sensor],
-        schedules=[weekly_seniority_reaudit, weekly_fit_reaudit],
+        schedules=[weekly_seniority_reaudit, weekly_fit_reaudit, weekly_rankings_reaudit],
         resources={
             "io_manager": default_io_manager(),
             "catalog": CatalogResource(),

@@ -138,7 +138,9 @@ def test_weekly_reaudit_skips_without_provider_models(tmp_path):
     providers = ProvidersResource(store_path=str(tmp_path / "r.sqlite"))
     with dg.build_schedule_context(resources={"providers": providers}) as context:
         result = weekly_fit_reaudit(context)
-    assert isinstance(result, dg.SkipReason) and "no provider model is enabled" in result.skip_message
+    assert (
+        isinstance(result, dg.SkipReason) and "no provider model or scoring endpoint is enabled" in result.skip_message
+    )
 
 
 def test_tables_refresh_after_a_partition_is_rerun_even_without_an_import(tmp_path):

@@ -30,6 +30,7 @@ from resumebias_dagster.core.providers.store import (
     store_target,
 )
 from resumebias_dagster.core.providers.types import (
+    HTTP_WIRE,
     ChatRequest,
     ChatResult,
     ProviderConfigError,
@@ -111,8 +112,20 @@ class ProvidersResource(dg.ConfigurableResource):
 
     @property
     def model_names(self) -> list[str]:
-        """The enabled (audited) provider models (not the http endpoints: they have no alias to probe)."""
+        """The enabled (audited) provider models (not the http endpoints)."""
         return list(self._audited)
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Every audited model behind an API: the provider models, then the scoring endpoints
+        (kind http). The weekly re-audit runs them all."""
+        return [*self._audited, *(n for n, m in self._models.items() if m.provider == HTTP_WIRE)]
+
+    @property
+    def versioned_names(self) -> list[str]:
+        """The models whose version can be probed: every provider model (its alias's snapshot)
+        and each scoring endpoint with a ``version`` source."""
+        return [n for n in self.tool_names if self._models[n].provider != HTTP_WIRE or self._models[n].version_source]
 
     @property
     def judge_names(self) -> list[str]:
@@ -136,7 +149,7 @@ class ProvidersResource(dg.ConfigurableResource):
         whose probe failed or was too slow, its ``ProbeError`` (redacted): never raises for one."""
         from resumebias_dagster.core.providers.alias_probe import probe_resolved_models
 
-        names = self.model_names if names is None else [names] if isinstance(names, str) else list(names)
+        names = self.versioned_names if names is None else [names] if isinstance(names, str) else list(names)
         for name in names:
             if name not in self._models:
                 raise ProviderConfigError(

@@ -16,6 +16,7 @@ An entry of the models config::
                                                        # max_retries, retry_timeouts
       min_interval_s: 2                                # optional pacing: >= 2 s between calls
       order_seed: 0                                    # the seed of the calls' shuffled order
+      version: {header: X-Model-Version}               # optional: where the tool says its version
 
 The body template sees ``id`` (an opaque id, 16 hex digits, new for each call: it names no job
 description, résumé, variant or run; the response store maps it back), ``task`` (``seniority``
@@ -32,6 +33,15 @@ or a mapping of the three labels to probabilities). The tasks a model serves are
 paths give: ``score`` the fit task, ``label`` the seniority task. A path is a dotted path with
 an optional ``$.`` and ``[n]`` indices (``$.result.scores[0].value``, ``result.score``), the
 subset of JSONPath that names one value.
+
+``version`` (optional) says where the tool reports which version answered, one of:
+``{header: X-Model-Version}`` (a response header of each answer), ``{path: $.model.version}``
+(a path in each answer's JSON) or ``{url: https://host/version, path: $.version}`` (a version
+endpoint, asked with GET and the entry's headers; without ``path`` its body is the version). The
+endpoint must be on ``url``'s scheme, host and port: the key goes to that host only. Each answer
+is stored with the version it came from; ``model_alias_sensor`` reads the version (the
+endpoint, or one ordinary scoring call) and re-audits the tool when it changes, as when a
+provider's alias moves. A tool without a version source is re-audited on the weekly schedule.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from resumebias_dagster.core.models.scorer_answers import Answer, validate
 
 METHODS = ("POST", "PUT")
 ANSWER_PARTS = {"score": "fit", "recommend": "fit", "label": "seniority"}
+VERSION_SOURCES = ("header", "path", "url")
 BODY_VARIABLES = ("id", "task", "resume", "job_description", "run")
 KEY_VARIABLE = "api_key"
 # A body or header template: a few lines that place the variables (issue 40 capped it).
@@ -149,6 +160,62 @@ def _compiled(source: str):
 
 
 @dataclass(frozen=True)
+class HttpVersion:
+    """Where a tool reports its version: ``source`` ``header`` (``name`` the header), ``path``
+    (``name`` the JSON path in each answer) or ``url`` (a version endpoint; ``name`` the path in
+    its JSON reply, empty: its body is the version)."""
+
+    source: str
+    name: str
+    url: str = ""
+
+    def as_tuple(self) -> tuple[str, str, str]:
+        return (self.source, self.name, self.url)
+
+
+def _check_version(version: Any, url: str, where: str) -> HttpVersion | None:
+    if version is None:
+        return None
+    example = "version: {header: X-Model-Version}, {path: $.model.version} or {url: https://host/version}"
+    if not isinstance(version, dict) or not version:
+        raise HttpEndpointError(f"{where}: {example}, got {version!r}")
+    unknown = sorted(set(map(str, version)) - {*VERSION_SOURCES})
+    sources = [k for k in ("header", "url") if k in version] or (["path"] if "path" in version else [])
+    if unknown or len(sources) != 1:
+        raise HttpEndpointError(
+            f"{where}: version takes one of header, path or url (url with an optional path); {example}"
+        )
+    source = sources[0]
+    if "path" in version:
+        parse_path(version["path"], f"{where}: version.path")
+    if source == "header":
+        name = version["header"]
+        if (
+            "path" in version
+            or not isinstance(name, str)
+            or not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}", name)
+        ):
+            raise HttpEndpointError(
+                f"{where}: version.header must name one response header, e.g. X-Model-Version, got {name!r}"
+            )
+        return HttpVersion("header", name)
+    if source == "path":
+        return HttpVersion("path", str(version["path"]))
+    from urllib.parse import urlsplit
+
+    target = version["url"]
+    if not isinstance(target, str) or "://" not in target:
+        raise HttpEndpointError(f"{where}: version.url must be an http(s) URL, got {target!r}")
+    a, b = urlsplit(target.strip()), urlsplit(url)
+    if (a.scheme, a.hostname, a.port) != (b.scheme, b.hostname, b.port):
+        raise HttpEndpointError(
+            f"{where}: version.url must be on the scoring url's scheme, host and port ({b.scheme}://{b.netloc}): "
+            "the entry's headers, and its key, go to that host only"
+        )
+    return HttpVersion("url", str(version.get("path") or ""), target.strip())
+
+
+@dataclass(frozen=True)
 class HttpEndpoint:
     """A checked ``kind: http`` entry: its request templates and answer paths."""
 
@@ -159,6 +226,7 @@ class HttpEndpoint:
     headers: tuple[tuple[str, str], ...]
     answer: tuple[tuple[str, str], ...]
     has_key: bool
+    version: HttpVersion | None = None
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -265,6 +333,7 @@ def endpoint_from_entry(entry: dict[str, Any], where: str) -> HttpEndpoint:
         headers=headers,
         answer=_check_answer(entry.get("answer"), where),
         has_key=has_key,
+        version=_check_version(entry.get("version"), url.strip(), where),
     )
     from jinja2 import TemplateError
 

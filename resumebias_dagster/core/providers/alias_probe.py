@@ -11,31 +11,47 @@ provider takes none, its extra body, and the limit of its seniority task: the pr
 answer is the size of the label, and a reasoning model's entry sizes that limit for its
 thinking): a probe a model would refuse (a fixed ``temperature=0`` to a reasoning model)
 would report nothing about the alias.
+
+A scoring endpoint of the user's (``kind: http``) with a ``version`` source is probed too: its
+version endpoint is asked (nothing is scored), or, where the version comes with each answer
+(a header, a path), one ordinary scoring call is made with a plain résumé and job description
+(``PROBE_RESUME``, ``PROBE_JOB``) and the version read off its reply. It is not stored; like
+any call it may be billed. An endpoint that reports no version is a failed probe, named.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 
 from resumebias_dagster.core.providers.base import registered_secrets
 from resumebias_dagster.core.providers.fanout import normalise, run_sync
 from resumebias_dagster.core.providers.registry import make_client
-from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, Secret, scrub
+from resumebias_dagster.core.providers.types import (
+    HTTP_WIRE,
+    MODEL_VERSION,
+    MODEL_VERSION_CHARS,
+    ChatRequest,
+    ProviderSettings,
+    Secret,
+    scrub,
+)
 
 PROBE_PROMPT = "Reply with the single word OK."
+# The scoring call of an http tool's probe: an ordinary application, with nothing in it that
+# says it is a check.
+PROBE_RESUME = (
+    "Jordan Lee\nSoftware Engineer\n\nEXPERIENCE\nSoftware Engineer, Northwind Logistics (2019-2024)\n"
+    "- Built and maintained order-tracking services in Python and PostgreSQL.\n\n"
+    "EDUCATION\nB.S. Computer Science, State University (2019)\n\nSKILLS\nPython, SQL, Docker"
+)
+PROBE_JOB = "Software Engineer. Build and run backend services in Python; SQL databases; code review."
 # How long one probe may take, in seconds (the model's own timeout_s if that is shorter).
 PROBE_TIMEOUT_S = 20.0
 # A probe is cancelled this long after its timeout if the SDK's own timeout has not ended it
 # (a server trickling bytes can keep a read alive past the SDK's per-read timeout).
 _CANCEL_GRACE_S = 1.0
-
-
-# What a model version looks like (gpt-4o-2024-08-06, claude-3-5-sonnet@20241022, models/gemini-2.0-flash-001).
-MODEL_VERSION_CHARS = 200
-MODEL_VERSION = re.compile(rf"[^\s\x00-\x1f\x7f]{{1,{MODEL_VERSION_CHARS}}}")
 
 
 class ProbeError(RuntimeError):
@@ -54,8 +70,47 @@ def probe_request(settings: ProviderSettings) -> ChatRequest:
     return normalise(settings, ChatRequest.from_prompt(PROBE_PROMPT, task="seniority"))
 
 
+def http_probe_request(settings: ProviderSettings) -> ChatRequest:
+    """The scoring call of an http tool's probe, as ``http_scorer.http_requests`` makes one."""
+    from resumebias_dagster.core.common.blinding import opaque_id
+
+    task = settings.version_source[3] if len(settings.version_source) > 3 else "fit"
+    job = PROBE_JOB if task != "seniority" else ""
+    return ChatRequest(
+        messages=(("resume", PROBE_RESUME), ("job_description", job)),
+        tag=f"http|{task}|probe-{opaque_id()}",
+        task=task,
+    )
+
+
+async def _http_version(settings: ProviderSettings, api_key: Secret | None) -> str:
+    if not settings.version_source:
+        raise ProbeError(f"model {settings.name!r}: kind http without a version source has no version to probe")
+    client = make_client(settings, api_key)
+    try:
+        if settings.version_source[0] == "url":
+            version = await client.version_now()
+            if version is None:
+                raise ProbeError(
+                    f"model {settings.name!r}: the version endpoint gave no version (a 2xx answer of at most "
+                    f"{MODEL_VERSION_CHARS} characters, or its JSON at version.path)"
+                )
+            return str(version)
+        result = await client.complete(http_probe_request(settings), "probe")
+    finally:
+        await client.aclose()
+    if not result.ok:
+        raise ProbeError(f"model {settings.name!r}: probe failed ({result.error_kind}: {result.error_message})")
+    if not result.resolved_model or result.resolved_model.startswith("http:"):
+        source, name = settings.version_source[:2]
+        raise ProbeError(f"model {settings.name!r}: the answer reported no version (version.{source} {name!r})")
+    return result.resolved_model
+
+
 async def probe_resolved_model_async(settings: ProviderSettings, api_key: Secret | None) -> str:
     """One probe with ``settings`` as given (see ``probe_settings``); ``ProbeError`` if it fails."""
+    if settings.provider == HTTP_WIRE:
+        return await _http_version(settings, api_key)
     client = make_client(settings, api_key)
     try:
         result = await client.complete(probe_request(settings), "probe")

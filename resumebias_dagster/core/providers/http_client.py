@@ -7,6 +7,12 @@ with exponential backoff from ``retry_initial_delay_s`` (or the reply's ``Retry-
 ``MAX_RETRY_AFTER_S``). Redirects are not followed, so the key goes to the configured host only.
 A 2xx reply is the answer, stored as it came; a 2xx body that is not UTF-8 JSON is a
 ``malformed_response`` (billed, final), kept for the record.
+
+Version. Where the entry names a ``version`` source (``http_endpoint.HttpVersion``), each answer's
+``resolved_model`` is the version the tool reported: its header, the path in its JSON, or the
+version endpoint's answer (asked once per client, before its first call). A version that is
+missing, or no model name (over 200 characters, spaces, control characters), leaves the
+answer's ``resolved_model`` as ``http:<url>``: the tool did not say.
 """
 
 from __future__ import annotations
@@ -15,11 +21,11 @@ import asyncio
 import json
 from typing import Any
 
-from resumebias_dagster.core.models.http_endpoint import HttpEndpoint
+from resumebias_dagster.core.models.http_endpoint import HttpEndpoint, HttpVersion, parse_path, read_path
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
 from resumebias_dagster.core.providers.http_scorer import item_of
-from resumebias_dagster.core.providers.types import ChatRequest, ChatResult, ProviderSettings, Secret
+from resumebias_dagster.core.providers.types import MODEL_VERSION, ChatRequest, ChatResult, ProviderSettings, Secret
 from resumebias_dagster.core.providers.urls import url_without_secrets
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -39,7 +45,29 @@ def endpoint_of_settings(settings: ProviderSettings) -> HttpEndpoint:
         headers=tuple((str(name), str(source)) for name, source in wire["headers"]),
         answer=(),
         has_key=bool(settings.api_key_env),
+        version=HttpVersion(*settings.version_source[:3]) if settings.version_source else None,
     )
+
+
+def version_in(value: Any) -> str | None:
+    """``value`` as a version: a number or a text that is a model name, else None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = str(value).strip()
+    return text if MODEL_VERSION.fullmatch(text) else None
+
+
+def reported_version(version: HttpVersion, headers: Any, content: bytes) -> str | None:
+    """The version one reply reports (its header, or the path in its JSON; a version endpoint's
+    reply: the path in it, or its whole body), or None."""
+    if version.source == "header":
+        return version_in(headers.get(version.name))
+    if version.source == "url" and not version.name:
+        return version_in(content[: 4 * MODEL_VERSION_BYTES].decode("utf-8", "replace"))
+    try:
+        return version_in(read_path(json.loads(content.decode("utf-8")), parse_path(version.name, "version.path")))
+    except (UnicodeDecodeError, ValueError, KeyError, RecursionError):
+        return None
 
 
 def _retry_after(response: Any, fallback: float) -> float:
@@ -53,6 +81,7 @@ def _retry_after(response: Any, fallback: float) -> float:
 # A scorer's reply is a small JSON object; a larger one is cut here, not read whole into memory
 # and the store (a 100 MB reply peaked at 516 MB, issue 40).
 MAX_REPLY_BYTES = 1 << 20
+MODEL_VERSION_BYTES = 200
 
 
 async def _read_capped(response: Any, limit: int) -> tuple[bytes, bool]:
@@ -74,6 +103,9 @@ class HttpScorerClient(ProviderClient):
         self._headers = self._endpoint.render_headers(api_key.reveal() if api_key else None)
         self._url = settings.base_url
         self._resolved = f"http:{url_without_secrets(settings.base_url or '')}"
+        self._version_lock = asyncio.Lock()
+        self._endpoint_version: str | None = None
+        self._asked_version = False
 
     def _make_sdk_client(self, http_client: Any) -> None:
         return None
@@ -106,11 +138,39 @@ class HttpScorerClient(ProviderClient):
             return response, body, cut
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    async def version_now(self) -> str | None:
+        """The version endpoint's answer (GET with the entry's headers, no retries), or None."""
+        version = self._endpoint.version
+        if version is None or version.source != "url":
+            return None
+        async with self._http.stream("GET", version.url, headers=self._headers, follow_redirects=False) as response:
+            content, _ = await _read_capped(response, 1 << 16)
+        return reported_version(version, response.headers, content) if 200 <= response.status_code < 300 else None
+
+    async def _stamp(self) -> str:
+        """What answers of this client resolve to before their own reply is read."""
+        if self._endpoint.version is None or self._endpoint.version.source != "url":
+            return self._resolved
+        async with self._version_lock:
+            if not self._asked_version:
+                import httpx2
+
+                try:
+                    self._endpoint_version = await self.version_now()
+                except httpx2.HTTPError:
+                    self._endpoint_version = None
+                self._asked_version = True
+        return self._endpoint_version or self._resolved
+
     async def _call(self, request: ChatRequest) -> ChatResult:
         body = self._endpoint.render_body(item_of(request))
+        resolved = await self._stamp()
         response, content, cut = await self._send(body.encode("utf-8"))
         text = content.decode("utf-8", "surrogateescape")
-        result = ChatResult(key="", resolved_model=self._resolved)
+        version = self._endpoint.version
+        if version is not None and version.source != "url":
+            resolved = reported_version(version, response.headers, content) or resolved
+        result = ChatResult(key="", resolved_model=resolved)
         if not 200 <= response.status_code < 300:
             snippet = " ".join(text.split())[:BODY_CHARS]
             result.error_kind = status_kind(response.status_code, snippet)

@@ -298,6 +298,10 @@ class ProviderSettings:
     # (None: no pacing). Neither changes an answer, so neither is in the key.
     order_seed: int | None = None
     min_interval_s: float | None = None
+    # kind http: where the tool reports its version, (source, header or path, version url, the
+    # task of a probe's scoring call) (http_endpoint.HttpVersion); empty: it reports none. Not
+    # part of the key: the version is what the sensor's epochs are made of.
+    version_source: tuple[str, ...] = ()
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
@@ -466,6 +470,10 @@ class ProviderSettings:
 
 
 HTTP_WIRE = "http"
+# What a model version looks like (gpt-4o-2024-08-06, claude-3-5-sonnet@20241022, models/gemini-2.0-flash-001,
+# an HTTP tool's "2.3.1"): a hostile endpoint's 200 KB "version" is refused (issue 40).
+MODEL_VERSION_CHARS = 200
+MODEL_VERSION = re.compile(rf"[^\s\x00-\x1f\x7f]{{1,{MODEL_VERSION_CHARS}}}")
 
 
 def _http_settings(spec: Any) -> ProviderSettings:
@@ -497,6 +505,7 @@ def _http_settings(spec: Any) -> ProviderSettings:
         retry_timeouts=retry_timeouts,
         retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
         wire=endpoint.wire(),
+        version_source=(*endpoint.version.as_tuple(), endpoint.tasks[0]) if endpoint.version else (),
         order_seed=o.get("order_seed", 0),
         min_interval_s=o.get("min_interval_s"),
     )

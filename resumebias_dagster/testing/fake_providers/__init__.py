@@ -17,6 +17,7 @@ loop the only thing on its core)::
     python -m resumebias_dagster.testing.fake_providers --wire openai --latency-s 0.2 --port-file p
 """
 
+from resumebias_dagster.testing.fake_providers.cli import main
 from resumebias_dagster.testing.fake_providers.replies import (
     HOSTILE_KINDS,
     WIRES,
@@ -40,7 +41,7 @@ from resumebias_dagster.testing.fake_providers.replies import (
     status,
 )
 from resumebias_dagster.testing.fake_providers.resumes import structured_resume, structured_resume_answers
-from resumebias_dagster.testing.fake_providers.server import FakeProviderServer, main
+from resumebias_dagster.testing.fake_providers.server import FakeProviderServer
 
 __all__ = [
     "HOSTILE_KINDS",

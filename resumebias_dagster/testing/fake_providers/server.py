@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
-import signal
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from resumebias_dagster.testing.fake_providers.batch import StatusReadFailed
@@ -208,6 +205,10 @@ class FakeProviderServer:
             self._write(writer, 200, {})
             await writer.drain()
             return True
+        if self.wire == "scorer" and method == "GET" and path == "/version" and self.resolved_model is not None:
+            self._write(writer, 200, {"version": self._resolved("scorer")})  # kind http's `version: {url: ...}`
+            await writer.drain()
+            return True
         handled = self._batch_reply(method, target, headers, body)
         if handled is not None:
             self._write_raw(writer, handled[0], handled[1], handled[2])
@@ -259,7 +260,7 @@ class FakeProviderServer:
         else:
             self._count(reply.finish or "answered")
             text = reply.text if reply.text is not None else self.answer(request)
-            self._write(writer, 200, self._answer_body(request, text, reply.finish))
+            self._write(writer, 200, self._answer_body(request, text, reply.finish), self._version_headers())
         await writer.drain()
         return True
 
@@ -335,9 +336,16 @@ class FakeProviderServer:
             return self.resolved_model(alias)
         return self.resolved_model or f"{alias}-2025-01-01"
 
+    def _version_headers(self) -> tuple[tuple[str, str], ...]:
+        """A scorer with a version (``resolved_model``) says it in each answer's header too."""
+        versioned = self.wire == "scorer" and self.resolved_model is not None
+        return (("x-model-version", self._resolved("scorer")),) if versioned else ()
+
     def _answer_body(self, req: FakeRequest, text: str, finish: str | None) -> dict[str, Any]:
         if self.wire == "scorer":
-            return json.loads(text)
+            body = json.loads(text)
+            versioned = self._version_headers() and isinstance(body, dict)
+            return {**body, "model_version": self._resolved("scorer")} if versioned else body
         tokens_out = 0 if finish in ("empty", "content_filter") else max(1, len(text) // 4)
         usage = self._usage(req, tokens_out)
         model = self._resolved(req.model)
@@ -533,61 +541,3 @@ def _openai_logprob(text: str, k: int) -> dict[str, Any]:
         "bytes": None,
         "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in _top(text, k)],
     }
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=_DOC.split("\n\n")[0])
-    parser.add_argument("--wire", choices=WIRES, default="openai")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--port-file", type=Path, help="write the port here once listening")
-    parser.add_argument("--latency-s", type=float, default=0.0)
-    parser.add_argument("--fault-rate", type=float, default=0.0)
-    parser.add_argument(
-        "--faults",
-        default="rate_limited,server_error,unavailable,reset",
-        help="comma-separated: rate_limited, server_error, unavailable, reset, timeout, and the "
-        "hostile 2xx answers lone_surrogate, list_content, deep_nesting, invalid_utf8",
-    )
-    parser.add_argument("--retry-after-s", type=float, default=0.01)
-    parser.add_argument("--timeout-delay-s", type=float, default=1.0, help="how long a 'timeout' fault stalls")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--stall-share", type=float, default=0.0, help="share of prompts that stall --timeout-delay-s on every attempt"
-    )
-    args = parser.parse_args(argv)
-    faults = None
-    if args.fault_rate > 0:
-        faults = FaultProfile(
-            args.fault_rate, tuple(args.faults.split(",")), args.retry_after_s, args.timeout_delay_s, seed=args.seed
-        )
-    server = FakeProviderServer(
-        args.wire,
-        latency_s=args.latency_s,
-        faults=faults,
-        record=False,
-        port=args.port,
-        stall_share=args.stall_share,
-        stall_delay_s=args.timeout_delay_s,
-    )
-
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
-        task = asyncio.ensure_future(server.serve_forever())
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        while server.port == 0:
-            await asyncio.sleep(0.01)
-        if args.port_file:
-            tmp = args.port_file.with_suffix(".tmp")
-            tmp.write_text(str(server.port))
-            tmp.replace(args.port_file)
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-
-    asyncio.run(run())
-
-
-if __name__ == "__main__":
-    main()

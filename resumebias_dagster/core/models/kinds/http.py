@@ -1,6 +1,6 @@
 """``kind: http``: a scoring endpoint of the user's (``url``, ``body`` template, ``answer``
 paths, optional ``method``, ``headers``, ``api_key_env``, limits, pacing ``min_interval_s`` and
-``order_seed``; ``core/models/http_endpoint.py``), called through the transport once per item
+``order_seed``, a ``version`` source; ``core/models/http_endpoint.py``), called through the transport once per item
 and run. It runs the tasks its answer paths read."""
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ KIND = ModelKind(
             "order_seed",
             "allow_any_key_env",
             "allow_host_header",
+            "version",
         }
     ),
     required=frozenset({"url", "body", "answer"}),
