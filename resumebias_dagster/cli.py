@@ -82,7 +82,7 @@ def _estimate_cost_arguments(parser: argparse.ArgumentParser) -> None:
         "--task",
         action="append",
         default=[],
-        choices=["seniority", "fit", "judge", "generation"],
+        choices=["seniority", "fit", "ranking", "judge", "generation"],
         help="only this task (repeatable; default: every task the design calls)",
     )
     parser.add_argument(
@@ -140,7 +140,7 @@ def _estimate_cost(args: argparse.Namespace) -> int:
             judges=judges,
             generator=writers.get("--generator-model"),
             rewriter=writers.get("--rewriter-model"),
-            tasks=args.task or ("seniority", "fit", "judge", "generation"),
+            tasks=args.task or ("seniority", "fit", "ranking", "judge", "generation"),
             catalog_dir=args.catalog_dir,
         )
     except CatalogError as exc:
@@ -162,10 +162,12 @@ def _cost_models(args: argparse.Namespace):
 
     every = load_models(args.models_file, args.catalog_dir, include_disabled=True)
     shown = every if (args.all or args.model) else [s for s in every if s.enabled]
-    specs = [s for s in shown if s.kind == "provider" and (not args.model or s.name in args.model)]
+    specs = [s for s in shown if s.kind in ("provider", "http") and (not args.model or s.name in args.model)]
     unknown = set(args.model) - {s.name for s in specs}
     if unknown:
-        raise ModelConfigError(f"no provider model named {', '.join(sorted(unknown))} in the models config")
+        raise ModelConfigError(
+            f"no provider model or scoring endpoint (kind http) named {', '.join(sorted(unknown))} in the models config"
+        )
     models = [ProviderSettings.from_spec(s) for s in specs]
     judges = [ProviderSettings.from_spec(j) for j in load_judges(args.models_file, args.catalog_dir)]
     providers = {s.name: s for s in every if s.kind == "provider"}

@@ -69,3 +69,63 @@ def test_a_bad_rate_in_prices_yaml_is_refused(models_file, tmp_path, capsys, rat
     assert _run(models_file, "--catalog-dir", str(catalog), "--task", "seniority") == 2
     captured = capsys.readouterr()
     assert f"error: {message}" in captured.err and captured.out == ""
+
+
+BODY = '{"resume": {{ resume | tojson }}, "job_description": {{ job_description | tojson }}}'
+
+
+def _http_entry(url, **extra):
+    answer = {"score": "$.result.score", "label": "$.seniority"}
+    return {"name": "acme-http", "kind": "http", "url": url, "body": BODY, "answer": answer, "max_retries": 0, **extra}
+
+
+def test_a_scoring_endpoint_and_the_ranking_task_are_priced_less_what_the_store_holds(
+    tmp_path, model_entry, monkeypatch, capsys
+):
+    """Every kind and task (issue 44): an http entry's calls at its price_per_call, with the answers
+    the store holds subtracted (five fit calls made through a real scorer on 127.0.0.1), and the
+    ranking task of a provider model."""
+    import dagster as dg
+
+    from resumebias_dagster.core.estimate import _http, study_design
+    from resumebias_dagster.core.models.model_config import load_models
+    from resumebias_dagster.core.providers.types import ProviderSettings
+    from resumebias_dagster.resources.providers import ProvidersResource
+    from resumebias_dagster.testing.fake_providers import FakeProviderServer
+
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RESUMEBIAS_ALLOWED_ROOTS", str(tmp_path))
+    monkeypatch.setenv("RESUMEBIAS_TEST_PROVIDER_KEY", "sk-test")
+    with FakeProviderServer("scorer") as server:
+        path = tmp_path / "models.yaml"
+        entries = [
+            model_entry("openai", "https://openrouter.ai/api/v1"),
+            _http_entry(server.base_url, price_per_call=0.002),
+        ]
+        path.write_text(yaml.safe_dump({"models": entries}))
+        spec = next(s for s in load_models(path) if s.kind == "http")
+        made = _http(ProviderSettings.from_spec(spec), study_design(2), "fit").requests[:5]
+        with dg.build_resources({"providers": ProvidersResource(models_file=str(path))}) as resources:
+            _, stats = resources.providers.run("acme-http", made)
+        assert stats.calls_made == 5
+    assert main(["estimate-cost", "--models-file", str(path), "--n-per-level", "2", "--json"]) == 0
+    rows = {(r["model"], r["task"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+    fit, seniority = rows["acme-http", "fit"], rows["acme-http", "seniority"]
+    assert fit["in_store"] == 5 and fit["to_call"] == fit["calls"] - 5
+    assert fit["usd_to_call"] == pytest.approx(0.002 * fit["to_call"]) and fit["usd_all_calls"] == pytest.approx(
+        0.002 * fit["calls"]
+    )
+    assert seniority["in_store"] == 0 and seniority["usd_to_call"] == pytest.approx(0.002 * seniority["calls"])
+    assert fit["input_tokens"] is None and "$0.002 a call" in fit["note"]
+    ranking = rows["fake-openai", "ranking"]
+    assert ranking["calls"] > 0 and ranking["usd_to_call"] > 0 and "ranking items" in ranking["note"]
+    assert ("acme-http", "ranking") not in rows  # a scorer of one résumé does not rank
+
+
+def test_a_bad_price_per_call_is_refused_naming_the_model(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RESUMEBIAS_DATA_DIR", str(tmp_path / "data"))
+    path = tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": [_http_entry("http://127.0.0.1:8400/score", price_per_call="cheap")]}))
+    assert main(["estimate-cost", "--models-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "model 'acme-http': price_per_call must be a number of US dollars per call (0 or more), got 'cheap'" in err

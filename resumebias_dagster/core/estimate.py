@@ -11,6 +11,13 @@ epoch (after an alias moved, the old snapshot's answers are not "paid" any more)
   judge of the models config; its prompts hold the screener's answers, so their keys are
   not known before the fit scores exist: the count is an upper bound (a cell whose two
   samples coincide takes one call) and ``in_store`` is unknown;
+- ``ranking``: the ranking items of the probe arm's first ``DEFAULT_RANKING_PER_LEVEL`` résumés
+  a level under every group's names of the firstName axis (the ``rankings`` asset's default),
+  x its job descriptions x runs per cell (models that rank: provider models);
+- scoring endpoints of the user's (``kind: http``): the tasks their answer paths read, as the
+  assets call them (one call per item and run, item ids and texts as the tasks make them), priced
+  at the entry's ``price_per_call`` (no tokens: an endpoint bills by call, if at all); no price
+  declared, no dollars;
 - ``generation``: when a generator or rewriter model is named (the ``base_resumes`` /
   ``style_variants`` config), the neutral résumés, the fact extraction and the two rewrites
   per résumé (one draw each; an unusable draw is drawn again).
@@ -61,12 +68,12 @@ import pandas as pd
 from resumebias_dagster.core.providers.fanout import normalise
 from resumebias_dagster.core.providers.pricing import Price, price_for, wire_rates
 from resumebias_dagster.core.providers.store import ResponseStore
-from resumebias_dagster.core.providers.types import ChatRequest, ProviderSettings, request_key
+from resumebias_dagster.core.providers.types import HTTP_WIRE, ChatRequest, ProviderSettings, request_key
 
 CHARS_PER_TOKEN = 4
 # A one-word label; a fit JSON answer; a verdict with rationale and quotes (study 003: ~200);
 # a résumé of ~435 words (notebook 004).
-DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "judge": 250, "generation": 650}
+DEFAULT_OUTPUT_TOKENS = {"seniority": 5, "fit": 250, "ranking": 60, "judge": 250, "generation": 650}
 # What one evaluation (score, recommendation, justification, strengths, concerns) adds to a
 # judge prompt when no fit answer is stored yet.
 DEFAULT_EVALUATION_CHARS = 1200
@@ -186,6 +193,47 @@ def _fit(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
     )
 
 
+def _ranking(settings: ProviderSettings, design: Design, catalog_dir) -> _TaskCalls:
+    from resumebias_dagster.core.jd_audit.design import load_fit_design
+    from resumebias_dagster.core.jd_audit.probes import select_probe_resumes
+    from resumebias_dagster.core.jd_audit.probes.axes import load_probe_axes
+    from resumebias_dagster.core.ranking.design import DEFAULT_RANKING_PER_LEVEL, pools_from_levels, ranking_items
+    from resumebias_dagster.core.ranking.task import load_ranking_template, ranking_requests
+
+    axis = next((a for a in load_probe_axes(catalog_dir).axes if a.id == "firstName"), None)
+    arm = {**load_fit_design(catalog_dir).arm(), "per_level": DEFAULT_RANKING_PER_LEVEL}
+    chosen = select_probe_resumes(design.base, **arm)
+    if axis is None or not len(chosen):
+        return _TaskCalls("ranking", [], note="no firstName axis or no base résumé: the rankings asset would refuse")
+    items = ranking_items(chosen, pools_from_levels(axis.levels))
+    template = load_ranking_template(catalog_dir)
+    requests: list[ChatRequest] = []
+    for jd, text in zip(design.job_descriptions["jd"], design.job_descriptions["text"]):
+        requests += ranking_requests(items, jd=jd, jd_text=text, template=template, runs=settings.runs_per_cell)
+    return _TaskCalls("ranking", requests, note=f"{len(design.job_descriptions)} JDs x {len(items)} ranking items")
+
+
+def _http(settings: ProviderSettings, design: Design, task: str) -> _TaskCalls:
+    """A scoring endpoint's calls of ``task``, as ``FitWork`` / ``SeniorityWork`` make them."""
+    from resumebias_dagster.core.jd_audit.fit_task import fit_item_id
+    from resumebias_dagster.core.providers.http_scorer import http_requests
+    from resumebias_dagster.core.seniority.task import seniority_item_id
+
+    if task == "seniority":
+        items = [
+            {"id": seniority_item_id(r), "task": task, "resume": r.text, "job_description": None}
+            for r in design.variants.itertuples(index=False)
+        ]
+    else:
+        items = [
+            {"id": fit_item_id(jd, r), "task": task, "resume": r.text, "job_description": text}
+            for jd, text in zip(design.job_descriptions["jd"], design.job_descriptions["text"])
+            for r in design.probe_variants.itertuples(index=False)
+        ]
+    price = "no price_per_call declared" if settings.price_per_call is None else f"${settings.price_per_call:g} a call"
+    return _TaskCalls(task, http_requests(items, settings.runs_per_cell), note=f"scoring endpoint, {price}")
+
+
 def _judge(
     judge: ProviderSettings,
     audited: Sequence[ProviderSettings],
@@ -267,7 +315,7 @@ def estimate_cost(
     judges: Sequence[ProviderSettings] = (),
     generator: ProviderSettings | None = None,
     rewriter: ProviderSettings | None = None,
-    tasks: Sequence[str] = ("seniority", "fit", "judge", "generation"),
+    tasks: Sequence[str] = ("seniority", "fit", "ranking", "judge", "generation"),
     catalog_dir: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
     """One row per (model, task) with ``COLUMNS``; dollars are None where the price table
@@ -287,6 +335,12 @@ def estimate_cost(
     evaluation_chars: dict[str, float] = {}
     for settings in models:
         calls: list[_TaskCalls] = []
+        if settings.provider == HTTP_WIRE:
+            served = [t for t in settings.tasks if t in tasks and (t != "fit" or len(design.job_descriptions))]
+            rows += [_row(settings, _http(settings, design, t), store, catalog_dir) for t in served]
+            continue
+        if "ranking" in tasks and len(design.job_descriptions):
+            calls.append(_ranking(settings, design, catalog_dir))
         if "seniority" in tasks:
             calls.append(_seniority(settings, design, catalog_dir))
         if "fit" in tasks and len(design.job_descriptions):
@@ -340,6 +394,8 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
     basis = f"store mean of {n_stored}" if mean_out is not None else f"default {DEFAULT_OUTPUT_TOKENS[calls.task]}"
     input_tokens = round(chars / CHARS_PER_TOKEN)
     output_tokens = round(per_call_out * len(todo))
+    if settings.provider == HTTP_WIRE:
+        return _http_row(settings, calls, len(requests), todo, in_store)
     price = price_for(settings.model, catalog_dir, settings.provider)
     rates = wire_rates(settings.provider, catalog_dir)
     cached, written = cache_tokens(
@@ -370,6 +426,29 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         "price_as_of": None if price is None else price.as_of,
         "rates_as_of": rates.as_of if rates.source or rates.as_of != "unknown" else None,
         "rates_source": rates.source or None,
+        "note": calls.note,
+    }
+
+
+def _http_row(settings: ProviderSettings, calls: _TaskCalls, n: int, todo: list, in_store: int | None) -> dict:
+    """A scoring endpoint's row: calls, and dollars at its ``price_per_call`` (no tokens)."""
+    per = settings.price_per_call
+    usd = None if per is None else round(per * len(todo), 4)
+    return {
+        **dict.fromkeys(COLUMNS),
+        "model": settings.name,
+        "provider": settings.provider,
+        "alias": settings.model,
+        "task": calls.task,
+        "snapshot_epoch": settings.snapshot_epoch,
+        "calls": n,
+        "in_store": in_store,
+        "to_call": len(todo),
+        "usd_to_call": usd,
+        "usd_all_calls": None if per is None else round(per * n, 4),
+        "usd_list": usd,
+        "usd_cached": usd,
+        "price_as_of": None if per is None else "price_per_call",
         "note": calls.note,
     }
 

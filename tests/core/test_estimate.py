@@ -45,6 +45,7 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     assert set(rows) == {
         ("fake-openai", "seniority"),
         ("fake-openai", "fit"),
+        ("fake-openai", "ranking"),
         ("judge", "judge"),
         ("writer", "generation"),
     }
@@ -54,6 +55,11 @@ def test_every_task_of_the_design_is_counted(design, settings_for):
     assert n_jds == 1 and n_probes > 30
     assert rows["fake-openai", "seniority"].calls == len(design.variants) * 5
     assert rows["fake-openai", "fit"].calls == n_jds * n_probes * 5
+    # The rankings asset's default: the arm's first 2 résumés a level, one item per group of the 8.
+    from resumebias_dagster.core.jd_audit.probes import select_probe_resumes
+
+    ranked = select_probe_resumes(design.base, **{**load_fit_design().arm(), "per_level": 2})
+    assert 0 < len(ranked) <= 6 and rows["fake-openai", "ranking"].calls == n_jds * len(ranked) * 8 * 5
     n_resumes = design.probe_variants["resume_id"].nunique()  # several: one baseline each
     assert rows["judge", "judge"].calls == 2 * n_jds * (n_probes - n_resumes)
     assert pd.isna(rows["judge", "judge"].in_store) and "upper bound" in rows["judge", "judge"].note

@@ -302,6 +302,10 @@ class ProviderSettings:
     # task of a probe's scoring call) (http_endpoint.HttpVersion); empty: it reports none. Not
     # part of the key: the version is what the sensor's epochs are made of.
     version_source: tuple[str, ...] = ()
+    # kind http: the tasks its answer paths read, and what one call costs (``price_per_call``,
+    # USD; None: not declared), for estimate-cost. Neither is part of the key.
+    tasks: tuple[str, ...] = ()
+    price_per_call: float | None = None
 
     @classmethod
     def from_spec(cls, spec: Any) -> ProviderSettings:
@@ -487,6 +491,11 @@ def _http_settings(spec: Any) -> ProviderSettings:
     except HttpEndpointError as exc:
         raise ProviderConfigError(str(exc)) from None
     check_base_url(spec.name, endpoint.url, "url")
+    price = o.get("price_per_call")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or not 0 <= price < 1e6):
+        raise ProviderConfigError(
+            f"model {spec.name!r}: price_per_call must be a number of US dollars per call (0 or more), got {price!r}"
+        )
     retry_timeouts = o.get("retry_timeouts", False)
     if not isinstance(retry_timeouts, bool):
         raise ProviderConfigError(f"model {spec.name!r}: retry_timeouts must be true or false, got {retry_timeouts!r}")
@@ -506,6 +515,8 @@ def _http_settings(spec: Any) -> ProviderSettings:
         retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
         wire=endpoint.wire(),
         version_source=(*endpoint.version.as_tuple(), endpoint.tasks[0]) if endpoint.version else (),
+        tasks=endpoint.tasks,
+        price_per_call=None if price is None else float(price),
         order_seed=o.get("order_seed", 0),
         min_interval_s=o.get("min_interval_s"),
     )

@@ -49,6 +49,11 @@ class RankingItem:
         return dict(zip(self.shown, self.groups))
 
 
+# The base résumés per seniority level the rankings asset ranks by default: each repeats its
+# résumé once per group (8 by default), so a few résumés make many long prompts.
+DEFAULT_RANKING_PER_LEVEL = 2
+
+
 def rotations(groups: Sequence[str]) -> list[tuple[str, ...]]:
     """The G orders of a cyclic Latin square over ``groups``: order r starts at ``groups[r]``."""
     g = len(groups)

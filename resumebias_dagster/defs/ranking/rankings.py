@@ -5,7 +5,12 @@ import pandas as pd
 from pydantic import Field
 
 from resumebias_dagster.core.jd_audit.probes import load_probe_axes
-from resumebias_dagster.core.ranking.design import RankingDesignError, pools_from_levels, ranking_items
+from resumebias_dagster.core.ranking.design import (
+    DEFAULT_RANKING_PER_LEVEL,
+    RankingDesignError,
+    pools_from_levels,
+    ranking_items,
+)
 from resumebias_dagster.core.ranking.task import load_ranking_template, predict_rankings
 from resumebias_dagster.defs._cells import model_jd_cells, record_cell
 from resumebias_dagster.defs._metadata import json_by_key, table_metadata
@@ -20,8 +25,7 @@ from resumebias_dagster.schemas import RankingsType
 
 # The axis of probe_axes.yaml whose levels are the groups and whose pools are their names.
 NAME_AXIS = "firstName"
-# Each item repeats its résumé once per group (8 by default), so a few résumés make many long prompts.
-DEFAULT_PER_LEVEL = 2
+DEFAULT_PER_LEVEL = DEFAULT_RANKING_PER_LEVEL
 
 
 class RankingsConfig(ProbeVariantsConfig):

@@ -47,6 +47,7 @@ KIND = ModelKind(
             "allow_any_key_env",
             "allow_host_header",
             "version",
+            "price_per_call",
         }
     ),
     required=frozenset({"url", "body", "answer"}),
