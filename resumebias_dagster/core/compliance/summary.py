@@ -27,6 +27,11 @@ the study's criterion-validity finding (its share, 95% interval, chance, target,
 résumés), with the note that the law asks for impact ratios and that those of a tool no better
 than chance describe noise.
 
+Every EEO-1 category is a row of the rates; a race/ethnicity category no individual was in is
+named in ``untested_categories`` with the reason (``UNTESTED_REASONS``): the packaged name pools
+have no names that signal American Indian or Alaska Native, Native Hawaiian or Other Pacific
+Islander, or Two or More Races, because no validated list of such names exists to draw them from.
+
 Not stated, because a tool cannot: that the auditor is independent (§5-300's "independent
 auditor"), and historical data, which the rules prefer to test data. The summary says both.
 """
@@ -68,12 +73,29 @@ SUMMARY_FIELDS: dict[str, str] = {
     "the tool audited (name, version or snapshot)": "tool",
     "who an individual is, and over how many job descriptions and runs its value is averaged": "individuals_note",
     "selection counts are expected counts (shares of runs, probabilities), not rounded": "selection_counts_note",
+    "every category is reported; a category with no individuals, and why it was not tested": "untested_categories",
     "beyond the law: does the tool tell better from worse candidates (criterion validity: share, 95% interval, "
     "chance, target, verdict, résumés)": "validity",
 }
 # Fields of SUMMARY_FIELDS that are empty unless they apply: no distribution date given, no
 # category left out (the default: §5-301(d)'s exclusion is the auditor's choice).
-CONDITIONAL_FIELDS = frozenset({"distribution_date", "exclusion_justification", "excluded_categories"})
+CONDITIONAL_FIELDS = frozenset(
+    {"distribution_date", "exclusion_justification", "excluded_categories", "untested_categories"}
+)
+# Why a race/ethnicity category can have no individuals: names are the only signal, and the
+# validated name lists (Crabtree et al. 2023, Gaddis 2017, Bertrand & Mullainathan 2004) give none
+# that are perceived as these categories. A user catalog with such pools tests them.
+NO_POOL_CATEGORIES = (
+    "American Indian or Alaska Native",
+    "Native Hawaiian or Other Pacific Islander",
+    "Two or More Races",
+)
+NO_NAME_POOL = (
+    "not tested: the packaged name pools hold no names perceived as this category (validated lists of names "
+    "by perceived race, e.g. Crabtree et al. 2023, Scientific Data 10:130, cover White, Black, Hispanic or Latino "
+    "and Asian names only). A catalog with a pool of such names tests it"
+)
+NOT_IN_DESIGN = "not tested: no name of this category was in this audit's design"
 # The summary's validity_* columns, given in the JSON as one object ``validity`` (its keys without the prefix).
 VALIDITY_PREFIX = "validity_"
 # Columns of the rates table that hold one value per audit: the summary states them once.
@@ -218,6 +240,7 @@ def audit_summary(
                 "selection_counts_note": SELECTION_COUNTS_NOTE,
                 "four_fifths_note": FOUR_FIFTHS_NOTE,
                 "not_stated": NOT_STATED,
+                "untested_categories": _untested(base),
                 **summary_fields(figures, str(model), str(study)),
             }
         )
@@ -227,6 +250,13 @@ def audit_summary(
     out["n_at_median"] = out["n_at_median"].astype("Int64")
     out["validity_n_resumes"] = out["validity_n_resumes"].astype("Int64")
     return conform(out, BiasAuditSummary)
+
+
+def _untested(t: pd.DataFrame) -> str:
+    """The race/ethnicity categories without individuals, each with why ("" when every one has some)."""
+    rows = t[(t["dimension"] == "race_ethnicity") & (t["n"] + t["n_missing"] == 0)]
+    names = sorted(set(rows["category"].astype(str)))
+    return "; ".join(f"{name}: {NO_NAME_POOL if name in NO_POOL_CATEGORIES else NOT_IN_DESIGN}" for name in names)
 
 
 def _plain(value: Any) -> Any:

@@ -310,6 +310,7 @@ LL144_SUMMARY_COLUMNS = [
     Column("n_at_median", "at the median"),
     Column("excluded_categories", "left out of the ratios (§5-301(d), auditor's choice)"),
     Column("exclusion_justification", "why left out"),
+    Column("untested_categories", "not tested, and why"),
 ]
 LL144_RATE_COLUMNS = [
     Column("model", "model"),

@@ -148,6 +148,8 @@ class BiasAuditSummary(PerModel):
     selection_counts_note: Series[str] = pa.Field(str_contains="expected count")
     four_fifths_note: Series[str]
     not_stated: Series[str]  # what a tool's output cannot state (independence, historical data)
+    # The EEO-1 race/ethnicity categories no individual was in, each with why it is not tested.
+    untested_categories: Series[str] = pa.Field(nullable=True)
     # Beyond the law (issue 42): does the tool tell better from worse candidates? The study's
     # criterion-validity finding (jd_audit: validity:criterion; seniority: validity:accuracy), a
     # share with its 95% interval, the share at chance, the declared target, its verdict and the

@@ -118,3 +118,15 @@ def test_a_refused_exclusion_stops_the_tables_not_one_model():
         bias_audit_rates({"jd_audit": hand_scores()}, groups=GROUPS, min_share=0.1, exclusion_justification=JUSTIFY)
     with pytest.raises(ValueError, match="min_share 0.02 > 0 needs exclusion_justification"):
         bias_audit_rates({"jd_audit": pd.DataFrame()}, min_share=0.02)
+
+
+def test_the_summary_says_which_eeo1_categories_are_not_tested_and_why():
+    """Issue 44: the three EEO-1 categories the name pools have no names for are named, with why."""
+    _, summary = _published()
+    three = ["American Indian or Alaska Native", "Native Hawaiian or Other Pacific Islander", "Two or More Races"]
+    for study in ("jd_audit", "seniority"):
+        reasons = dict(part.split(": ", 1) for part in _audit(summary, study)["untested_categories"].split("; "))
+        assert all(reasons.pop(c).startswith("not tested: the packaged name pools hold no names") for c in three)
+        # A category the pools have but this design left out says so.
+        assert all(r == "not tested: no name of this category was in this audit's design" for r in reasons.values())
+    assert "untested_categories" in SUMMARY_FIELDS.values() and "untested_categories" in CONDITIONAL_FIELDS
