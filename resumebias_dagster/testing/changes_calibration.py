@@ -6,7 +6,8 @@
 * an unchanged LLM-like model (run noise, résumé-specific effects, each name its own quirk), on
   the default study's 9 résumés and on 40: nothing changed, so every "changed beyond noise" is
   false;
-* an unchanged deterministic scorer with a fixed penalty on one level (zero spread);
+* an unchanged deterministic scorer with a fixed penalty on one level (zero spread), on 40
+  résumés (too few to call anything unchanged) and on 300 (above the 264 "unchanged" needs);
 * a name penalty that doubles (0.5 to 1 point on one name level) between the audits: planted.
 
 The true change of every finding is known from the design: 0, or the planted difference.
@@ -69,5 +70,6 @@ CHANGES_SCENARIOS = [
     Scenario("changes: unchanged LLM-like model, 9 résumés", False, _llm(9, False)),
     Scenario("changes: unchanged LLM-like model, 40 résumés", False, _llm(40, False)),
     Scenario("changes: unchanged deterministic scorer, 40 résumés", False, _deterministic(40)),
+    Scenario("changes: unchanged deterministic scorer, 300 résumés", False, _deterministic(300)),
     Scenario("changes: name penalty doubled, 40 résumés", True, _llm(40, True)),
 ]
