@@ -61,7 +61,7 @@ from typing import Any
 import dagster as dg
 
 from resumebias_dagster.core.models.model_config import ModelSpec, load_models
-from resumebias_dagster.core.providers.types import HTTP_WIRE, ProviderSettings
+from resumebias_dagster.core.providers.types import ProviderSettings
 from resumebias_dagster.core.providers.urls import url_host
 from resumebias_dagster.jobs import fit_scores_job, rankings_job, seniority_predictions_job
 from resumebias_dagster.partitions import fit_model_partitions, jd_partitions, model_partitions
@@ -430,12 +430,11 @@ def unversioned_epochs(providers: ProvidersResource, date: str) -> None:
     nothing says whether it changed, so its re-audit calls it afresh (the other schedules of the
     same date find the epoch already given)."""
     store = providers.store()
-    for name in sorted(set(providers.tool_names) - set(providers.versioned_names)):
+    for name in sorted(set(providers.tool_names) - set(providers.versioned_names)):  # http entries only
         settings = providers.settings(name)
-        if settings.provider == HTTP_WIRE:
-            if store.snapshot(settings) is None:  # the answers so far: epoch 0, before any re-audit
-                store.observe_snapshot(settings, "unversioned")
-            store.observe_snapshot(settings, f"scheduled-{date}")
+        if store.snapshot(settings) is None:  # the answers so far: epoch 0, before any re-audit
+            store.observe_snapshot(settings, "unversioned")
+        store.observe_snapshot(settings, f"scheduled-{date}")
 
 
 def _reaudit(job) -> dg.ScheduleDefinition:

@@ -378,10 +378,12 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         in_store = len(known) - len(todo)
     if unknown and not known:
         in_store = None
+    requests = known + unknown
+    if settings.provider == HTTP_WIRE:  # billed by call: no tokens, no prefix cache
+        return _http_row(settings, calls, len(requests), len(todo) + len(unknown), in_store)
     cache_texts = [_request_text(r) for r in todo] + (
         calls.cache_texts if calls.cache_texts is not None else [_request_text(r) for r in unknown]
     )
-    requests = known + unknown
     todo = todo + unknown
     chars = sum(len(_request_text(r)) for r in todo)
     all_chars = sum(len(_request_text(r)) for r in requests)
@@ -394,8 +396,6 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
     basis = f"store mean of {n_stored}" if mean_out is not None else f"default {DEFAULT_OUTPUT_TOKENS[calls.task]}"
     input_tokens = round(chars / CHARS_PER_TOKEN)
     output_tokens = round(per_call_out * len(todo))
-    if settings.provider == HTTP_WIRE:
-        return _http_row(settings, calls, len(requests), todo, in_store)
     price = price_for(settings.model, catalog_dir, settings.provider)
     rates = wire_rates(settings.provider, catalog_dir)
     cached, written = cache_tokens(
@@ -405,14 +405,7 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
         [_marked_chars(r) for r in todo] if settings.provider in MARKED_CACHE_WIRES else None,
     )
     return {
-        "model": settings.name,
-        "provider": settings.provider,
-        "alias": settings.model,
-        "task": calls.task,
-        "snapshot_epoch": settings.snapshot_epoch,
-        "calls": len(requests),
-        "in_store": in_store,
-        "to_call": len(todo),
+        **_row_head(settings, calls, len(requests), len(todo), in_store),
         "input_tokens": input_tokens,
         "cached_input_tokens": cached,
         "cache_write_tokens": written,
@@ -430,12 +423,9 @@ def _row(settings: ProviderSettings, calls: _TaskCalls, store: ResponseStore | N
     }
 
 
-def _http_row(settings: ProviderSettings, calls: _TaskCalls, n: int, todo: list, in_store: int | None) -> dict:
-    """A scoring endpoint's row: calls, and dollars at its ``price_per_call`` (no tokens)."""
-    per = settings.price_per_call
-    usd = None if per is None else round(per * len(todo), 4)
+def _row_head(settings: ProviderSettings, calls: _TaskCalls, n: int, to_call: int, in_store: int | None) -> dict:
+    """The columns every row starts with: which model and task, its epoch, and its calls."""
     return {
-        **dict.fromkeys(COLUMNS),
         "model": settings.name,
         "provider": settings.provider,
         "alias": settings.model,
@@ -443,7 +433,17 @@ def _http_row(settings: ProviderSettings, calls: _TaskCalls, n: int, todo: list,
         "snapshot_epoch": settings.snapshot_epoch,
         "calls": n,
         "in_store": in_store,
-        "to_call": len(todo),
+        "to_call": to_call,
+    }
+
+
+def _http_row(settings: ProviderSettings, calls: _TaskCalls, n: int, to_call: int, in_store: int | None) -> dict:
+    """A scoring endpoint's row: calls, and dollars at its ``price_per_call`` (no tokens)."""
+    per = settings.price_per_call
+    usd = None if per is None else round(per * to_call, 4)
+    return {
+        **dict.fromkeys(COLUMNS),
+        **_row_head(settings, calls, n, to_call, in_store),
         "usd_to_call": usd,
         "usd_all_calls": None if per is None else round(per * n, 4),
         "usd_list": usd,

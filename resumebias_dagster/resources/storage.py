@@ -11,6 +11,7 @@ from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_pandas.duckdb_pandas_type_handler import DuckDBPandasTypeHandler
 from pydantic import Field
 
+from resumebias_dagster.core.common.duckdb_columns import add_missing_columns
 from resumebias_dagster.core.common.filesystems import require_local_disk
 from resumebias_dagster.core.common.shared_tables import (
     SCHEMA,
@@ -100,19 +101,11 @@ class _TypedPandasHandler(DuckDBPandasTypeHandler):
         select = _typed_select(obj)
         if table_slice.partition_dimensions:
             connection.execute(f"CREATE TABLE IF NOT EXISTS {table} AS {select} LIMIT 0")
-            # A column added to the table's model since its first partitions (fit_scores' `name`)
-            # is added to the stored table: the older rows hold NULL there.
-            stored = {
-                r[0]
-                for r in connection.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
-                    [table_slice.schema, table_slice.table],
-                ).fetchall()
-            }
-            for column, kind, *_ in connection.execute(f"DESCRIBE {select}").fetchall():
-                if column not in stored:
-                    quoted = '"' + str(column).replace('"', '""') + '"'
-                    connection.execute(f"ALTER TABLE {table} ADD COLUMN {quoted} {kind}")
+            # A column added to the table's model since its first partitions (fit_scores' `name`);
+            # registered by name: the helper's frame cannot see this one's `obj`.
+            connection.register("obj", obj)
+            add_missing_columns(connection, table_slice.schema, table_slice.table, select)
+            connection.unregister("obj")
             connection.execute(f"INSERT INTO {table} BY NAME {select}")
         else:
             connection.execute(f"CREATE OR REPLACE TABLE {table} AS {select}")

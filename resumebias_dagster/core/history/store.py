@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from resumebias_dagster.core.common.duckdb_columns import add_missing_columns
 from resumebias_dagster.core.tables import AuditSnapshots, Verdicts, columns, conform, empty_table
 
 SCHEMA = "history"
@@ -118,7 +119,8 @@ class SnapshotStore:
                 con.register("incoming", frame)
                 if not _has(con, table):
                     con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM incoming WHERE false")
-                _add_new_columns(con, table)
+                # Columns declared since the file's first snapshot (Verdicts.unit_low): NULL in older rows.
+                add_missing_columns(con, SCHEMA, table, "SELECT * FROM incoming")
                 con.execute(f"INSERT INTO {SCHEMA}.{table} BY NAME SELECT * FROM incoming")
                 con.unregister("incoming")
             con.execute("COMMIT")
@@ -128,21 +130,6 @@ class SnapshotStore:
         """The model's two latest snapshots (earlier, later), or None with fewer than two."""
         ids = list(self.snapshots(model)["snapshot_id"])
         return (ids[-2], ids[-1]) if len(ids) >= 2 else None
-
-
-def _add_new_columns(con, table: str) -> None:
-    """Columns declared since the file's first snapshot (``Verdicts.unit_low``) are added to its
-    table; older snapshots read NULL there."""
-    stored = {
-        r[0]
-        for r in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
-            [SCHEMA, table],
-        ).fetchall()
-    }
-    for column, kind, *_ in con.execute("DESCRIBE SELECT * FROM incoming").fetchall():
-        if column not in stored:
-            con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{column}" {kind}')
 
 
 def _has(con, table: str) -> bool:

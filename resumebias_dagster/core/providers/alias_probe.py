@@ -74,7 +74,7 @@ def http_probe_request(settings: ProviderSettings) -> ChatRequest:
     """The scoring call of an http tool's probe, as ``http_scorer.http_requests`` makes one."""
     from resumebias_dagster.core.common.blinding import opaque_id
 
-    task = settings.version_source[3] if len(settings.version_source) > 3 else "fit"
+    task = settings.tasks[0] if settings.tasks else "fit"
     job = PROBE_JOB if task != "seniority" else ""
     return ChatRequest(
         messages=(("resume", PROBE_RESUME), ("job_description", job)),

@@ -25,7 +25,14 @@ from resumebias_dagster.core.models.http_endpoint import HttpEndpoint, HttpVersi
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import ProviderClient, status_kind
 from resumebias_dagster.core.providers.http_scorer import item_of
-from resumebias_dagster.core.providers.types import MODEL_VERSION, ChatRequest, ChatResult, ProviderSettings, Secret
+from resumebias_dagster.core.providers.types import (
+    MODEL_VERSION,
+    MODEL_VERSION_CHARS,
+    ChatRequest,
+    ChatResult,
+    ProviderSettings,
+    Secret,
+)
 from resumebias_dagster.core.providers.urls import url_without_secrets
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -45,7 +52,7 @@ def endpoint_of_settings(settings: ProviderSettings) -> HttpEndpoint:
         headers=tuple((str(name), str(source)) for name, source in wire["headers"]),
         answer=(),
         has_key=bool(settings.api_key_env),
-        version=HttpVersion(*settings.version_source[:3]) if settings.version_source else None,
+        version=HttpVersion(*settings.version_source) if settings.version_source else None,
     )
 
 
@@ -63,7 +70,7 @@ def reported_version(version: HttpVersion, headers: Any, content: bytes) -> str 
     if version.source == "header":
         return version_in(headers.get(version.name))
     if version.source == "url" and not version.name:
-        return version_in(content[: 4 * MODEL_VERSION_BYTES].decode("utf-8", "replace"))
+        return version_in(content[: 4 * MODEL_VERSION_CHARS].decode("utf-8", "replace"))
     try:
         return version_in(read_path(json.loads(content.decode("utf-8")), parse_path(version.name, "version.path")))
     except (UnicodeDecodeError, ValueError, KeyError, RecursionError):
@@ -81,7 +88,6 @@ def _retry_after(response: Any, fallback: float) -> float:
 # A scorer's reply is a small JSON object; a larger one is cut here, not read whole into memory
 # and the store (a 100 MB reply peaked at 516 MB, issue 40).
 MAX_REPLY_BYTES = 1 << 20
-MODEL_VERSION_BYTES = 200
 
 
 async def _read_capped(response: Any, limit: int) -> tuple[bytes, bool]:

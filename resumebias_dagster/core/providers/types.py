@@ -298,9 +298,9 @@ class ProviderSettings:
     # (None: no pacing). Neither changes an answer, so neither is in the key.
     order_seed: int | None = None
     min_interval_s: float | None = None
-    # kind http: where the tool reports its version, (source, header or path, version url, the
-    # task of a probe's scoring call) (http_endpoint.HttpVersion); empty: it reports none. Not
-    # part of the key: the version is what the sensor's epochs are made of.
+    # kind http: where the tool reports its version, (source, header or path, version url)
+    # (http_endpoint.HttpVersion); empty: it reports none. Not part of the key: the version is
+    # what the sensor's epochs are made of.
     version_source: tuple[str, ...] = ()
     # kind http: the tasks its answer paths read, and what one call costs (``price_per_call``,
     # USD; None: not declared), for estimate-cost. Neither is part of the key.
@@ -514,7 +514,7 @@ def _http_settings(spec: Any) -> ProviderSettings:
         retry_timeouts=retry_timeouts,
         retry_initial_delay_s=float(o.get("retry_initial_delay_s", 1.0)),
         wire=endpoint.wire(),
-        version_source=(*endpoint.version.as_tuple(), endpoint.tasks[0]) if endpoint.version else (),
+        version_source=endpoint.version.as_tuple() if endpoint.version else (),
         tasks=endpoint.tasks,
         price_per_call=None if price is None else float(price),
         order_seed=o.get("order_seed", 0),
