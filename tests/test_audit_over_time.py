@@ -145,3 +145,18 @@ def test_a_new_version_whose_name_penalty_doubled_is_reaudited_and_the_change_fo
     assert listing.startswith("2 audit snapshot(s)") and "2026.1" in listing and "2026.2" in listing
     report = (data / "reports" / "audit_report.html").read_text(encoding="utf-8")
     assert "Since the last audit" in report and "worse" in report
+    # Local Law 144 over time: the second audit's published summary is produced from its snapshot,
+    # names the first as the prior audit and gives each category's prior impact ratio beside its own.
+    published = json.loads((data / "reports" / "bias_audit_summary.json").read_text(encoding="utf-8"))
+    audit = next(a for a in published["audits"] if a["model"] == "vendor-screener")
+    ids = re.findall(r"vendor-screener@\S+", listing)
+    assert (audit["prior_snapshot_id"], audit["snapshot_id"]) == (ids[0], ids[1]), (audit, listing)
+    row = next(
+        r
+        for r in audit["rates"]
+        if r["job_description"] == "all"
+        and r["category"] == "Black or African American Female"
+        and r["measure"] == "scoring_rate"
+    )
+    assert row["prior_impact_ratio"] is not None and row["impact_ratio"] <= row["prior_impact_ratio"]
+    assert "prior audit&#39;s impact ratio" in report or "prior audit's impact ratio" in report

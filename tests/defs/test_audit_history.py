@@ -15,6 +15,7 @@ from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.core.tables import (
     AuditChanges,
     AuditSnapshots,
+    BiasAuditRates,
     FitModelSummary,
     SeniorityBiasSummary,
     Verdicts,
@@ -44,6 +45,7 @@ def _snapshot(penalty: float, seed: int):
         validity_verdicts=empty_table(Verdicts),
         seniority_bias_summary=empty_table(SeniorityBiasSummary),
         fit_model_summary=empty_table(FitModelSummary),
+        bias_audit_rates=empty_table(BiasAuditRates),
     )
 
 

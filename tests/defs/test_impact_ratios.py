@@ -265,8 +265,9 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     import json
 
     from resumebias_dagster.core.compliance.summary import CONDITIONAL_FIELDS, SUMMARY_FIELDS
+    from resumebias_dagster.core.tables.compliance import ALL_JOB_DESCRIPTIONS
     from resumebias_dagster.defs.jd_audit.verdicts import fit_verdicts
-    from resumebias_dagster.defs.report import compliance
+    from resumebias_dagster.defs.report import compliance, history
     from resumebias_dagster.defs.seniority_study.resumes import base_resumes
     from resumebias_dagster.defs.seniority_study.verdicts import seniority_verdicts
     from resumebias_dagster.resources.providers import ProvidersResource
@@ -284,6 +285,7 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
         fit_verdicts,
         planted_validity_verdicts,
         compliance.bias_audit_rates,
+        history.audit_snapshots,
         compliance.bias_audit_summary,
         compliance.eu_ai_act_record,
     ]
@@ -310,7 +312,15 @@ def test_local_law_144_summary_and_eu_record_from_both_studies(stored, monkeypat
     ].iloc[0]
     assert (aaf["n"], aaf["n_selected"], aaf["rate"], aaf["impact_ratio"]) == (4, 2, 0.5, 0.5)
 
+    # The judge's fit scores span two job descriptions: a table for each beside the pooled one.
+    judged = rates[rates["model"] == "judge"]
+    assert set(judged["job_description"]) == {ALL_JOB_DESCRIPTIONS, "j1", "j2"}
     summary = result.output_for_node("bias_audit_summary")
+    # Produced from each model's audit snapshot, dated by it; a first audit has no prior one.
+    snapshots = result.output_for_node("audit_snapshots")
+    assert set(summary["snapshot_id"]) == set(snapshots["snapshot_id"])
+    assert (summary["prior_snapshot_id"] == "").all() and (summary["prior_audit_date"] == "").all()
+    assert set(summary["audit_date"]) == {snapshots["created_at"].iloc[0][:10]}
     judge = summary[summary["model"] == "judge"].iloc[0]
     assert judge["tool"] == "=ScreenBot (judge-v1)" and judge["distribution_date"] == "2026-01-15"
     assert "test data" in judge["data_source"] and "seed 7" in judge["data_explanation"]

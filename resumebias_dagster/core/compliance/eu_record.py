@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from resumebias_dagster.core.compliance.summary import DataSource
+from resumebias_dagster.core.compliance.summary import DataSource, lowest_ratios
 from resumebias_dagster.core.compliance.validity import (
     FINDINGS,
     TASKS,
@@ -29,7 +29,7 @@ from resumebias_dagster.core.compliance.validity import (
     validity_figures,
 )
 from resumebias_dagster.core.tables import EuTestRecord, conform
-from resumebias_dagster.core.tables.compliance import EEO1_RACES
+from resumebias_dagster.core.tables.compliance import ALL_JOB_DESCRIPTIONS, EEO1_RACES
 
 SECTIONS = ("system", "data", "results", "open_risks", "logs")
 ALWAYS_UNTESTED = (
@@ -92,8 +92,22 @@ def eu_test_record(
                 else f"{r['description']}: not estimable ({r['note'] or r['verdict']})",
             )
         )
-    ratios = rates[rates["impact_ratio"].notna()] if len(rates) else rates
-    for (model, study, measure, outcome), t in ratios.groupby(["model", "study", "measure", "outcome"], sort=True):
+    rows += _lowest_ratios(rates)
+    rows += _accuracy(verdicts)
+    rows += _open_risks(verdicts, rates)
+    rows += [_row("logs", k, v) for k, v in store.items()]
+    return conform(pd.DataFrame.from_records(rows, columns=["section", "item", "value"]), EuTestRecord)
+
+
+def _lowest_ratios(rates: pd.DataFrame) -> list[dict[str, str]]:
+    """Per model, study, measure and outcome: the pooled table's lowest impact ratio, and the
+    lowest of the per-job-description tables where there are some."""
+    if not len(rates):
+        return []
+    pooled = rates[(rates["job_description"] == ALL_JOB_DESCRIPTIONS) & rates["impact_ratio"].notna()]
+    per_jd = lowest_ratios(rates)
+    rows = []
+    for (model, study, measure, outcome), t in pooled.groupby(["model", "study", "measure", "outcome"], sort=True):
         low = t.loc[t["impact_ratio"].idxmin()]
         rows.append(
             _row(
@@ -103,10 +117,25 @@ def eu_test_record(
                 f"{_interval(low)}; below four-fifths beyond sampling noise: {bool(low['ci_below_four_fifths'])}",
             )
         )
-    rows += _accuracy(verdicts)
-    rows += _open_risks(verdicts, rates)
-    rows += [_row("logs", k, v) for k, v in store.items()]
-    return conform(pd.DataFrame.from_records(rows, columns=["section", "item", "value"]), EuTestRecord)
+        mine = per_jd[
+            (per_jd["model"] == model)
+            & (per_jd["study"] == study)
+            & (per_jd["measure"] == measure)
+            & (per_jd["outcome"] == outcome)
+        ]
+        if len(mine):
+            worst = mine.iloc[0]  # lowest first
+            flagged = mine.loc[mine["ci_below_four_fifths"].astype(bool), "job_description"].nunique()
+            rows.append(
+                _row(
+                    "results",
+                    f"{model} / {study} / Local Law 144 {measure} ({outcome}), per job description",
+                    f"lowest impact ratio {worst['impact_ratio']:.3f} ({worst['category']}, {worst['dimension']}, "
+                    f"job description {worst['job_description']}), {_interval(worst)}; below four-fifths beyond "
+                    f"sampling noise under {flagged} of {mine['job_description'].nunique()} job descriptions",
+                )
+            )
+    return rows
 
 
 ACCURACY_ARTICLE = "EU AI Act Art. 15(3): accuracy level and metric declared; Annex IV 2(g), 3"

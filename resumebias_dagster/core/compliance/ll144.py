@@ -52,6 +52,11 @@ What the rules define (§5-300, §5-301), and how it is computed here:
   ``impact_ratio`` is NaN and ``excluded_reason`` says why; every row carries ``min_share``
   and ``exclusion_justification``, and the summary publishes them with the excluded
   categories' counts and rates. A category with no individuals has no rate and says so too.
+* **Per job description** (fit audit): beside the pooled table (``job_description ==
+  ALL_JOB_DESCRIPTIONS``, each individual counted once over the job descriptions), the same
+  table over one job description's rows (``job_description=``): its individuals are the
+  résumé × name pairs that job description scored, its median theirs. A penalty that one job
+  description carries is averaged with the others in the pooled table; here it is not.
 * **Four-fifths** (``below_four_fifths``): the ratio under 0.8, the EEOC's rule of thumb
   (29 CFR 1607.4(D)), NOT part of LL144, which sets no threshold (``FOUR_FIFTHS_NOTE``).
   ``ci_low``/``ci_high``/``p_value`` are impact.py's interval and test of the ratio (the
@@ -89,7 +94,7 @@ from resumebias_dagster.core.fairness.impact import (
     _impact_rows,
 )
 from resumebias_dagster.core.tables import BiasAuditRates, columns, empty_table
-from resumebias_dagster.core.tables.compliance import EEO1_RACES, EEO1_SEXES, MAX_MIN_SHARE
+from resumebias_dagster.core.tables.compliance import ALL_JOB_DESCRIPTIONS, EEO1_RACES, EEO1_SEXES, MAX_MIN_SHARE
 
 MEASURES = ("scoring_rate", "selection_rate")
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
@@ -252,6 +257,7 @@ def _table(
     min_share: float,
     exclusion_justification: str,
     confidence: float,
+    job_description: str | None,
 ) -> pd.DataFrame:
     records = []
     for outcome, value in values.items():
@@ -265,6 +271,7 @@ def _table(
                 records.append({**row, "outcome": outcome, **extra})
     t = pd.DataFrame.from_records(records)
     t["model"], t["study"], t["measure"], t["group_source"] = ind.model, ind.study, measure, ind.group_source
+    t["job_description"] = ALL_JOB_DESCRIPTIONS if job_description is None else job_description
     t["min_share"], t["exclusion_justification"] = float(min_share), exclusion_justification
     t["individuals_note"] = ind.note
     for column in ("median_score", "n_at_median"):
@@ -314,6 +321,38 @@ def _check(confidence: float) -> None:
         raise ValueError(f"LL144 tables: confidence must lie in (0, 1), got {confidence!r}")
 
 
+def _individuals(
+    rows: pd.DataFrame,
+    *,
+    model: str | None,
+    study: str | None,
+    groups: GroupMap | None,
+    job_description: str | None,
+) -> Individuals:
+    """The individuals of ``rows`` (of one job description's rows when it is given)."""
+    if job_description is None:
+        return individuals(rows, model=model, study=study, groups=groups)
+    if study == "seniority" or "jd" not in rows.columns:
+        raise ValueError(
+            f"LL144 tables: job description {job_description!r} asked for, but these rows have none (no `jd` "
+            "column): the seniority study has no job descriptions, so its only table is the pooled one"
+        )
+    if job_description == ALL_JOB_DESCRIPTIONS:
+        raise ValueError(
+            f"LL144 tables: job description {job_description!r} is the pooled table's name (its job_description): "
+            "rename that job description to have a table of its own"
+        )
+    mine = rows if model is None else rows[rows["model"].astype(str) == model]
+    jd = mine["jd"].astype(str)
+    if not (jd == job_description).any():
+        named = model or ", ".join(sorted(set(mine["model"].astype(str))))
+        raise ValueError(
+            f"LL144 tables: model {named!r} has no rows for job description {job_description!r} "
+            f"(job descriptions: {', '.join(sorted(set(jd))) or 'none'})"
+        )
+    return individuals(mine[jd == job_description], model=model, study=study, groups=groups)
+
+
 def _median(ind: Individuals) -> tuple[np.ndarray, float, np.ndarray]:
     """(score, median over the individuals with one, at-the-median mask)."""
     score = ind.frame["score"].to_numpy(float)
@@ -337,16 +376,18 @@ def scoring_rate_table(
     min_share: float = 0.0,
     exclusion_justification: str = "",
     confidence: float = CONFIDENCE,
+    job_description: str | None = None,
 ) -> pd.DataFrame:
     """LL144 scoring rates and impact ratios (``COLUMN_NAMES``; ``measure == "scoring_rate"``,
     ``outcome == "above_median"``) of one model: the share of each category's individuals
     whose score (fit score; expected seniority rank) is above the median of every individual
     of the model with a score. At the median is not above (``n_at_median`` per table).
     ``min_share`` (at most 0.02) with ``exclusion_justification``: categories under it are
-    left out of the ratios (§5-301(d)); default none."""
+    left out of the ratios (§5-301(d)); default none. ``job_description``: the table of that
+    job description's rows only (``jd``); default the pooled table (``ALL_JOB_DESCRIPTIONS``)."""
     justification = check_exclusion(min_share, exclusion_justification)
     _check(confidence)
-    ind = individuals(rows, model=model, study=study, groups=groups)
+    ind = _individuals(rows, model=model, study=study, groups=groups, job_description=job_description)
     score, median, at = _median(ind)
     above = np.where(np.isnan(score), np.nan, (score > median) & ~at).astype(float)
     extra = {"median_score": median, "n_at_median": int(at.sum())}
@@ -358,6 +399,7 @@ def scoring_rate_table(
         min_share=min_share,
         exclusion_justification=justification,
         confidence=confidence,
+        job_description=job_description,
     )
 
 
@@ -371,17 +413,18 @@ def selection_rate_table(
     min_share: float = 0.0,
     exclusion_justification: str = "",
     confidence: float = CONFIDENCE,
+    job_description: str | None = None,
 ) -> pd.DataFrame:
     """LL144 selection rates and impact ratios (``COLUMN_NAMES``; ``measure ==
     "selection_rate"``) of one model, per outcome (default: every outcome of the study:
     ``junior``, ``mid``, ``senior``; ``recommend_yes``, ``recommend_maybe``, ``recommend_no``):
     the share of each category's individuals assigned it (a probability or a share of valid
     runs per individual, so ``n_selected`` is an expected count, unrounded:
-    ``SELECTION_COUNTS_NOTE``). ``min_share``, ``exclusion_justification``: as
-    ``scoring_rate_table``."""
+    ``SELECTION_COUNTS_NOTE``). ``min_share``, ``exclusion_justification``,
+    ``job_description``: as ``scoring_rate_table``."""
     justification = check_exclusion(min_share, exclusion_justification)
     _check(confidence)
-    ind = individuals(rows, model=model, study=study, groups=groups)
+    ind = _individuals(rows, model=model, study=study, groups=groups, job_description=job_description)
     allowed = SENIORITY_OUTCOMES if ind.study == "seniority" else FIT_OUTCOMES
     if not ind.outcomes:
         raise ValueError(
@@ -404,6 +447,7 @@ def selection_rate_table(
         min_share=min_share,
         exclusion_justification=justification,
         confidence=confidence,
+        job_description=job_description,
     )
 
 

@@ -38,8 +38,10 @@ auditor"), and historical data, which the rules prefer to test data. The summary
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -53,12 +55,20 @@ from resumebias_dagster.core.compliance.ll144 import (
     selection_rate_table,
 )
 from resumebias_dagster.core.compliance.validity import summary_fields, validity_figures
-from resumebias_dagster.core.tables import BiasAuditRates, BiasAuditSummary, conform, empty_table
+from resumebias_dagster.core.tables import BiasAuditRates, BiasAuditSummary, columns, conform, empty_table
+from resumebias_dagster.core.tables.compliance import ALL_JOB_DESCRIPTIONS, RATE_KEYS
 
 # Each field the rules list (6 RCNY §5-303, with the definitions of §5-300 and the data rule of
 # §5-302), and the summary's field that holds it. tests/core/compliance checks every one is there.
 SUMMARY_FIELDS: dict[str, str] = {
     "§5-303(a): date of the most recent bias audit": "audit_date",
+    "the audit snapshot the summary is produced from (resumebias audits lists them)": "snapshot_id",
+    "NYC Admin. Code §20-871(a)(1): use only within one year of a bias audit; the date the next one is due": (
+        "audit_due_by"
+    ),
+    "the prior audit: its date and snapshot, and its rates and impact ratios beside each of this audit's": (
+        "prior_audit_date"
+    ),
     "§5-303(a): source and explanation of the data used": "data_source",
     "§5-302(b): why test data were used and how they were made": "data_explanation",
     "§5-303(a): number of individuals assessed": "n_individuals",
@@ -80,7 +90,14 @@ SUMMARY_FIELDS: dict[str, str] = {
 # Fields of SUMMARY_FIELDS that are empty unless they apply: no distribution date given, no
 # category left out (the default: §5-301(d)'s exclusion is the auditor's choice).
 CONDITIONAL_FIELDS = frozenset(
-    {"distribution_date", "exclusion_justification", "excluded_categories", "untested_categories"}
+    {
+        "distribution_date",
+        "exclusion_justification",
+        "excluded_categories",
+        "untested_categories",
+        "snapshot_id",
+        "prior_audit_date",
+    }
 )
 # Why a race/ethnicity category can have no individuals: names are the only signal, and the
 # validated name lists (Crabtree et al. 2023, Gaddis 2017, Bertrand & Mullainathan 2004) give none
@@ -109,6 +126,35 @@ NOT_STATED = (
     "audit. The rules prefer historical data (the employer's real applicants) to test data; these are test data. "
     "Names are a proxy for perceived sex and race/ethnicity, nobody's identity."
 )
+
+
+@dataclass(frozen=True)
+class AuditSnapshot:
+    """The audit snapshot a model's summary is produced from (core/history/store.py), and the
+    one before it ("" for a first audit)."""
+
+    snapshot_id: str
+    audit_date: str  # YYYY-MM-DD, the snapshot's
+    prior_snapshot_id: str = ""
+    prior_audit_date: str = ""
+
+
+def _date(text: str, where: str) -> date:
+    wrong = ValueError(f"LL144 summary{where}: audit date {text!r} is not a date (YYYY-MM-DD)")
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(text)):
+        raise wrong
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise wrong from None
+
+
+def _a_year_after(day: date) -> str:
+    """The same day a year later (28 February after a 29th)."""
+    try:
+        return day.replace(year=day.year + 1).isoformat()
+    except ValueError:
+        return day.replace(year=day.year + 1, day=28).isoformat()
 
 
 @dataclass(frozen=True)
@@ -141,7 +187,9 @@ def bias_audit_rates(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every model's LL144 tables in each study (``study`` -> its rows: ``seniority`` the
     predictions, ``jd_audit`` the fit scores): scoring rates, and selection rates per outcome
-    where the model classifies. A model with no valid value is left out, with the reason.
+    where the model classifies; pooled (``ALL_JOB_DESCRIPTIONS``) and, where a model's fit
+    scores span several job descriptions, one table per job description beside it. A model
+    (or one job description of it) with no valid value is left out, with the reason.
     ``min_share`` > 0 (at most 0.02) with ``exclusion_justification``: categories under it are
     left out of the ratios (§5-301(d)); a setting the rule does not allow raises, for every model."""
     check_exclusion(min_share, exclusion_justification)
@@ -150,20 +198,26 @@ def bias_audit_rates(
         if not len(rows):
             continue
         for model in sorted(rows["model"].dropna().unique()):
-            for build in (scoring_rate_table, selection_rate_table):
-                try:
-                    frames.append(
-                        build(
-                            rows,
-                            model=str(model),
-                            study=study,
-                            groups=groups,
-                            min_share=min_share,
-                            exclusion_justification=exclusion_justification,
+            mine = rows[rows["model"] == model]
+            jds = sorted(set(mine["jd"].astype(str))) if study == "jd_audit" and "jd" in mine.columns else []
+            # One job description: its table would be the pooled one again.
+            for job_description in [None, *(jds if len(jds) > 1 else [])]:
+                for build in (scoring_rate_table, selection_rate_table):
+                    where = "" if job_description is None else f" / job description {job_description}"
+                    try:
+                        frames.append(
+                            build(
+                                mine,
+                                model=str(model),
+                                study=study,
+                                groups=groups,
+                                min_share=min_share,
+                                exclusion_justification=exclusion_justification,
+                                job_description=job_description,
+                            )
                         )
-                    )
-                except ValueError as exc:
-                    problems.append(f"{study} / {model}: {exc}")
+                    except ValueError as exc:
+                        problems.append(f"{study} / {model}{where}: {exc}")
     if not frames:
         return empty_table(BiasAuditRates), problems
     return conform(pd.concat(frames, ignore_index=True), BiasAuditRates), problems
@@ -183,15 +237,18 @@ def _left_out(t: pd.DataFrame) -> pd.DataFrame:
 
 def _excluded_text(t: pd.DataFrame) -> str:
     """Each category left out, with its individuals and rate per measure and outcome:
-    "Asian (race_ethnicity): scoring_rate above_median: 1 of 52 individuals (1.92%), rate 1; ..."."""
+    "Asian (race_ethnicity): scoring_rate above_median: 1 of 52 individuals (1.92%), rate 1; ...",
+    the pooled table's first, then each job description's ("Asian (race_ethnicity, job
+    description nurse): ...")."""
     parts = []
-    for (dimension, category), g in _left_out(t).groupby(["dimension", "category"], sort=False):
+    for (jd, dimension, category), g in _left_out(t).groupby(["job_description", "dimension", "category"], sort=False):
+        where = "" if jd == ALL_JOB_DESCRIPTIONS else f", job description {jd}"
         rates = "; ".join(
             f"{r['measure']} {r['outcome']}: {r['n']} of {r['n_total']} individuals ({r['share']:.2%}), "
             f"rate {r['rate']:.4g}"
             for r in g.to_dict("records")
         )
-        parts.append(f"{category} ({dimension}): {rates}")
+        parts.append(f"{category} ({dimension}{where}): {rates}")
     return " | ".join(parts)
 
 
@@ -204,15 +261,22 @@ def audit_summary(
     tool_name: str = "",
     distribution_date: str = "",
     validity: pd.DataFrame | None = None,
+    snapshots: Mapping[str, AuditSnapshot] | None = None,
 ) -> pd.DataFrame:
     """One row per (model, study) of ``rates``: the published summary's fields (``SUMMARY_FIELDS``)
-    except the rates themselves, which stay in ``rates``. ``rows``: each study's rows, for the
+    except the rates themselves, which stay in ``rates``; the counts are the pooled table's
+    (every job description's individuals, each once), the categories left out every table's. ``rows``: each study's rows, for the
     snapshots the models answered from. ``validity``: verdict rows holding the studies'
     criterion-validity findings (``validity_verdicts``, ``seniority_verdicts``); a model without
-    one has its validity "not measured"."""
+    one has its validity "not measured". ``snapshots``: model -> the audit snapshot its rates
+    come from, whose date is the audit's (else ``audit_date``) and which names the prior audit."""
     figures = validity_figures(validity if validity is not None else pd.DataFrame())
+    _date(audit_date, "")
     records = []
-    for (model, study), t in rates.groupby(["model", "study"], sort=True):
+    for (model, study), every in rates.groupby(["model", "study"], sort=True):
+        kept = (snapshots or {}).get(str(model)) or AuditSnapshot("", audit_date)
+        day = _date(kept.audit_date, f", model {model!r}")
+        t = every[every["job_description"] == ALL_JOB_DESCRIPTIONS]
         scoring = t[t["measure"] == "scoring_rate"]
         base = scoring if len(scoring) else t
         unknown = {d: int(g["n_unknown"].iloc[0]) for d, g in base.groupby("dimension")}
@@ -221,7 +285,11 @@ def audit_summary(
             {
                 "model": model,
                 "study": study,
-                "audit_date": audit_date,
+                "audit_date": day.isoformat(),
+                "audit_due_by": _a_year_after(day),
+                "snapshot_id": kept.snapshot_id,
+                "prior_snapshot_id": kept.prior_snapshot_id,
+                "prior_audit_date": kept.prior_audit_date,
                 "tool": (tool_name or str(model)) + (f" ({snapshot})" if snapshot else ""),
                 "distribution_date": distribution_date,
                 "data_source": TEST_DATA,
@@ -235,7 +303,7 @@ def audit_summary(
                 "n_at_median": int(scoring["n_at_median"].iloc[0]) if len(scoring) else pd.NA,
                 "min_share": float(base["min_share"].iloc[0]),
                 "exclusion_justification": str(base["exclusion_justification"].iloc[0]),
-                "excluded_categories": _excluded_text(t),
+                "excluded_categories": _excluded_text(every),
                 "individuals_note": str(base["individuals_note"].iloc[0]),
                 "selection_counts_note": SELECTION_COUNTS_NOTE,
                 "four_fifths_note": FOUR_FIFTHS_NOTE,
@@ -266,16 +334,66 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def snapshot_rates(current: pd.DataFrame, kept: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The rates a summary is produced from: each model's snapshot rows (``kept``) where its
+    latest snapshot kept some, else its ``current`` rows; and the models whose current rows
+    differ from their snapshot's (a newer audit not kept as a snapshot yet)."""
+    if not len(kept):
+        return current, []
+    models = set(kept["model"].astype(str))
+    stale = [m for m in sorted(models) if _rates_text(current, m) != _rates_text(kept, m)]
+    rows = pd.concat([current[~current["model"].astype(str).isin(models)], kept], ignore_index=True)
+    return conform(rows, BiasAuditRates), stale
+
+
+def _rates_text(rates: pd.DataFrame, model: str) -> str:
+    """One model's rate rows as text, in key order (figures to 12 digits): equal rows, equal text."""
+    mine = rates[rates["model"].astype(str) == model][columns(BiasAuditRates)]
+    return mine.sort_values(["model", *RATE_KEYS], kind="stable").to_csv(index=False, float_format="%.12g")
+
+
+PRIOR_COLUMNS = {"n": "prior_n", "rate": "prior_rate", "impact_ratio": "prior_impact_ratio"}
+
+
+def with_prior(rates: pd.DataFrame, prior: pd.DataFrame | None) -> pd.DataFrame:
+    """``rates`` with the prior audit's figures of each row beside it (``prior_n``,
+    ``prior_rate``, ``prior_impact_ratio``; missing where the prior audit had no such row, or
+    there is none). ``prior``: the prior snapshots' rates, any number of models."""
+    keys = ["model", *RATE_KEYS]
+    if prior is None or not len(prior):
+        before = pd.DataFrame(columns=[*keys, *PRIOR_COLUMNS])
+    else:
+        before = prior[[*keys, *PRIOR_COLUMNS]]
+    before = before.rename(columns=PRIOR_COLUMNS).astype({k: object for k in keys})
+    out = rates.merge(before.drop_duplicates(keys), on=keys, how="left")
+    out["prior_n"] = out["prior_n"].astype("Int64")
+    for column in ("prior_rate", "prior_impact_ratio"):
+        out[column] = out[column].astype(float)
+    return out
+
+
 def summary_json(summary: pd.DataFrame, rates: pd.DataFrame) -> dict[str, Any]:
     """The published summary as one JSON document: per (model, study), its fields, the
-    categories left out of the ratios (``excluded``: counts and rate per measure and outcome)
-    and its rates."""
+    categories left out of the ratios (``excluded``: counts and rate per measure and outcome),
+    the job descriptions with a table of their own (``job_descriptions``) and its rates (each
+    row with its ``job_description``: ``ALL_JOB_DESCRIPTIONS`` for the pooled table)."""
     audits = []
     once = ("model", "study", "group_source", *PER_AUDIT_RATE_COLUMNS)
     for record in summary.to_dict("records"):
         mine = rates[(rates["model"] == record["model"]) & (rates["study"] == record["study"])]
         rate_rows = [{k: _plain(v) for k, v in r.items() if k not in once} for r in mine.to_dict("records")]
-        keep = ["dimension", "category", "measure", "outcome", "n", "n_total", "share", "n_selected", "rate"]
+        keep = [
+            "job_description",
+            "dimension",
+            "category",
+            "measure",
+            "outcome",
+            "n",
+            "n_total",
+            "share",
+            "n_selected",
+            "rate",
+        ]
         excluded = [
             {k: _plain(v) for k, v in r.items()} for r in _left_out(mine)[[*keep, "excluded_reason"]].to_dict("records")
         ]
@@ -288,6 +406,7 @@ def summary_json(summary: pd.DataFrame, rates: pd.DataFrame) -> dict[str, Any]:
         fields["validity"] = {
             k.removeprefix(VALIDITY_PREFIX): fields.pop(k) for k in list(fields) if k.startswith(VALIDITY_PREFIX)
         }
+        fields["job_descriptions"] = sorted(set(mine["job_description"].astype(str)) - {ALL_JOB_DESCRIPTIONS})
         audits.append({**fields, "excluded": excluded, "rates": rate_rows})
     return {
         "law": "New York City Local Law 144 of 2021; DCWP rules 6 RCNY §5-300 to §5-304",
@@ -305,3 +424,20 @@ def summary_csv(summary: pd.DataFrame, rates: pd.DataFrame) -> pd.DataFrame:
         columns=["four_fifths_note", "not_stated", "median_score", "n_at_median", *PER_AUDIT_RATE_COLUMNS]
     )
     return rates.merge(fields, on=["model", "study"], how="left", suffixes=("", "_audit"))
+
+
+LOWEST_KEYS = ["model", "study", "job_description", "measure", "outcome", "dimension"]
+
+
+def lowest_ratios(rates: pd.DataFrame) -> pd.DataFrame:
+    """Per job description (not the pooled table), measure, outcome and dimension, the
+    category with the lowest impact ratio: one row of ``rates`` each, lowest first (those
+    without a ratio left out). What the per-job-description tables say, in one table."""
+    if "job_description" not in rates.columns:  # no rates table at all
+        return pd.DataFrame(columns=[*LOWEST_KEYS, "category", "impact_ratio"])
+    rated = rates[(rates["job_description"] != ALL_JOB_DESCRIPTIONS) & rates["impact_ratio"].notna()]
+    if not len(rated):
+        return rated.reset_index(drop=True)
+    ordered = rated.sort_values([*LOWEST_KEYS, "impact_ratio", "category"], kind="stable")
+    low = ordered.drop_duplicates(LOWEST_KEYS, keep="first")
+    return low.sort_values(["impact_ratio", *LOWEST_KEYS], kind="stable").reset_index(drop=True)

@@ -1,9 +1,10 @@
-"""Audit snapshots (issue 44): each completed audit's verdicts of one model, kept as they were
+"""Audit snapshots (issue 44): each completed audit's verdicts of one model (and its Local Law 144
+rates, from which the published summary is produced), kept as they were
 in a DuckDB file of their own (``audit_history.duckdb`` under the data directory), never
 updated or deleted, so a re-run adds a snapshot and cannot overwrite one.
 
 A snapshot is named ``<model>@<UTC time>-<8 hex of its content>``; it holds the model's verdict
-rows and what identifies the audit (the tool's version, the design, a hash of the prompts, the
+rows, its rates and what identifies the audit (the tool's version, the design, a hash of the prompts, the
 code version). Adding verdicts identical to the model's latest snapshot adds nothing and returns
 that snapshot (a re-materialisation that changed nothing is not a new audit)."""
 
@@ -18,16 +19,26 @@ from pathlib import Path
 import pandas as pd
 
 from resumebias_dagster.core.common.duckdb_columns import add_missing_columns
-from resumebias_dagster.core.tables import AuditSnapshots, Verdicts, columns, conform, empty_table
+from resumebias_dagster.core.tables import AuditSnapshots, BiasAuditRates, Verdicts, columns, conform, empty_table
+from resumebias_dagster.core.tables.compliance import RATE_KEYS
 
 SCHEMA = "history"
 VERDICT_COLUMNS = columns(Verdicts)
 
 
-def content_sha(verdicts: pd.DataFrame) -> str:
-    """SHA-256 of a model's verdict rows, independent of their order (figures to 12 digits)."""
+RATE_COLUMNS = columns(BiasAuditRates)
+
+
+def content_sha(verdicts: pd.DataFrame, rates: pd.DataFrame | None = None) -> str:
+    """SHA-256 of a model's verdict rows and (when it has some) its Local Law 144 rates,
+    independent of their order (figures to 12 digits)."""
     rows = verdicts[VERDICT_COLUMNS].sort_values(["study", "finding"], kind="stable")
-    return hashlib.sha256(rows.to_csv(index=False, float_format="%.12g").encode()).hexdigest()
+    text = rows.to_csv(index=False, float_format="%.12g")
+    if rates is not None and len(rates):
+        text += (
+            rates[RATE_COLUMNS].sort_values(list(RATE_KEYS), kind="stable").to_csv(index=False, float_format="%.12g")
+        )
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -73,22 +84,55 @@ class SnapshotStore:
             df = con.execute(f"SELECT * FROM {SCHEMA}.snapshots {where} ORDER BY created_at, snapshot_id", args).df()
         return conform(df, AuditSnapshots)
 
-    def verdicts(self, snapshot_id: str) -> pd.DataFrame:
-        """The verdict rows of one snapshot; an unknown id is refused, naming it and the file."""
+    def _known(self, snapshot_id: str):
+        """A read-only connection, once ``snapshot_id`` is known; else a KeyError naming it and the file."""
         con = self._connect(read_only=True)
         if con is None or snapshot_id not in set(self.snapshots()["snapshot_id"]):
+            if con is not None:
+                con.close()
             raise KeyError(f"{self.path}: no audit snapshot {snapshot_id!r} (resumebias audits lists them)")
-        with con:
+        return con
+
+    def verdicts(self, snapshot_id: str) -> pd.DataFrame:
+        """The verdict rows of one snapshot; an unknown id is refused, naming it and the file."""
+        with self._known(snapshot_id) as con:
             df = con.execute(
                 f"SELECT * FROM {SCHEMA}.snapshot_verdicts WHERE snapshot_id = ? ORDER BY study, finding", [snapshot_id]
             ).df()
         return conform(df.drop(columns=["snapshot_id"]), Verdicts)
 
-    def add(self, model: str, verdicts: pd.DataFrame, identity: AuditIdentity) -> tuple[str, bool]:
-        """Keep ``model``'s verdicts as a snapshot: its id, and whether it is new (False: the
-        same verdicts as the model's latest snapshot, whose id is returned)."""
+    def rates(self, snapshot_id: str) -> pd.DataFrame:
+        """The Local Law 144 rates kept with one snapshot (an empty table for a snapshot kept
+        without them); an unknown id is refused, naming it and the file."""
+        with self._known(snapshot_id) as con:
+            if not _has(con, "snapshot_ll144_rates"):
+                return empty_table(BiasAuditRates)
+            df = con.execute(f"SELECT * FROM {SCHEMA}.snapshot_ll144_rates WHERE snapshot_id = ?", [snapshot_id]).df()
+        if not len(df):
+            return empty_table(BiasAuditRates)
+        return conform(df.drop(columns=["snapshot_id"]).sort_values(list(RATE_KEYS), kind="stable"), BiasAuditRates)
+
+    def previous(self, snapshot_id: str) -> str | None:
+        """The snapshot of the same model before ``snapshot_id`` (None: it is the first)."""
+        listing = self.snapshots()
+        if snapshot_id not in set(listing["snapshot_id"]):
+            raise KeyError(f"{self.path}: no audit snapshot {snapshot_id!r} (resumebias audits lists them)")
+        model = listing.loc[listing["snapshot_id"] == snapshot_id, "model"].iloc[0]
+        ids = list(listing.loc[listing["model"] == model, "snapshot_id"])
+        at = ids.index(snapshot_id)
+        return ids[at - 1] if at else None
+
+    def add(
+        self, model: str, verdicts: pd.DataFrame, identity: AuditIdentity, rates: pd.DataFrame | None = None
+    ) -> tuple[str, bool]:
+        """Keep ``model``'s verdicts (and its Local Law 144 ``rates``, when given) as a snapshot:
+        its id, and whether it is new (False: the same verdicts and rates as the model's latest
+        snapshot, whose id is returned)."""
         mine = conform(verdicts[verdicts["model"].astype(str) == model], Verdicts)
-        sha = content_sha(mine)
+        my_rates = None
+        if rates is not None and len(rates):
+            my_rates = conform(rates[rates["model"].astype(str) == model], BiasAuditRates)
+        sha = content_sha(mine, my_rates)
         latest = self.snapshots(model)
         if len(latest) and latest["content_sha"].iloc[-1] == sha:
             return str(latest["snapshot_id"].iloc[-1]), False
@@ -111,11 +155,13 @@ class SnapshotStore:
             ]
         )
         rows = conform(row, AuditSnapshots)
-        kept = mine.assign(snapshot_id=snapshot_id)
+        tables = [("snapshots", rows), ("snapshot_verdicts", mine.assign(snapshot_id=snapshot_id))]
+        if my_rates is not None and len(my_rates):
+            tables.append(("snapshot_ll144_rates", my_rates.assign(snapshot_id=snapshot_id)))
         con = self._connect()
         with con:
             con.execute("BEGIN TRANSACTION")
-            for table, frame in (("snapshots", rows), ("snapshot_verdicts", kept)):
+            for table, frame in tables:
                 con.register("incoming", frame)
                 if not _has(con, table):
                     con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM incoming WHERE false")

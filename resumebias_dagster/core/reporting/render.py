@@ -9,7 +9,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -34,6 +34,7 @@ from resumebias_dagster.core.tables import (
     Verdicts,
     empty_table,
 )
+from resumebias_dagster.core.tables.compliance import ALL_JOB_DESCRIPTIONS
 
 TEMPLATE = "report/audit_report.html.j2"
 CONTEXT_WORDS = 6  # words shown on each side of a change in a variant's diff
@@ -77,6 +78,8 @@ class ReportTables:
     # Local Law 144's published summary and rates, and the EU AI Act test record (core/compliance/).
     bias_audit_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     bias_audit_rates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Per job description, each table's lowest impact ratio (core/compliance/summary.lowest_ratios).
+    ll144_lowest_by_job_description: pd.DataFrame = field(default_factory=pd.DataFrame)
     eu_record: pd.DataFrame = field(default_factory=pd.DataFrame)
     # The user's own résumés and which probe axes apply to each (core/reporting/user_resumes.py):
     # their texts, names and file names are redacted unless show_resume_texts.
@@ -300,6 +303,8 @@ LL144_SUMMARY_COLUMNS = [
     Column("model", "model"),
     Column("study", "study"),
     Column("audit_date", "audit date"),
+    Column("audit_due_by", "next audit due by"),
+    Column("prior_audit_date", "prior audit"),
     Column("tool", "tool (snapshots)"),
     Column("distribution_date", "distribution date"),
     Column("n_individuals", "individuals"),
@@ -324,10 +329,35 @@ LL144_RATE_COLUMNS = [
     Column("impact_ratio", "impact ratio", F3),
     Column("ci_low", "95% CI low", F3),
     Column("ci_high", "95% CI high", F3),
+    Column("prior_impact_ratio", "prior audit's impact ratio", F3),
     Column("below_four_fifths", "under 0.8 (EEOC rule of thumb)"),
     Column("ci_below_four_fifths", "under 0.8 beyond noise"),
     Column("excluded_reason", "left out because"),
 ]
+
+
+# The lowest ratio under each job description: the rate table's columns, with the job
+# description for the study and without the prior audit's and the rule-of-thumb columns.
+_LOWEST_LEFT_OUT = {"study", "prior_impact_ratio", "below_four_fifths", "excluded_reason"}
+LL144_LOWEST_COLUMNS = [
+    LL144_RATE_COLUMNS[0],
+    Column("job_description", "job description"),
+    *(
+        replace(c, label="lowest category") if c.name == "category" else c
+        for c in LL144_RATE_COLUMNS[1:]
+        if c.name not in _LOWEST_LEFT_OUT
+    ),
+]
+
+
+def pooled_rates(rates: pd.DataFrame) -> pd.DataFrame:
+    """The pooled tables of Local Law 144's rates (every job description's individuals, each
+    once), without the prior audit's column when no model has a prior audit."""
+    if "job_description" in rates.columns:
+        rates = rates[rates["job_description"] == ALL_JOB_DESCRIPTIONS]
+    if "prior_impact_ratio" in rates.columns and rates["prior_impact_ratio"].isna().all():
+        rates = rates.drop(columns=["prior_impact_ratio"])
+    return rates
 
 
 def eu_record_sections(record: pd.DataFrame) -> list[dict[str, Any]]:
@@ -485,7 +515,8 @@ def _template_values(tables: ReportTables, catalog_dir=None) -> dict:
         variants=variant_sections(tables, words),
         long_table=LONG_TABLE,
         ll144_summary=table_view(tables.bias_audit_summary, LL144_SUMMARY_COLUMNS),
-        ll144_rates=table_view(tables.bias_audit_rates, LL144_RATE_COLUMNS),
+        ll144_rates=table_view(pooled_rates(tables.bias_audit_rates), LL144_RATE_COLUMNS),
+        ll144_by_job_description=table_view(tables.ll144_lowest_by_job_description, LL144_LOWEST_COLUMNS),
         eu_record=eu_record_sections(tables.eu_record),
         models=list(tables.models),
         prompts=dict(tables.prompts),

@@ -25,18 +25,25 @@ EEO1_RACES = (
 MAX_MIN_SHARE = 0.02
 # The published summary's validity verdict where the study has no validity finding for the model.
 NOT_MEASURED = "not measured"
+# The job_description of a pooled table: every job description's individuals, each counted once.
+ALL_JOB_DESCRIPTIONS = "all"
+# What identifies a row of BiasAuditRates within one model's audit.
+RATE_KEYS = ("study", "job_description", "measure", "outcome", "dimension", "category")
 LL144_OUTCOMES = ["above_median", "junior", "mid", "senior", "recommend_yes", "recommend_maybe", "recommend_no"]
 
 
 class BiasAuditRates(PerModel):
     """Local Law 144 bias audit (6 RCNY §5-300 to §5-304) of each model and study: scoring rates
     (share above the sample's median score) and selection rates per outcome, with impact ratios,
-    per EEO-1 sex, race/ethnicity and their intersection (core/compliance/ll144.py). An
+    per EEO-1 sex, race/ethnicity and their intersection (core/compliance/ll144.py), pooled over
+    the job descriptions (job_description "all") and, in the job-description audit with more
+    than one, per job description. An
     individual is one résumé with one name, counted once (individuals_note); n_selected of a
     selection rate is an expected count. below_four_fifths is the EEOC's rule of thumb
     (29 CFR 1607.4(D)), not part of Local Law 144."""
 
     study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
+    job_description: Series[str]  # ALL_JOB_DESCRIPTIONS: the pooled table
     measure: Series[str] = pa.Field(isin=["scoring_rate", "selection_rate"])
     outcome: Series[str] = pa.Field(isin=LL144_OUTCOMES)
     dimension: Series[str] = pa.Field(isin=["sex", "race_ethnicity", "intersection"])
@@ -82,7 +89,7 @@ class BiasAuditRates(PerModel):
 
     @pa.dataframe_check()
     def bias_audit_counts_add_up(cls, df) -> Series[bool]:
-        keys = ["model", "study", "measure", "outcome", "dimension"]
+        keys = ["model", "study", "job_description", "measure", "outcome", "dimension"]
         return df.groupby(keys)["n"].transform("sum") + df["n_unknown"] == df["n_total"]
 
     @pa.dataframe_check()
@@ -116,8 +123,7 @@ class BiasAuditRates(PerModel):
 
     @pa.dataframe_check()
     def bias_audit_one_row_per_category(cls, df) -> bool:
-        keys = ["model", "study", "measure", "outcome", "dimension", "category"]
-        return not df.duplicated(keys).any()
+        return not df.duplicated(["model", *RATE_KEYS]).any()
 
 
 class BiasAuditSummary(PerModel):
@@ -126,7 +132,12 @@ class BiasAuditSummary(PerModel):
     (core/compliance/summary.py says which rule asks for which field)."""
 
     study: Series[str] = pa.Field(isin=["seniority", "jd_audit"])
-    audit_date: Series[str] = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}$")
+    audit_date: Series[str] = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}$")  # the snapshot's date, where one
+    # Local Law 144 (NYC Admin. Code §20-871(a)(1)) allows use only within a year of a bias audit.
+    audit_due_by: Series[str] = pa.Field(str_matches=r"^\d{4}-\d{2}-\d{2}$")
+    snapshot_id: Series[str]  # the audit snapshot the summary is produced from ("" when none kept)
+    prior_snapshot_id: Series[str]  # the model's snapshot before it ("" for a first audit)
+    prior_audit_date: Series[str] = pa.Field(str_matches=r"^(\d{4}-\d{2}-\d{2})?$")
     tool: Series[str]  # the tool's name and the snapshots it answered from
     distribution_date: Series[str]  # "" unless the operator gives it
     data_source: Series[str] = pa.Field(str_contains="test data")

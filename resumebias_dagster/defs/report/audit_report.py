@@ -10,13 +10,15 @@ from pydantic import Field
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.common.shared_files import SharedFiles
+from resumebias_dagster.core.compliance.summary import lowest_ratios, with_prior
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
-from resumebias_dagster.core.models.model_config import load_models
 from resumebias_dagster.core.reporting.overview import overview_markdown, tool_overviews
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
 from resumebias_dagster.core.reporting.wording import load_words
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM
+from resumebias_dagster.defs.report._audited import audited_models
+from resumebias_dagster.defs.report.history import prior_rates
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.shared_files import SharedFilesResource
 from resumebias_dagster.schemas import ReportFilesType
@@ -36,26 +38,6 @@ def _plots(*tables: pd.DataFrame, shared: SharedFiles | None) -> dict[str, bytes
             elif shared is not None and (png := shared.get_file(path.name)) is not None:
                 out[str(row.plot)] = png
     return out
-
-
-def _models(catalog_dir, *tables: pd.DataFrame) -> list[dict]:
-    resolved: dict[str, set[str]] = {}
-    for table in tables:
-        if len(table) and "resolved_models" in table.columns:
-            for model, value in zip(table["model"], table["resolved_models"]):
-                if isinstance(value, str) and value:
-                    resolved.setdefault(str(model).split("@")[0], set()).add(value)
-    return [
-        {
-            "name": s.name,
-            "kind": s.kind,
-            "source": s.option("model") or s.option("source") or s.option("base_model") or "",
-            "resolved": ", ".join(sorted(resolved.get(s.name, ()))),
-            "temperature": s.temperature,
-            "runs_per_cell": s.runs_per_cell,
-        }
-        for s in load_models(catalog_dir=catalog_dir)
-    ]
 
 
 def _summary(tables: ReportTables, folder) -> str:
@@ -125,13 +107,14 @@ def audit_report(
         ),
         plots=_plots(seniority_plots, fit_plots, shared=shared),
         bias_audit_summary=bias_audit_summary,
-        bias_audit_rates=bias_audit_rates,
+        bias_audit_rates=with_prior(bias_audit_rates, prior_rates(bias_audit_summary)),
+        ll144_lowest_by_job_description=lowest_ratios(bias_audit_rates),
         eu_record=eu_ai_act_record,
         user_resumes=user_resumes,
         user_resume_probes=user_resume_probes,
         changes=audit_changes,
         show_resume_texts=config.show_resume_texts,
-        models=_models(folder, seniority_bias_summary, fit_model_summary),
+        models=audited_models(folder, seniority_bias_summary, fit_model_summary),
         prompts={"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)},
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=version("resumebias_dagster"),

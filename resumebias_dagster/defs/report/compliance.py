@@ -16,15 +16,18 @@ from resumebias_dagster.core.compliance.ll144 import MAX_MIN_SHARE, check_exclus
 from resumebias_dagster.core.compliance.summary import (
     DataSource,
     audit_summary,
+    snapshot_rates,
     summary_csv,
     summary_json,
+    with_prior,
 )
 from resumebias_dagster.core.compliance.summary import (
     bias_audit_rates as compute_rates,
 )
 from resumebias_dagster.core.jd_audit.impact import name_groups
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.defs.report.audit_report import _models
+from resumebias_dagster.defs.report._audited import audited_models
+from resumebias_dagster.defs.report.history import latest_audits
 from resumebias_dagster.defs.seniority_study.metrics import analysed_predictions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -140,25 +143,39 @@ def bias_audit_summary(
     fit_scores: pd.DataFrame,
     seniority_verdicts: pd.DataFrame,
     validity_verdicts: pd.DataFrame,
+    audit_snapshots: pd.DataFrame,
 ) -> pd.DataFrame:
-    """The published summary of a Local Law 144 bias audit, one row per model and study (audit
-    date, data source and its explanation, individuals and unknowns, the tool and its snapshots,
-    its distribution date when given, and beyond the law its validity: the study's
-    criterion-validity finding of validity_verdicts or seniority_verdicts), written with every
-    rate and impact ratio to data/reports/bias_audit_summary.json and .csv."""
+    """The published summary of a Local Law 144 bias audit, one row per model and study,
+    produced from each model's latest audit snapshot (audit_snapshots): the audit's date (the
+    snapshot's) and the date the next is due, data source and its explanation, individuals and
+    unknowns, the tool and its snapshots, its distribution date when given, and beyond the law
+    its validity (the snapshot's criterion-validity finding). Written with every rate and
+    impact ratio, pooled and per job description, each beside the prior audit's, to
+    data/reports/bias_audit_summary.json and .csv. A model without a snapshot is summarised
+    from bias_audit_rates, dated today."""
+    kept = latest_audits(audit_snapshots)
+    rates, stale = snapshot_rates(bias_audit_rates, kept.rates)
+    for model in stale:
+        context.log.warning(
+            f"bias_audit_summary: model {model!r}: bias_audit_rates differ from its latest audit snapshot "
+            f"{kept.audits[model].snapshot_id}; the summary gives the snapshot's (materialise audit_snapshots to keep "
+            "the new audit)"
+        )
+    current = _verdicts(seniority_verdicts, validity_verdicts)
+    validity = _verdicts(current[~current["model"].astype(str).isin(list(kept.audits))], kept.verdicts)
     df = audit_summary(
-        bias_audit_rates,
+        rates,
         audit_date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         source=data_source(context, base_resumes),
         rows={"seniority": seniority_predictions, "jd_audit": fit_scores},
         tool_name=config.tool_name,
         distribution_date=config.distribution_date,
-        validity=_verdicts(seniority_verdicts, validity_verdicts),
+        validity=validity,
+        snapshots=kept.audits,
     )
-    _write(
-        context, f"{SUMMARY_FILE}.json", json.dumps(summary_json(df, bias_audit_rates), indent=2, ensure_ascii=False)
-    )
-    _write(context, f"{SUMMARY_FILE}.csv", csv_text(summary_csv(df, bias_audit_rates)))
+    rates = with_prior(rates, kept.prior_rates)
+    _write(context, f"{SUMMARY_FILE}.json", json.dumps(summary_json(df, rates), indent=2, ensure_ascii=False))
+    _write(context, f"{SUMMARY_FILE}.csv", csv_text(summary_csv(df, rates)))
     context.add_output_metadata(
         table_metadata(
             df.drop(
@@ -191,7 +208,7 @@ def eu_ai_act_record(
     df = eu_test_record(
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=version("resumebias_dagster"),
-        models=_models(catalog.folder(), seniority_bias_summary, fit_model_summary),
+        models=audited_models(catalog.folder(), seniority_bias_summary, fit_model_summary),
         source=data_source(context, base_resumes),
         verdicts=verdicts.reset_index(drop=True),
         rates=bias_audit_rates,

@@ -1,6 +1,7 @@
 """Audits over time (issue 44): each completed audit kept as a snapshot per model, and what
 changed since the model's previous snapshot."""
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
 
@@ -8,13 +9,14 @@ import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.compliance.summary import AuditSnapshot
 from resumebias_dagster.core.history.changes import audit_changes as changes_between
 from resumebias_dagster.core.history.store import AuditIdentity, SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
-from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
+from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
-from resumebias_dagster.defs.report.audit_report import _models
+from resumebias_dagster.defs.report._audited import audited_models
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import AuditChangesType, AuditSnapshotsType
@@ -26,6 +28,51 @@ HISTORY_FILE = "audit_history.duckdb"
 def history_store() -> SnapshotStore:
     """The snapshots of this data directory (``audit_history.duckdb``)."""
     return SnapshotStore(data_dir() / HISTORY_FILE)
+
+
+@dataclass(frozen=True)
+class LatestAudits:
+    """Per model of an audit_snapshots listing, its latest snapshot and the one before it, with
+    what they kept: the latest ones' verdicts and Local Law 144 rates, and the prior ones' rates
+    (every model's together; a snapshot kept without rates adds none)."""
+
+    audits: dict[str, AuditSnapshot]
+    verdicts: pd.DataFrame
+    rates: pd.DataFrame
+    prior_rates: pd.DataFrame
+
+
+def latest_audits(audit_snapshots: pd.DataFrame) -> LatestAudits:
+    store = history_store()
+    audits: dict[str, AuditSnapshot] = {}
+    verdicts, latest, prior = [], [], []
+    for model, mine in audit_snapshots.groupby(audit_snapshots["model"].astype(str), sort=True):
+        ordered = mine.sort_values(["created_at", "snapshot_id"], kind="stable")
+        now = ordered.iloc[-1]
+        before = ordered.iloc[-2] if len(ordered) > 1 else None
+        audits[str(model)] = AuditSnapshot(
+            snapshot_id=str(now["snapshot_id"]),
+            audit_date=str(now["created_at"])[:10],
+            prior_snapshot_id="" if before is None else str(before["snapshot_id"]),
+            prior_audit_date="" if before is None else str(before["created_at"])[:10],
+        )
+        verdicts.append(store.verdicts(str(now["snapshot_id"])))
+        latest.append(store.rates(str(now["snapshot_id"])))
+        if before is not None:
+            prior.append(store.rates(str(before["snapshot_id"])))
+    return LatestAudits(audits, _together(verdicts, Verdicts), _together(latest), _together(prior))
+
+
+def prior_rates(bias_audit_summary: pd.DataFrame) -> pd.DataFrame:
+    """The Local Law 144 rates of the prior audits a published summary names (prior_snapshot_id)."""
+    store = history_store()
+    ids = sorted({str(s) for s in bias_audit_summary.get("prior_snapshot_id", pd.Series(dtype=str)) if s})
+    return _together([store.rates(s) for s in ids])
+
+
+def _together(frames: list[pd.DataFrame], table: type = BiasAuditRates) -> pd.DataFrame:
+    kept = [f for f in frames if len(f)]
+    return pd.concat(kept, ignore_index=True) if kept else empty_table(table)
 
 
 def _design(verdicts: pd.DataFrame, model: str, runs: dict[str, int]) -> dict:
@@ -52,17 +99,19 @@ def audit_snapshots(
     validity_verdicts: pd.DataFrame,
     seniority_bias_summary: pd.DataFrame,
     fit_model_summary: pd.DataFrame,
+    bias_audit_rates: pd.DataFrame,
 ) -> pd.DataFrame:
     """Every audit snapshot of this data directory (``audit_history.duckdb``): materialising it
-    keeps each model's current verdicts (both studies and validity) as a new, immutable snapshot
-    with the tool's version, the design, the prompts' hash and the code version, unless they
-    equal the model's latest snapshot. A re-run adds a snapshot; none is ever overwritten."""
+    keeps each model's current verdicts (both studies and validity) and its Local Law 144 rates
+    as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
+    code version, unless they equal the model's latest snapshot. A re-run adds a snapshot; none
+    is ever overwritten. The published Local Law 144 summary is produced from these snapshots."""
     folder = catalog.folder()
     verdicts = pd.concat(
         [t for t in (validity_verdicts, seniority_verdicts, fit_verdicts) if len(t)] or [seniority_verdicts],
         ignore_index=True,
     )
-    models = _models(folder, seniority_bias_summary, fit_model_summary)
+    models = audited_models(folder, seniority_bias_summary, fit_model_summary)
     versions = {m["name"]: m["resolved"] or m["source"] for m in models}
     runs = {m["name"]: int(m["runs_per_cell"]) for m in models}
     prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
@@ -74,7 +123,7 @@ def audit_snapshots(
         identity = AuditIdentity(
             created, version("resumebias_dagster"), versions, _design(verdicts, model, runs), prompts
         )
-        snapshot_id, new = store.add(model, verdicts, identity)
+        snapshot_id, new = store.add(model, verdicts, identity, rates=bias_audit_rates)
         (added if new else kept).append(snapshot_id)
     listing = store.snapshots()
     context.add_output_metadata(

@@ -2,6 +2,7 @@
 identical re-run adds nothing, an unknown snapshot is refused naming it."""
 
 import duckdb
+import pandas as pd
 import pytest
 
 from resumebias_dagster.core.history.store import AuditIdentity, SnapshotStore
@@ -68,3 +69,49 @@ def test_a_file_kept_before_a_column_was_declared_takes_new_snapshots(tmp_path):
     )
     assert new
     assert store.verdicts(a)["unit_low"].isna().all() and (store.verdicts(b)["unit_low"] == -9).all()
+
+
+def _rates(penalty: float = 0.0):
+    """The LL144 rates of compliance's hand-made scores, Black female names ``penalty`` lower."""
+    from resumebias_dagster.core.compliance.summary import bias_audit_rates
+    from tests.core.compliance.test_ll144 import GROUPS, hand_scores
+
+    scores = hand_scores()
+    scores.loc[scores["level"] == "bf", "score"] -= penalty
+    rates, problems = bias_audit_rates({"jd_audit": scores}, groups=GROUPS)
+    assert not problems
+    return rates.assign(model="m")
+
+
+def test_a_snapshot_keeps_the_local_law_144_rates_it_was_audited_with(tmp_path):
+    """Issue 44: the yearly summary is produced from a snapshot, so the snapshot keeps the rates."""
+    from resumebias_dagster.core.tables import BiasAuditRates
+
+    store = SnapshotStore(tmp_path / "audit_history.duckdb")
+    verdicts = fit_verdicts(_fit_scores(1, {}), SETTINGS, arms=ARMS)
+    rates = _rates()
+    a, _ = store.add("m", verdicts, _identity("2026-12-01T10:00:00+00:00"), rates=rates)
+    kept = BiasAuditRates.validate(store.rates(a))
+    keys = ["study", "job_description", "measure", "outcome", "dimension", "category"]
+    assert (
+        kept.sort_values(keys)
+        .reset_index(drop=True)[["category", "n", "impact_ratio"]]
+        .equals(rates.sort_values(keys).reset_index(drop=True)[["category", "n", "impact_ratio"]])
+    )
+    # The same verdicts and rates: the same snapshot; other rates (a re-scored pool): a new one.
+    assert store.add("m", verdicts, _identity("2026-12-01T11:00:00+00:00"), rates=rates) == (a, False)
+    b, new = store.add("m", verdicts, _identity("2026-12-02T10:00:00+00:00"), rates=_rates(penalty=2))
+    assert new and b != a
+    # Only the snapshot's model's rows are kept.
+    c, _ = store.add(
+        "m", verdicts, _identity("2026-12-03T10:00:00+00:00"), rates=pd.concat([rates, rates.assign(model="other")])
+    )
+    assert set(store.rates(c)["model"]) == {"m"}
+    # A snapshot kept without rates (verdicts only, or a file from before) has none: an empty table.
+    d, _ = store.add("m", fit_verdicts(_fit_scores(3, {}), SETTINGS, arms=ARMS), _identity("2026-12-04T10:00:00+00:00"))
+    assert store.rates(d).empty and list(store.rates(d).columns) == list(kept.columns)
+    assert store.previous(d) == c and store.previous(a) is None
+    with pytest.raises(KeyError, match="no audit snapshot 'm@nowhere'"):
+        store.rates("m@nowhere")
+    with pytest.raises(KeyError, match="no audit snapshot 'm@nowhere'"):
+        store.previous("m@nowhere")
