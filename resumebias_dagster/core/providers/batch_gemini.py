@@ -1,5 +1,5 @@
 """Gemini's batch mode on the Gemini API through ``google-genai``'s async client: every request
-goes up inlined in one call (``batches.create``), each with its request key as its
+goes up inlined in one call (the body ``batches.create`` sends), each with its request key as its
 ``metadata``, and the answers come back inlined in the finished batch job, each with the
 metadata of its request.
 
@@ -16,21 +16,27 @@ inlined response is converted and validated on its own, and one that fails is ke
 as ``malformed_response``. ``find`` lists the jobs the same way.
 
 Vertex AI's batch prediction reads its requests from Cloud Storage or BigQuery and writes its
-answers there: a Vertex model is not batched (``BatchUnsupported``). Neither is a model with
-``extra_body``: the SDK cannot put extra fields inside each inlined request.
+answers there: a Vertex model is not batched (``BatchUnsupported``).
+
+``extra_body``: the SDK would merge it into the batch's own body, not into its requests, so the
+batch's body is built by the SDK's own converter (what ``batches.create`` sends) and the extra
+fields are merged into each inlined request as the SDK merges them into a live one
+(``recursive_dict_update``); the body is sent through the SDK's API client.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
+from google.genai import _common as genai_common
 from google.genai import batches as genai_batches
 from google.genai import errors as genai_errors
 from google.genai import types as gt
-from google.genai._transformers import t_batch_job_name, t_job_state
+from google.genai._transformers import t_batch_job_name, t_batch_job_source, t_job_state
 
 from resumebias_dagster.core.providers import types as t
 from resumebias_dagster.core.providers.base import (
@@ -87,27 +93,20 @@ class GeminiBatchBackend(BatchBackend):
         self._sdk: Any = None
         if not settings.vertex:
             self._http = plain_http_client(settings)
-            # Configured as GoogleClient configures it; without extra_body, which the SDK would
-            # merge into the batch's own body, not into its requests.
+            # Configured as GoogleClient configures it, without extra_body (merged per request).
             # The API version Google's batch guide documents (the SDK's default is v1, issue 40).
             self._sdk = sdk_client(settings, api_key, self._http, api_version=BATCH_API_VERSION)
 
     async def submit(self, items: Sequence[tuple[str, ChatRequest]], submission_id: str) -> str:
         if self._sdk is None:
             raise BatchUnsupported(self._vertex_message())
-        if self.settings.extra_body:
-            raise BatchUnsupported(
-                f"{self.settings.name}: extra_body cannot be sent inside each request of a Gemini batch "
-                "(google-genai's inlined requests take contents and config only); the run makes live calls"
-            )
         src = []
         for key, request in items:
             contents, config = generate_request(self.settings, request)
             src.append({"contents": contents, "config": config, "metadata": {"key": key}})
         try:
-            job = await self._sdk.aio.batches.create(
-                model=self.settings.model, src=src, config={"display_name": submission_id}
-            )
+            path, body = self._create_body(src, submission_id)
+            response = await self._sdk._api_client.async_request("post", path, body)
         except genai_errors.APIError as exc:
             if exc.code in (404, 405):
                 raise BatchUnsupported(
@@ -116,9 +115,33 @@ class GeminiBatchBackend(BatchBackend):
             raise self._error(exc) from None
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a typed BatchError
             raise self._error(exc) from None
-        if not job.name:
+        try:
+            name = json.loads(response.body or "{}").get("name")
+        except Exception:  # noqa: BLE001 - not JSON, or not an object
+            name = None
+        if not name or not isinstance(name, str):
             raise BatchError(t.MALFORMED_RESPONSE, f"{self.settings.name}: the batch was created without a name")
-        return str(job.name)
+        return name
+
+    def _create_body(self, src: list[dict[str, Any]], submission_id: str) -> tuple[str, dict[str, Any]]:
+        """The path and body ``batches.create`` would send for ``src``, with the model's
+        ``extra_body`` merged into each inlined request (not into the batch)."""
+        client = self._sdk._api_client
+        parameters = gt._CreateBatchJobParameters(
+            model=self.settings.model,
+            src=t_batch_job_source(client, [gt.InlinedRequest.model_validate(r) for r in src]),
+            config=gt.CreateBatchJobConfig(display_name=submission_id),
+        )
+        body = genai_batches._CreateBatchJobParameters_to_mldev(client, parameters)
+        path = "{model}:batchGenerateContent".format_map(body.pop("_url", None) or {})
+        if body.get("_query"):
+            path = f"{path}?{urlencode(body.pop('_query'))}"
+        body.pop("config", None)  # as batches.create does: its fields are in the body already
+        body = cast(dict[str, Any], genai_common.encode_unserializable_types(genai_common.convert_to_dict(body)))
+        if self.settings.extra_body:
+            for item in body["batch"]["inputConfig"]["requests"]["requests"]:
+                genai_common.recursive_dict_update(item["request"], copy.deepcopy(self.settings.extra_body))
+        return path, body
 
     async def status(self, batch_id: str) -> BatchStatus:
         job = await self._job(batch_id)

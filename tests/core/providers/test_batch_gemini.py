@@ -240,20 +240,38 @@ def test_vertex_is_unsupported(fake_server, settings_for, fake_key):
     assert server.batches.keys == [] and server.count == 0
 
 
-def test_extra_body_is_unsupported(gemini, settings_for):
+def test_extra_body_goes_inside_each_request_as_the_live_client_sends_it(gemini, settings_for):
     server, _, key = gemini
-    settings = settings_for("gemini", server.base_url, extra_body={"generationConfig": {"topK": 3}})
+    extra = {"generationConfig": {"topK": 3}, "labels": {"audit": "resumebias"}}
+    settings = settings_for("gemini", server.base_url, extra_body=extra)
 
     async def scenario():
-        backend = GeminiBatchBackend(settings, key)
+        backend, batch_id = await submitted(settings, key)
         try:
-            await backend.submit(list(zip(KEYS, REQUESTS)), "sub-1")
+            results = await backend.results(batch_id) if (await backend.status(batch_id)).state == ENDED else []
         finally:
             await backend.aclose()
+        live = GoogleClient(settings, key)
+        try:
+            for k, request in zip(KEYS, REQUESTS):
+                await live.complete(request, k)
+        finally:
+            await live.aclose()
+        return results
 
-    with pytest.raises(BatchUnsupported, match="extra_body"):
-        run(scenario())
-    assert server.batches.submissions == 0
+    results = run(scenario())
+    assert sorted(r.key for r in results) == sorted(KEYS) and all(r.ok for r in results)
+    (batch,) = server.batches.batches.values()
+    live_bodies = [r.body for r in server.requests]
+    # Each item carries exactly the live request's body, extra fields merged into it as the SDK
+    # merges them (recursively: the request's own generationConfig keeps its other fields).
+    assert [request for _, request in batch.items] == live_bodies
+    assert all(b["generationConfig"]["topK"] == 3 and b["labels"] == extra["labels"] for b in live_bodies)
+    assert live_bodies[0]["generationConfig"]["temperature"] == 0.2
+    # and none of them at the batch's own level.
+    (body,) = server.batches.bodies
+    assert set(body) == {"batch"} and "labels" not in body["batch"] and "generationConfig" not in body["batch"]
+    assert batch.model == "gemini-2.5-pro" and batch.label == "sub-1"
 
 
 def test_find_by_display_name_over_pages(gemini, monkeypatch):
