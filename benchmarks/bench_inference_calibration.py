@@ -46,6 +46,12 @@ criterion validity told from chance and a group's gap in it (``testing/validity_
   0.95, one exactly at the 0.9 target, one name group recognised less often by the declared gap
   (0.1), 5 résumés and one, and a deterministic chooser (the same choice every run).
 
+* "Changed since the last audit" (``testing/changes_calibration.py``, through ``audit_changes``):
+  two audits of an unchanged LLM-like model (9 and 40 résumés) and of an unchanged deterministic
+  scorer (40 and 300), unpaired and on shared résumés (paired); a name penalty that doubles, and
+  one that grows by the declared effect (printed power against the share found, and "unchanged"
+  there is false).
+
 Run: python benchmarks/bench_inference_calibration.py [--studies 400]
      [--only screeners|llm|validity|seniority_validity|pairwise|changes]
 """

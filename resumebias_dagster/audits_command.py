@@ -1,5 +1,5 @@
 """``resumebias audits``: the audit snapshots of a data directory (``audit_history.duckdb``,
-core/history/store.py), oldest first, each with its tool version and verdict counts. Imports
+core/history/store.py) or of the shared tables (``--tables-url``), oldest first, each with its tool version and verdict counts. Imports
 what it needs when it runs, as every command does."""
 
 from __future__ import annotations
@@ -9,24 +9,44 @@ import argparse
 
 def audits_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="the data directory (default: $RESUMEBIAS_DATA_DIR or ./data)")
+    parser.add_argument(
+        "--tables-url",
+        help="the shared tables' URL, s3://BUCKET/PREFIX or file:///FOLDER (default: $RESUMEBIAS_TABLES_URL; "
+        "unset: the data directory's audit_history.duckdb)",
+    )
     parser.add_argument("--model", help="only this model's snapshots")
     parser.add_argument("--json", action="store_true", help="print JSON: one object per snapshot")
 
 
 def audits_handler(args: argparse.Namespace) -> int:
     import json
+    import sys
     from pathlib import Path
 
-    from resumebias_dagster.core.history.store import SnapshotStore
-    from resumebias_dagster.settings import data_dir
+    from resumebias_dagster.cli_support import EXIT_INPUT_ERROR
+    from resumebias_dagster.core.common.shared_tables import SharedTablesError, unreadable
+    from resumebias_dagster.core.history.store import SharedSnapshotStore, SnapshotStore
+    from resumebias_dagster.settings import TABLES_URL_ENV, data_dir, tables_url
 
-    folder = Path(args.data_dir) if args.data_dir else data_dir()
-    path = folder / "audit_history.duckdb"
-    rows = SnapshotStore(path).snapshots(args.model)
+    url = args.tables_url or (None if args.data_dir else tables_url())
+    setting = "--tables-url" if args.tables_url else TABLES_URL_ENV
+    try:
+        if url:
+            store: SnapshotStore | SharedSnapshotStore = SharedSnapshotStore(url, setting)
+        else:
+            store = SnapshotStore((Path(args.data_dir) if args.data_dir else data_dir()) / "audit_history.duckdb")
+        rows = store.snapshots(args.model)
+        kept = store.exists()
+    except SharedTablesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except OSError as exc:
+        print(f"error: {unreadable(setting, url or '', exc)}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     if args.json:
         print(json.dumps(rows.to_dict("records"), indent=2, default=str))
         return 0
-    print(f"{len(rows)} audit snapshot(s) in {path}" + ("" if path.exists() else " (no audit kept yet)"))
+    print(f"{len(rows)} audit snapshot(s) in {store.where}" + ("" if kept else " (no audit kept yet)"))
     for r in rows.to_dict("records"):
         version = f"  version {r['tool_version']}" if r["tool_version"] else ""
         print(

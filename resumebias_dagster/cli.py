@@ -313,8 +313,11 @@ def _pull_tables(args: argparse.Namespace) -> int:
         SharedTables,
         SharedTablesError,
         pull_into_duckdb,
-        redact,
+        unreadable,
+        write_into_duckdb,
     )
+    from resumebias_dagster.core.history.store import SCHEMA as HISTORY_SCHEMA
+    from resumebias_dagster.core.history.store import SharedSnapshotStore
     from resumebias_dagster.settings import TABLES_URL_ENV, data_dir, tables_url
 
     url = args.url or tables_url()
@@ -326,12 +329,17 @@ def _pull_tables(args: argparse.Namespace) -> int:
     try:
         shared = SharedTables(url, setting=setting)
         counts, skipped = pull_into_duckdb(shared, SCHEMA, out, tables=_asset_names())
+        counts = {f"{SCHEMA}.{t}": n for t, n in counts.items()}
+        # The audit snapshots beside them (history/), as listed: none of a write that stopped.
+        snapshots = SharedSnapshotStore(url, setting).listed_tables()
+        if snapshots:
+            pulled = write_into_duckdb(snapshots, HISTORY_SCHEMA, out)
+            counts.update({f"{HISTORY_SCHEMA}.{t}": n for t, n in pulled.items()})
     except SharedTablesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    except OSError as exc:  # object storage unreachable, refused, or the bucket missing
-        reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-        print(f"error: {setting}: cannot read {redact(url)}: {reason}", file=sys.stderr)
+    except OSError as exc:
+        print(f"error: {unreadable(setting, url, exc)}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     if skipped:
         shown = ", ".join(repr(t) for t in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
@@ -340,8 +348,8 @@ def _pull_tables(args: argparse.Namespace) -> int:
         print(f"error: no tables under {SCHEMA}/ at that URL", file=sys.stderr)
         return EXIT_INPUT_ERROR
     for table, rows in counts.items():
-        print(f"{SCHEMA}.{table}: {rows:,} rows")
-    print(f'wrote {out}; e.g. duckdb {out} "select * from {SCHEMA}.{next(iter(counts))} limit 5"')
+        print(f"{table}: {rows:,} rows")
+    print(f'wrote {out}; e.g. duckdb {out} "select * from {next(iter(counts))} limit 5"')
     return 0
 
 

@@ -179,3 +179,17 @@ def s3_server():
         pytest.skip(reason)
     with s3.S3Server() as server:
         yield server
+
+
+@pytest.fixture(params=["file", "s3"])
+def tables_url(request, tmp_path, monkeypatch):
+    """A shared-tables URL, once on a local folder and once on the private S3 server (a bucket
+    of its own per test module, its credentials in the environment)."""
+    if request.param == "file":
+        return f"file://{tmp_path}/tables"
+    server = request.getfixturevalue("s3_server")
+    bucket = request.module.__name__.rsplit(".", 1)[-1].replace("_", "-")
+    server.create_bucket(bucket)
+    for k, v in server.env().items():
+        monkeypatch.setenv(k, v)
+    return f"s3://{bucket}/{tmp_path.name}"

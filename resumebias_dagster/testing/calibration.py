@@ -123,7 +123,9 @@ def _impact(planted: bool) -> Callable:
     return study
 
 
-def _fit_scores(seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_sd: float = 0.3):
+def _fit_scores(
+    seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_sd: float = 0.3, *, noise_seed: int | None = None
+):
     variants = ["baseline", *PLACEBO, *PROBES, *(f"firstName_{lv}" for lv in NAME_LEVELS)]
     scores = simulate_fit_scores(
         ["m"],
@@ -136,6 +138,7 @@ def _fit_scores(seed: int, effects: dict, resumes: int = 9, jds: int = 2, name_s
         effect_sd=0.2,
         seed=seed,
         integer=False,
+        noise_seed=noise_seed,
     )
     scores["axis"] = scores["variant"].str.split("_").str[0]
     scores["level"] = scores["variant"].str.split("_", n=1).str[1].fillna("")

@@ -1,14 +1,17 @@
 """Calibration scenarios of the "changed since the last audit" verdicts (issue 44;
 ``calibration.calibrate`` runs them) through ``core/history/changes.audit_changes``, as the
-``audit_changes`` asset calls it: two audits of one model, each on its own sample of résumés
-(unpaired), by the fit audit's own verdicts (``fit_verdicts``).
+``audit_changes`` asset calls it: two audits of one model by the fit audit's own verdicts
+(``fit_verdicts``), each on its own sample of résumés (unpaired), or both on the same résumés
+with their units (``level_units``), the model answering afresh (paired).
 
 * an unchanged LLM-like model (run noise, résumé-specific effects, each name its own quirk), on
   the default study's 9 résumés and on 40: nothing changed, so every "changed beyond noise" is
   false;
 * an unchanged deterministic scorer with a fixed penalty on one level (zero spread), on 40
   résumés (too few to call anything unchanged) and on 300 (above the 264 "unchanged" needs);
-* a name penalty that doubles (0.5 to 1 point on one name level) between the audits: planted.
+* a name penalty that doubles (0.5 to 1 point on one name level) between the audits: planted;
+  and one that grows by the declared effect, which is also the margin (0.5 to 0.75 points):
+  the printed power checked against the share found, and "unchanged" there is false.
 
 The true change of every finding is known from the design: 0, or the planted difference.
 """
@@ -22,6 +25,7 @@ import pandas as pd
 
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import InferenceSettings
+from resumebias_dagster.core.jd_audit.fit_pooled import level_units
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, PROBES, Scenario, _fit_scores
 from resumebias_dagster.testing.screener_simulation import deterministic_fit_scores
@@ -31,25 +35,34 @@ NAME = "firstName_black_female"
 LATER = 500_000
 
 
-def _llm(resumes: int, doubled: bool) -> Callable:
+def _llm(resumes: int, doubled: bool, shared: bool = False, later: float = -1.0) -> Callable:
+    """``doubled``: the name penalty moves from 0.5 points to ``-later`` between the audits."""
+
     def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         before = {NAME: -0.5} if doubled else {}
-        after = {NAME: -1.0} if doubled else {}
+        after = {NAME: later} if doubled else {}
         groups = {"firstName": NAME_LEVELS}
-        base = fit_verdicts(_fit_scores(seed, before, resumes=resumes), settings, groups, ARMS)
-        new = fit_verdicts(_fit_scores(seed + LATER, after, resumes=resumes), settings, groups, ARMS)
-        v = audit_changes(base, new, settings, base_id="a", new_id="b")
+        first = _fit_scores(seed, before, resumes=resumes)
+        # Shared: the same résumés (and names) answered afresh; else other résumés.
+        if shared:
+            second = _fit_scores(seed, after, resumes=resumes, noise_seed=seed + LATER)
+        else:
+            second = _fit_scores(seed + LATER, after, resumes=resumes)
+        base, new = (fit_verdicts(s, settings, groups, ARMS) for s in (first, second))
+        units = {"base_units": level_units(first), "new_units": level_units(second)} if shared else {}
+        v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
         planted = v["finding"] == f"fit_level:{NAME}"
         # A doubled name penalty also moves the group contrasts that hold that name: no truth kept for them.
         group = v["finding"].str.startswith("fit_group:race:black") | v["finding"].eq("fit_group:sex")
-        true = np.where(planted & doubled, -0.5, np.where(group & doubled, np.nan, 0.0))
+        true = np.where(planted & doubled, later + 0.5, np.where(group & doubled, np.nan, 0.0))
         return v.assign(true=true, is_planted=planted & doubled)
 
     return study
 
 
-def _deterministic(resumes: int) -> Callable:
-    """A deterministic scorer, unchanged: one level takes a point off every résumé in both audits."""
+def _deterministic(resumes: int, shared: bool = False) -> Callable:
+    """A deterministic scorer, unchanged: one level takes a point off every résumé in both audits
+    (``shared``: the same résumés, compared résumé by résumé)."""
 
     def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
         variants = ("baseline", *PROBES, "placebo_p0", "placebo_p1")
@@ -58,9 +71,12 @@ def _deterministic(resumes: int) -> Callable:
             scores = deterministic_fit_scores(
                 s, resumes=resumes, jds=1, variants=variants, sparse={PROBES[0]: (1.0, -1.0)}
             )
-            return fit_verdicts(scores, settings, arms=ARMS)
+            return scores
 
-        v = audit_changes(audit(seed), audit(seed + LATER), settings, base_id="a", new_id="b")
+        first, second = audit(seed), audit(seed if shared else seed + LATER)
+        base, new = (fit_verdicts(s, settings, arms=ARMS) for s in (first, second))
+        units = {"base_units": level_units(first), "new_units": level_units(second)} if shared else {}
+        v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
         return v.assign(true=0.0, is_planted=False)
 
     return study
@@ -72,4 +88,25 @@ CHANGES_SCENARIOS = [
     Scenario("changes: unchanged deterministic scorer, 40 résumés", False, _deterministic(40)),
     Scenario("changes: unchanged deterministic scorer, 300 résumés", False, _deterministic(300)),
     Scenario("changes: name penalty doubled, 40 résumés", True, _llm(40, True)),
+    Scenario("changes (paired): unchanged LLM-like model, 9 shared résumés", False, _llm(9, False, True)),
+    Scenario("changes (paired): unchanged LLM-like model, 40 shared résumés", False, _llm(40, False, True)),
+    Scenario("changes (paired): unchanged deterministic scorer, 40 shared résumés", False, _deterministic(40, True)),
+    Scenario("changes (paired): unchanged deterministic scorer, 300 shared résumés", False, _deterministic(300, True)),
+    Scenario("changes (paired): name penalty doubled, 40 shared résumés", True, _llm(40, True, True)),
+    # Up by the declared effect and margin (0.25 points): printed power against the share found,
+    # and "unchanged" there is a false "nothing changed".
+    Scenario(
+        "changes: name penalty up by the declared 0.25, 40 résumés",
+        True,
+        _llm(40, True, later=-0.75),
+        at_margin=True,
+        declared=True,
+    ),
+    Scenario(
+        "changes (paired): name penalty up by the declared 0.25, 40 shared résumés",
+        True,
+        _llm(40, True, True, later=-0.75),
+        at_margin=True,
+        declared=True,
+    ),
 ]

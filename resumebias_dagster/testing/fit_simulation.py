@@ -31,6 +31,7 @@ def simulate_fit_scores(
     resume_sd: float = 1.0,
     effect_sd: float = 0.0,
     exact: bool = False,
+    noise_seed: int | None = None,
 ) -> pd.DataFrame:
     """Long rows ``model, jd, resume_id, variant, run, score`` for every (model, jd, résumé,
     variant, run).
@@ -56,11 +57,12 @@ def simulate_fit_scores(
     own[:, :, [i for i, v in enumerate(variants) if v == "baseline"], :] = 0.0
     m, j, v, r, k = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in shape), indexing="ij"))
     mean = base_score + jd_offset[j] + resume_offset[r] + shift[m, j, v] + own[m, j, v, r]
-    score = mean + rng.normal(0.0, sd, len(m))
+    noise = rng if noise_seed is None else np.random.default_rng(noise_seed)
+    score = mean + noise.normal(0.0, sd, len(m))
     if integer:
         score = np.clip(np.rint(score), 1, 10)
     if failure_rate:
-        score[rng.random(len(score)) < failure_rate] = np.nan
+        score[noise.random(len(score)) < failure_rate] = np.nan
     out = pd.DataFrame(
         {
             "model": np.asarray(models, dtype=object)[m],

@@ -68,7 +68,10 @@ class S3Server:
         )
 
     def create_bucket(self, name: str) -> None:
-        self.client().create_bucket(Bucket=name)
+        """Create the bucket unless this server already has it."""
+        client = self.client()
+        if name not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+            client.create_bucket(Bucket=name)
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)

@@ -1,6 +1,6 @@
 """Audits over time through the assets (issue 44): two audits of one model kept as two
-snapshots in the data directory's audit_history.duckdb, `resumebias audits` listing them, and
-audit_changes finding the name penalty that doubled between them."""
+snapshots in the data directory's audit_history.duckdb (or the shared tables), `resumebias
+audits` listing them, and audit_changes finding the name penalty that doubled between them."""
 
 import json
 
@@ -46,6 +46,7 @@ def _snapshot(penalty: float, seed: int):
         seniority_bias_summary=empty_table(SeniorityBiasSummary),
         fit_model_summary=empty_table(FitModelSummary),
         bias_audit_rates=empty_table(BiasAuditRates),
+        fit_scores=scores,
     )
 
 
@@ -61,6 +62,8 @@ def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, c
     )
     row = changes.set_index("finding").loc[NAME]
     assert row["verdict"] == "beyond_noise" and row["estimate"] < 0
+    # Both snapshots kept their units of the same résumés: the levels are compared résumé by résumé.
+    assert row["test"] == "t_resume" and row["n_resumes"] == 60
     assert list(changes["base_snapshot_id"].unique()) == [listing["snapshot_id"].iloc[0]]
 
     # The second audit's report says what changed, worse first, in the tool's first screen.
@@ -88,3 +91,20 @@ def test_audits_of_a_data_directory_without_history_says_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("0 audit snapshot(s)") and "(no audit kept yet)" in out
     assert not (tmp_path / "audit_history.duckdb").exists()
+
+
+def test_with_shared_tables_the_snapshots_are_kept_there(data, tmp_path, monkeypatch, capsys):
+    """A deployment's workers share no disk: with RESUMEBIAS_TABLES_URL the assets keep and
+    compare the snapshots under the shared tables' history/, and no machine's file holds them."""
+    from resumebias_dagster.core.history.store import SharedSnapshotStore
+
+    url = f"file://{tmp_path}/shared"
+    monkeypatch.setenv("RESUMEBIAS_TABLES_URL", url)
+    _snapshot(-1.0, 1)
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2))
+    assert len(listing) == 2 and not (data / "audit_history.duckdb").exists()
+    assert list(SharedSnapshotStore(url).snapshots()["snapshot_id"]) == list(listing["snapshot_id"])
+    changes = audit_changes(dg.build_asset_context(), catalog=CatalogResource(), audit_snapshots=listing)
+    assert changes.set_index("finding").loc[NAME, "verdict"] == "beyond_noise"
+    assert main(["audits"]) == 0
+    assert capsys.readouterr().out.startswith(f"2 audit snapshot(s) in {url}/history\n")

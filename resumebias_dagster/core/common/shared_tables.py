@@ -231,6 +231,14 @@ def _type_clash(pieces: list[tuple[str, Any]]) -> str:
     )
 
 
+def unreadable(setting: str, url: str, exc: BaseException) -> str:
+    """The one-line error of shared tables that could not be read (object storage unreachable,
+    refused, the bucket missing): the setting, the URL without credentials, the first line of
+    the reason."""
+    reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return f"{setting}: cannot read {redact(url)}: {reason}"
+
+
 # A table's folder name becomes a DuckDB identifier when pulled: only asset-like names.
 TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -242,8 +250,6 @@ def pull_into_duckdb(
     whole), so ``duckdb FILE "select ..."`` inspects them; returns rows per table, and the
     folders skipped: a folder whose name is not in ``tables`` (the project's asset names), or
     not a plain identifier, is no table of ours (a bucket is written by many hands)."""
-    import duckdb
-
     if not TABLE_NAME.fullmatch(schema):
         raise SharedTablesError(f"schema {schema!r} is not a plain identifier")
     found = shared.tables(schema)
@@ -256,6 +262,17 @@ def pull_into_duckdb(
             frames[table] = frame
     if not frames:
         return {}, skipped
+    return write_into_duckdb(frames, schema, database), skipped
+
+
+def write_into_duckdb(frames: Mapping[str, pd.DataFrame], schema: str, database: str | os.PathLike) -> dict[str, int]:
+    """Replace ``schema.<table>`` of the DuckDB file ``database`` by each frame (the table
+    names plain identifiers); returns rows per table."""
+    import duckdb
+
+    for name in (schema, *frames):
+        if not TABLE_NAME.fullmatch(name):
+            raise SharedTablesError(f"{name!r} is not a plain identifier")
     Path(database).parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(database)) as con:
         con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
@@ -263,4 +280,4 @@ def pull_into_duckdb(
             con.register("pulled", frame)
             con.execute(f'CREATE OR REPLACE TABLE "{schema}"."{table}" AS SELECT * FROM pulled')
             con.unregister("pulled")
-    return {t: len(f) for t, f in frames.items()}, skipped
+    return {t: len(f) for t, f in frames.items()}

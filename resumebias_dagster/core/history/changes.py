@@ -7,9 +7,17 @@ Assumptions. The two audits are independent samples (unpaired): each finding's u
 read off its own printed 95% interval, as the standard error of a t with that interval's width
 (``se = (high - low) / (2 t)``, at least the stored standard error), so the rules that widen an
 interval beyond its t (no spread, a few résumés far off, unseen résumés) carry into the
-difference; the difference's degrees of freedom are Welch–Satterthwaite's. Audits that share
-résumés would be tighter compared résumé by résumé (paired): not done yet, so these intervals
-are conservative there. "Unchanged" is the difference's 95% interval inside the kind's margin,
+difference; the difference's degrees of freedom are Welch–Satterthwaite's.
+
+Paired. Where both audits give a finding's units (``FindingUnits``: a level's change to each
+résumé's text under each job description) on two or more of the same résumés, the finding is
+compared résumé by résumé instead: each résumé's change between the audits, on the (job
+description, name) texts both scored, averaged over its job descriptions, is the unit of a
+paired t over those résumés (``core/inference/clustered.paired``, whose no-spread and sparse
+rules apply: a deterministic tool unchanged on every résumé still needs the résumés below). It
+assumes the résumés independent given the tool; the résumé's own effect and a name's own quirk,
+the same in both audits, cancel, so the claim is about the tool's answers to these texts, not a
+new sample of names. "Unchanged" is the difference's 95% interval inside the kind's margin,
 and it too needs the résumés a change carried by a few of them would show in
 (``Estimate.unseen_floor``): a résumé's unit can move from one end of its range to the other
 (a fit difference from -9 to +9: 18 points), so ruling out 0.25 points takes 264 résumés in
@@ -23,13 +31,15 @@ is not compared here (its interval is the study's own, not a t's): it is listed 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, finish
+from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, finish, paired
 from resumebias_dagster.core.inference.settings import CHANCE
-from resumebias_dagster.core.tables import AuditChanges, conform, empty_table
+from resumebias_dagster.core.tables import AuditChanges, FindingUnits, columns, conform, empty_table
 
 KEYS = ["model", "study", "finding"]
 # The reach given a change whose unit's range was not stored: no number of résumés rules it out.
@@ -73,43 +83,94 @@ def compared(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return both[keep].reset_index(drop=True)
 
 
+def shared_units(base_units: pd.DataFrame, new_units: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, study, finding, résumé): the change of its unit between the audits, over the
+    (job description, name) texts both scored, averaged over its job descriptions."""
+    for side, table in (("the earlier audit's", base_units), ("the later audit's", new_units)):
+        missing = sorted(set(columns(FindingUnits)) - set(table.columns))
+        if missing:
+            raise ValueError(f"{side} finding units lack the column(s) {', '.join(missing)}")
+    on = [*KEYS, "resume_id", "jd"]
+    both = base_units.merge(new_units, on=on, suffixes=("_b", "_n"))
+    same_name = both["name_b"].fillna("").astype(str) == both["name_n"].fillna("").astype(str)
+    both = both[same_name].assign(change=lambda t: t["unit_n"] - t["unit_b"])
+    return both.groupby([*KEYS, "resume_id"], as_index=False, sort=True).agg(change=("change", "mean"))
+
+
+def _paired_rows(rows: pd.DataFrame, shared: pd.DataFrame, reach: float) -> Estimate:
+    """The paired Estimate of each row of ``rows`` from its résumés' changes in ``shared``, each
+    résumé's change in ``[-reach, reach]``."""
+    index = pd.MultiIndex.from_frame(rows[KEYS])
+    mine = shared.set_index(KEYS)
+    wide = mine[mine.index.isin(index)].pivot_table(index=KEYS, columns="resume_id", values="change", aggfunc="first")
+    matrix = wide.reindex(index).to_numpy(float)
+    est = paired(matrix, -reach, reach)
+    return replace(est, n_names=rows["n_names_n"].to_numpy())
+
+
 def audit_changes(
-    base: pd.DataFrame, new: pd.DataFrame, settings: InferenceSettings, *, base_id: str, new_id: str
+    base: pd.DataFrame,
+    new: pd.DataFrame,
+    settings: InferenceSettings,
+    *,
+    base_id: str,
+    new_id: str,
+    base_units: pd.DataFrame | None = None,
+    new_units: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The ``AuditChanges`` rows of ``new`` against ``base`` (two ``Verdicts`` tables of the same models)."""
+    """The ``AuditChanges`` rows of ``new`` against ``base`` (two ``Verdicts`` tables of the same
+    models); with both audits' ``FindingUnits``, the findings they share two or more résumés
+    of are compared résumé by résumé (paired), the rest unpaired."""
     both = compared(base, new)
     if not len(both):
         return empty_table(AuditChanges)
+    shared = (
+        shared_units(base_units, new_units)
+        if base_units is not None and new_units is not None
+        else pd.DataFrame(columns=[*KEYS, "resume_id", "change"])
+    )
+    counts = shared.groupby(KEYS).size()
+    n_shared = both.set_index(KEYS).index.map(lambda k: int(counts.get(k, 0))).to_numpy()
+    # Paired rows are estimated per reach (one range for all units of a ``paired`` call).
+    both = both.assign(_paired=n_shared >= 2, _reach=np.where(n_shared >= 2, change_reach(both), 0.0))
     frames = []
-    for kind, rows in both.groupby("kind_n", sort=True):
-        (se_b, df_b), (se_n, df_n) = _interval_se(rows, "_b"), _interval_se(rows, "_n")
-        se = np.sqrt(se_b**2 + se_n**2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
-        df = np.where(se > 0, welch, np.minimum(df_b, df_n))
-        n = np.minimum(rows["n_resumes_b"].to_numpy(), rows["n_resumes_n"].to_numpy())
-        reach = change_reach(rows)
-        est = Estimate(
-            (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float),
-            se,
-            df,
-            n,
-            rows["n_names_n"].to_numpy(),
-            low=-reach,
-            high=reach,
-        )
+    for (kind, is_paired, _), rows in both.groupby(["kind_n", "_paired", "_reach"], sort=True):
         meta = {
             "model": rows["model"].to_numpy(),
             "study": rows["study"].to_numpy(),
             "finding": rows["finding"].to_numpy(),
             "family": rows["family_n"].to_numpy(),
             "description": ("change since the last audit: " + rows["description_n"].astype(str)).to_numpy(),
-            "note": "unpaired: each audit's interval as a t's",
+            "note": "paired: the résumés both audits scored"
+            if is_paired
+            else "unpaired: each audit's interval as a t's",
         }
-        frames.append(findings(meta, est, None, CHANGE_KIND.get(str(kind), str(kind)), "welch_t", settings=settings))
+        est = _paired_rows(rows, shared, float(rows["_reach"].iloc[0])) if is_paired else _unpaired(rows)
+        test = "t_resume" if is_paired else "welch_t"
+        frames.append(findings(meta, est, None, CHANGE_KIND.get(str(kind), str(kind)), test, settings=settings))
     table = finish(frames, settings)
     sides = both.set_index(KEYS)[["estimate_b", "estimate_n"]].rename(
         columns={"estimate_b": "base_estimate", "estimate_n": "new_estimate"}
     )
     table = table.join(sides, on=KEYS)
     return conform(table.assign(snapshot_id=new_id, base_snapshot_id=base_id), AuditChanges)
+
+
+def _unpaired(rows: pd.DataFrame) -> Estimate:
+    """The Welch difference of each row's two estimates, each audit's interval read as a t's."""
+    (se_b, df_b), (se_n, df_n) = _interval_se(rows, "_b"), _interval_se(rows, "_n")
+    se = np.sqrt(se_b**2 + se_n**2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
+    df = np.where(se > 0, welch, np.minimum(df_b, df_n))
+    n = np.minimum(rows["n_resumes_b"].to_numpy(), rows["n_resumes_n"].to_numpy())
+    reach = change_reach(rows)
+    return Estimate(
+        (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float),
+        se,
+        df,
+        n,
+        rows["n_names_n"].to_numpy(),
+        low=-reach,
+        high=reach,
+    )

@@ -27,7 +27,7 @@ from resumebias_dagster.core.jd_audit.fit_stats import (
     _Texts,
     text_values,
 )
-from resumebias_dagster.core.tables import FitAxisSummary, columns, empty_table
+from resumebias_dagster.core.tables import FindingUnits, FitAxisSummary, columns, conform, empty_table
 
 AXIS_SUMMARY_COLUMNS = tuple(columns(FitAxisSummary))
 
@@ -85,6 +85,30 @@ def pooled_levels(
         }
     )
     return keys, est, p, test
+
+
+def level_units(scores: pd.DataFrame) -> pd.DataFrame:
+    """The ``FindingUnits`` of the ``fit_level`` findings: each level's change to each résumé's
+    text under each job description (its value minus its baseline's, as ``pooled_levels``
+    takes them before averaging over the job descriptions), with the name the text carried."""
+    texts = text_values(scores)
+    keys = ["model", "jd", "resume_id"]
+    base = texts.loc[texts["variant"] == BASELINE, [*keys, "value"]].rename(columns={"value": "baseline"})
+    levels = texts[texts["variant"] != BASELINE].merge(base, on=keys)
+    if not len(levels):
+        return empty_table(FindingUnits)
+    out = pd.DataFrame(
+        {
+            "model": levels["model"].astype(str),
+            "study": "jd_audit",
+            "finding": "fit_level:" + levels["variant"].astype(str),
+            "resume_id": levels["resume_id"].astype(str),
+            "jd": levels["jd"].astype(str),
+            "name": levels["name"].astype(object) if "name" in levels.columns else None,
+            "unit": (levels["value"] - levels["baseline"]).astype(float),
+        }
+    )
+    return conform(out[out["unit"].notna()].reset_index(drop=True), FindingUnits)
 
 
 def _names_random(

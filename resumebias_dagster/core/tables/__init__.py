@@ -15,7 +15,7 @@ from resumebias_dagster.core.tables.base import (
     empty_table,
 )
 from resumebias_dagster.core.tables.compliance import BiasAuditRates, BiasAuditSummary, EuTestRecord
-from resumebias_dagster.core.tables.history import AuditChanges, AuditSnapshots
+from resumebias_dagster.core.tables.history import AuditChanges, AuditSnapshots, FindingUnits
 from resumebias_dagster.core.tables.impact import (
     FitImpactRatios,
     SeniorityImpactRatios,
@@ -62,6 +62,7 @@ __all__ = [
     "EuTestRecord",
     "FORBIDDEN_SENIORITY_WORDS",
     "FineTunedClassifiers",
+    "FindingUnits",
     "FitAxisSummary",
     "FitEffects",
     "FitImpactRatios",

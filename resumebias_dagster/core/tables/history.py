@@ -34,3 +34,18 @@ class AuditChanges(Verdicts):
     base_snapshot_id: Series[str]
     base_estimate: Series[float] = pa.Field(nullable=True)
     new_estimate: Series[float] = pa.Field(nullable=True)
+
+
+class FindingUnits(PerModel):
+    """One row per (finding, résumé, job description) of an audit: the finding's unit there, the
+    change the level made to that résumé's text under that job description (its value, the
+    exact expectation or the mean of valid runs, minus its baseline's), with the name it carried.
+    Two audits' units on the same résumés compare the finding résumé by résumé (paired,
+    core/history/changes.py)."""
+
+    study: Series[str]
+    finding: Series[str]
+    resume_id: Series[str]
+    jd: Series[str]
+    name: Series[str] = pa.Field(nullable=True)
+    unit: Series[float]

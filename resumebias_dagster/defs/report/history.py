@@ -9,10 +9,12 @@ import dagster as dg
 import pandas as pd
 
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
+from resumebias_dagster.core.common.snapshots import separate_snapshots
 from resumebias_dagster.core.compliance.summary import AuditSnapshot
 from resumebias_dagster.core.history.changes import audit_changes as changes_between
-from resumebias_dagster.core.history.store import AuditIdentity, SnapshotStore
+from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.fit_pooled import level_units
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
@@ -20,14 +22,17 @@ from resumebias_dagster.defs.report._audited import audited_models
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import AuditChangesType, AuditSnapshotsType
-from resumebias_dagster.settings import data_dir
+from resumebias_dagster.settings import data_dir, tables_url
 
 HISTORY_FILE = "audit_history.duckdb"
 
 
-def history_store() -> SnapshotStore:
-    """The snapshots of this data directory (``audit_history.duckdb``)."""
-    return SnapshotStore(data_dir() / HISTORY_FILE)
+def history_store() -> SnapshotStore | SharedSnapshotStore:
+    """The audit snapshots: in the shared tables when ``$RESUMEBIAS_TABLES_URL`` is set (every
+    machine of a deployment sees the same history), else this data directory's
+    ``audit_history.duckdb``."""
+    url = tables_url()
+    return SharedSnapshotStore(url) if url else SnapshotStore(data_dir() / HISTORY_FILE)
 
 
 @dataclass(frozen=True)
@@ -100,10 +105,13 @@ def audit_snapshots(
     seniority_bias_summary: pd.DataFrame,
     fit_model_summary: pd.DataFrame,
     bias_audit_rates: pd.DataFrame,
+    fit_scores: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Every audit snapshot of this data directory (``audit_history.duckdb``): materialising it
-    keeps each model's current verdicts (both studies and validity) and its Local Law 144 rates
-    as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
+    """Every audit snapshot (``audit_history.duckdb`` of the data directory, or the shared
+    tables' ``history/`` at scale): materialising it
+    keeps each model's current verdicts (both studies and validity), its Local Law 144 rates and
+    its fit levels' units (each résumé's change, which a later audit of the same résumés is
+    paired with) as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
     code version, unless they equal the model's latest snapshot. A re-run adds a snapshot; none
     is ever overwritten. The published Local Law 144 summary is produced from these snapshots."""
     folder = catalog.folder()
@@ -116,6 +124,7 @@ def audit_snapshots(
     runs = {m["name"]: int(m["runs_per_cell"]) for m in models}
     prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    units = level_units(separate_snapshots(fit_scores, partition=("model", "jd"))) if len(fit_scores) else None
     store = history_store()
     added: list[str] = []
     kept: list[str] = []
@@ -123,14 +132,14 @@ def audit_snapshots(
         identity = AuditIdentity(
             created, version("resumebias_dagster"), versions, _design(verdicts, model, runs), prompts
         )
-        snapshot_id, new = store.add(model, verdicts, identity, rates=bias_audit_rates)
+        snapshot_id, new = store.add(model, verdicts, identity, rates=bias_audit_rates, units=units)
         (added if new else kept).append(snapshot_id)
     listing = store.snapshots()
     context.add_output_metadata(
         {
             "added": dg.MetadataValue.md("\n".join(f"- {s}" for s in added) or "(none: every model as its latest)"),
             "unchanged": len(kept),
-            "history_file": dg.MetadataValue.path(str(store.path)),
+            "history": dg.MetadataValue.path(store.where),
             **table_metadata(listing),
         }
     )
@@ -149,7 +158,8 @@ def audit_changes(
 ) -> pd.DataFrame:
     """Per model with two snapshots or more: every finding of its latest audit against the one
     before (core/history/changes.py): the difference with its 95% interval and verdict, beyond
-    noise (changed), equivalent (unchanged within the kind's margin) or not decided."""
+    noise (changed), equivalent (unchanged within the kind's margin) or not decided; résumé by
+    résumé (paired) where both snapshots kept units of the same résumés."""
     settings = load_inference_settings(catalog.folder())
     store = history_store()
     frames = []
@@ -157,7 +167,18 @@ def audit_changes(
         pair = store.latest_pair(model)
         if pair is not None:
             base, new = (store.verdicts(s) for s in pair)
-            frames.append(changes_between(base, new, settings, base_id=pair[0], new_id=pair[1]))
+            base_units, new_units = (store.units(s) for s in pair)
+            frames.append(
+                changes_between(
+                    base,
+                    new,
+                    settings,
+                    base_id=pair[0],
+                    new_id=pair[1],
+                    base_units=base_units if len(base_units) else None,
+                    new_units=new_units if len(new_units) else None,
+                )
+            )
     out = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else None
     table = conform(out, AuditChanges) if out is not None else empty_table(AuditChanges)
     changed = table[table["verdict"] == "beyond_noise"]

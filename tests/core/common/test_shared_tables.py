@@ -19,14 +19,9 @@ def bucket(s3_server):
     return s3_server
 
 
-@pytest.fixture(params=["file", "s3"])
-def shared(request, tmp_path, monkeypatch):
-    if request.param == "file":
-        return SharedTables(f"file://{tmp_path}/tables")
-    server = request.getfixturevalue("bucket")
-    for k, v in server.env().items():
-        monkeypatch.setenv(k, v)
-    return SharedTables(f"s3://audit-bucket/{tmp_path.name}")
+@pytest.fixture
+def shared(tables_url):
+    return SharedTables(tables_url)
 
 
 def frame(model, jd, n=3):

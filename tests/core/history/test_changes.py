@@ -3,11 +3,13 @@ on simulated screeners: a name penalty that doubles, an unchanged model, a deter
 audited twice on few résumés (not enough to call anything unchanged), and the findings left out."""
 
 import numpy as np
+import pytest
 
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import load_inference_settings
+from resumebias_dagster.core.jd_audit.fit_pooled import level_units
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
-from resumebias_dagster.core.tables import AuditChanges
+from resumebias_dagster.core.tables import AuditChanges, FindingUnits
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
 from resumebias_dagster.testing.screener_simulation import deterministic_fit_scores
 
@@ -81,3 +83,105 @@ def test_a_change_a_few_resumes_could_carry_keeps_two_tight_audits_from_unchange
     assert changes["note"].str.contains("264 résumés").all(), changes["note"].tolist()
     wide = audit_changes(audit(7, 270), audit(8, 270), SETTINGS, base_id="a", new_id="b")
     assert wide["verdict"].eq("equivalent").all(), wide[["finding", "verdict", "ci_low", "ci_high"]]
+
+
+# ---------------------------------------------------------------- paired: audits that share résumés
+
+
+def _shared(effects_before, effects_after, resumes=40, seed=11):
+    """Two audits of the same résumés (and names), the model answering afresh, with their units."""
+    first = _fit_scores(seed, effects_before, resumes=resumes)
+    second = _fit_scores(seed, effects_after, resumes=resumes, noise_seed=seed + 1)
+    verdicts = [fit_verdicts(s, SETTINGS, GROUPS, ARMS) for s in (first, second)]
+    return first, second, verdicts
+
+
+def test_shared_resumes_are_compared_resume_by_resume():
+    first, second, (base, new) = _shared({"firstName_black_female": -1.0}, {"firstName_black_female": -2.0})
+    paired_changes = AuditChanges.validate(
+        audit_changes(
+            base, new, SETTINGS, base_id="a", new_id="b", base_units=level_units(first), new_units=level_units(second)
+        )
+    )
+    unpaired = audit_changes(base, new, SETTINGS, base_id="a", new_id="b").set_index("finding")
+    levels = paired_changes[paired_changes["finding"].str.startswith("fit_level:")].set_index("finding")
+    assert levels["test"].eq("t_resume").all() and levels["note"].str.startswith("paired").all()
+    assert (levels["n_resumes"] == 40).all()
+    row = levels.loc[NAME]
+    assert row["verdict"] == "beyond_noise" and row["ci_low"] < -1.0 < row["ci_high"] < 0
+    # The level's own effect on each résumé and each name's quirk cancel: a narrower interval.
+    assert row["ci_high"] - row["ci_low"] < unpaired.loc[NAME, "ci_high"] - unpaired.loc[NAME, "ci_low"]
+    assert not levels.drop(index=NAME)["verdict"].eq("beyond_noise").any()
+    # Findings without units (the name groups' contrasts) stay unpaired.
+    groups = paired_changes[paired_changes["finding"].str.startswith("fit_group:")]
+    assert len(groups) and groups["test"].eq("welch_t").all()
+
+
+def test_level_units_are_what_the_level_finding_averages():
+    scores = _fit_scores(3, {"school_l0": -1.0}, resumes=6)
+    units = FindingUnits.validate(level_units(scores))
+    verdicts = fit_verdicts(scores, SETTINGS, GROUPS, ARMS).set_index("finding")
+    per_resume = units.groupby(["finding", "resume_id"])["unit"].mean().groupby("finding").mean()
+    for finding in ("fit_level:school_l0", "fit_level:placebo_p1"):
+        assert per_resume[finding] == pytest.approx(verdicts.loc[finding, "estimate"])
+    assert set(units["jd"]) == {"j0", "j1"} and units.loc[units["finding"] == NAME, "name"].notna().all()
+
+
+def test_an_unchanged_deterministic_scorer_on_the_same_resumes_needs_as_many_to_be_unchanged():
+    variants = ("baseline", "school_a", "school_b", "placebo_p0")
+
+    def changes(resumes):
+        scores = deterministic_fit_scores(
+            0, resumes=resumes, jds=1, variants=variants, sparse={"school_a": (1.0, -1.0)}
+        )
+        verdicts = fit_verdicts(scores, SETTINGS, arms=ARMS)
+        units = level_units(scores)
+        return audit_changes(verdicts, verdicts, SETTINGS, base_id="a", new_id="b", base_units=units, new_units=units)
+
+    few, many = changes(40), changes(270)
+    assert few["test"].eq("t_resume").all() and np.allclose(few["estimate"], 0.0)
+    assert not few["verdict"].eq("equivalent").any() and not few["verdict"].eq("beyond_noise").any()
+    assert many["verdict"].eq("equivalent").all(), many[["finding", "verdict"]]
+
+
+def test_a_resume_whose_name_changed_is_not_paired():
+    first, second, (base, new) = _shared({}, {}, resumes=3)
+    renamed = level_units(second)
+    named = renamed["name"].notna()
+    renamed.loc[named & (renamed["resume_id"] != "r000"), "name"] = "someone else"
+    changes = audit_changes(
+        base, new, SETTINGS, base_id="a", new_id="b", base_units=level_units(first), new_units=renamed
+    ).set_index("finding")
+    # One résumé kept its names: too few to pair, so the name levels are compared unpaired.
+    assert changes.loc[NAME, "test"] == "welch_t" and changes.loc["fit_level:school_l0", "test"] == "t_resume"
+
+
+def test_units_without_their_columns_are_refused_with_the_column_named():
+    first, second, (base, new) = _shared({}, {}, resumes=3)
+    with pytest.raises(ValueError, match=r"the later audit's finding units lack the column\(s\) jd$"):
+        audit_changes(
+            base,
+            new,
+            SETTINGS,
+            base_id="a",
+            new_id="b",
+            base_units=level_units(first),
+            new_units=level_units(second).drop(columns="jd"),
+        )
+
+
+def test_the_changes_calibration_runs_on_a_few_simulated_studies():
+    """The benchmark's scenarios (bench_inference_calibration.py --only changes) through the
+    same code: an unchanged deterministic scorer is never called changed, and a change of the
+    margin's size is never called unchanged (the full figures are in docs/methods.md)."""
+    from resumebias_dagster.testing.calibration import calibrate
+    from resumebias_dagster.testing.changes_calibration import CHANGES_SCENARIOS
+
+    picked = [s for s in CHANGES_SCENARIOS if "deterministic scorer, 40 shared" in s.verdict_type]
+    picked += [s for s in CHANGES_SCENARIOS if "declared 0.25" in s.verdict_type]
+    assert len(picked) == 3
+    table = calibrate(3, load_inference_settings(), seed=11, scenarios=picked).set_index("verdict_type")
+    deterministic = table.loc["changes (paired): unchanged deterministic scorer, 40 shared résumés"]
+    assert deterministic["false_positive_rate"] == 0 and deterministic["coverage_null"] == 1
+    at_margin = table[table.index.str.contains("declared 0.25")]
+    assert (at_margin["ruled_out_at_margin"] == 0).all() and at_margin["printed_power"].between(0, 1).all()
