@@ -138,10 +138,10 @@ def test_a_new_version_whose_name_penalty_doubled_is_reaudited_and_the_change_fo
     validity = changes[changes["finding"].str.startswith("validity:")]
     assert len(validity) and validity["verdict"].isin(["within_noise", "inconclusive"]).all()
     assert (validity["n_resumes"] < 264).all()
-    # Both audits scored the same 300 files: the levels are compared résumé by résumé, the rest
-    # (the group contrasts, validity) unpaired.
-    levels = changes["finding"].str.startswith("fit_level:")
-    assert set(changes.loc[levels, "test"]) == {"t_resume"} and set(changes.loc[~levels, "test"]) == {"welch_t"}
+    # Both audits scored the same 300 files: the levels and the group contrasts are compared
+    # résumé by résumé, validity unpaired.
+    fit = changes["finding"].str.startswith(("fit_level:", "fit_group:"))
+    assert set(changes.loc[fit, "test"]) == {"t_resume"} and set(changes.loc[~fit, "test"]) == {"welch_t"}
 
     assert main(["audits", "--data-dir", str(data)]) == 0
     listing = capsys.readouterr().out

@@ -2,7 +2,8 @@
 ``calibration.calibrate`` runs them) through ``core/history/changes.audit_changes``, as the
 ``audit_changes`` asset calls it: two audits of one model by the fit audit's own verdicts
 (``fit_verdicts``), each on its own sample of résumés (unpaired), or both on the same résumés
-with their units (``level_units``), the model answering afresh (paired).
+with their units (``fit_units``: the levels' and the group contrasts'), the model answering
+afresh (paired).
 
 * an unchanged LLM-like model (run noise, résumé-specific effects, each name its own quirk), on
   the default study's 9 résumés and on 40: nothing changed, so every "changed beyond noise" is
@@ -25,8 +26,7 @@ import pandas as pd
 
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import InferenceSettings
-from resumebias_dagster.core.jd_audit.fit_pooled import level_units
-from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.jd_audit.verdicts import fit_units, fit_verdicts
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, PROBES, Scenario, _fit_scores
 from resumebias_dagster.testing.screener_simulation import deterministic_fit_scores
 
@@ -49,7 +49,7 @@ def _llm(resumes: int, doubled: bool, shared: bool = False, later: float = -1.0)
         else:
             second = _fit_scores(seed + LATER, after, resumes=resumes)
         base, new = (fit_verdicts(s, settings, groups, ARMS) for s in (first, second))
-        units = {"base_units": level_units(first), "new_units": level_units(second)} if shared else {}
+        units = {"base_units": fit_units(first, groups), "new_units": fit_units(second, groups)} if shared else {}
         v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
         planted = v["finding"] == f"fit_level:{NAME}"
         # A doubled name penalty also moves the group contrasts that hold that name: no truth kept for them.
@@ -75,7 +75,7 @@ def _deterministic(resumes: int, shared: bool = False) -> Callable:
 
         first, second = audit(seed), audit(seed if shared else seed + LATER)
         base, new = (fit_verdicts(s, settings, arms=ARMS) for s in (first, second))
-        units = {"base_units": level_units(first), "new_units": level_units(second)} if shared else {}
+        units = {"base_units": fit_units(first), "new_units": fit_units(second)} if shared else {}
         v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
         return v.assign(true=0.0, is_planted=False)
 

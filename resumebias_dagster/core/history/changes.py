@@ -10,11 +10,12 @@ interval beyond its t (no spread, a few résumés far off, unseen résumés) car
 difference; the difference's degrees of freedom are Welch–Satterthwaite's.
 
 Paired. Where both audits give a finding's units (``FindingUnits``: a level's change to each
-résumé's text under each job description) on two or more of the same résumés, the finding is
-compared résumé by résumé instead: each résumé's change between the audits, on the (job
-description, name) texts both scored, averaged over its job descriptions, is the unit of a
-paired t over those résumés (``core/inference/clustered.paired``, whose no-spread and sparse
-rules apply: a deterministic tool unchanged on every résumé still needs the résumés below). It
+résumé's text under each job description, or a name group contrast on it) on two or more of
+the same résumés, the finding is compared résumé by résumé instead: each résumé's change
+between the audits, on the (job description, name) texts both scored, averaged over its job
+descriptions, is the unit of a paired t over those résumés (``core/inference/clustered.paired``,
+whose no-spread and sparse rules apply: a deterministic tool unchanged on every résumé still
+needs the résumés below). It
 assumes the résumés independent given the tool; the résumé's own effect and a name's own quirk,
 the same in both audits, cancel, so the claim is about the tool's answers to these texts, not a
 new sample of names. "Unchanged" is the difference's 95% interval inside the kind's margin,

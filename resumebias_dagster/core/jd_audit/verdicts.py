@@ -27,9 +27,10 @@ import pandas as pd
 
 from resumebias_dagster.core.fairness.impact import impact_findings
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
-from resumebias_dagster.core.jd_audit.fit_pooled import pooled_levels
+from resumebias_dagster.core.jd_audit.fit_pooled import level_units, pooled_levels
 from resumebias_dagster.core.jd_audit.fit_stats import SCORE_RANGE, text_values
 from resumebias_dagster.core.jd_audit.impact import DEFAULT_SCORE_CUT, fit_selection_rows
+from resumebias_dagster.core.tables import FindingUnits, conform, empty_table
 
 REFERENCE_RACE = "white"
 
@@ -71,48 +72,59 @@ def _one_resume_notes(scores: pd.DataFrame, keys: pd.DataFrame, test: np.ndarray
     return notes
 
 
-def _group_findings(
-    scores: pd.DataFrame, settings: InferenceSettings, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]
-) -> list[pd.DataFrame]:
+def _group_texts(scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]):
+    """Per name axis that declares groups: its variants' perceived groups and its texts (one row
+    per text, a text without a name named by its variant)."""
     if "axis" not in scores.columns:
-        return []
+        return
     texts = text_values(scores[scores["axis"].isin(list(groups)) | (scores["variant"] == "baseline")])
-    frames = []
     for axis, levels in groups.items():
         variants = {f"{axis}_{level}": g for level, g in levels.items()}
         t = texts[texts["variant"].isin(list(variants))]
-        if not len(t):
-            continue
-        # Each résumé's name variant, averaged over the job descriptions it was scored under.
-        t = t.groupby(["model", "resume_id", "variant"], as_index=False, sort=True).agg(
-            value=("value", "mean"), name=("name", "first") if "name" in t.columns else ("variant", "first")
+        if len(t):
+            t = t.assign(name=t["name"].fillna(t["variant"]) if "name" in t.columns else t["variant"])
+            yield axis, variants, t
+
+
+def _contrasts(t: pd.DataFrame, variants: Mapping[str, Mapping[str, str | None]]):
+    """The group contrasts of one axis's rows ``t``: (key, description, side), side +1 for the
+    rows of the group, -1 for those it is compared with, 0 for the rest."""
+    sex = t["variant"].map(lambda v: variants[v]["sex"])
+    race = t["variant"].map(lambda v: variants[v]["race_ethnicity"])
+    out = [
+        (
+            "sex",
+            "female minus male names on the same résumé",
+            np.where(sex == "female", 1, np.where(sex == "male", -1, 0)),
         )
-        t["name"] = t["name"].fillna(t["variant"])
-        sex = t["variant"].map(lambda v: variants[v]["sex"])
-        race = t["variant"].map(lambda v: variants[v]["race_ethnicity"])
-        races = sorted(r for r in race.dropna().unique() if r != REFERENCE_RACE)
-        contrasts = [
+    ]
+    if REFERENCE_RACE in set(race):
+        out += [
             (
-                "sex",
-                "female minus male names on the same résumé",
-                np.where(sex == "female", 1, np.where(sex == "male", -1, 0)),
+                f"race:{r}",
+                f"{r.replace('_', ' ')} minus {REFERENCE_RACE} names on the same résumé",
+                np.where(race == r, 1, np.where(race == REFERENCE_RACE, -1, 0)),
             )
+            for r in sorted(r for r in race.dropna().unique() if r != REFERENCE_RACE)
         ]
-        if REFERENCE_RACE in set(race):
-            contrasts += [
-                (
-                    f"race:{r}",
-                    f"{r.replace('_', ' ')} minus {REFERENCE_RACE} names on the same résumé",
-                    np.where(race == r, 1, np.where(race == REFERENCE_RACE, -1, 0)),
-                )
-                for r in races
-            ]
+    return out
+
+
+def _group_findings(
+    scores: pd.DataFrame, settings: InferenceSettings, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]]
+) -> list[pd.DataFrame]:
+    frames = []
+    for axis, variants, texts in _group_texts(scores, groups):
+        # Each résumé's name variant, averaged over the job descriptions it was scored under.
+        t = texts.groupby(["model", "resume_id", "variant"], as_index=False, sort=True).agg(
+            value=("value", "mean"), name=("name", "first")
+        )
         for model, rows in t.groupby("model", sort=True):
             at = (t["model"] == model).to_numpy()
             resume = pd.factorize(rows["resume_id"])[0]
             name = pd.factorize(rows["name"])[0]
             level = pd.factorize(rows["variant"])[0]
-            for key, description, side in contrasts:
+            for key, description, side in _contrasts(t, variants):
                 low, high = SCORE_RANGE
                 est = side_contrast(rows["value"].to_numpy(float), resume, side[at], name, level, low=low, high=high)
                 frames.append(
@@ -136,6 +148,51 @@ def _group_findings(
                     )
                 )
     return frames
+
+
+def group_units(
+    scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None
+) -> pd.DataFrame:
+    """The ``FindingUnits`` of the ``fit_group`` findings: each résumé's contrast under each job
+    description (its group's names' mean minus the names it is compared with, as
+    ``side_contrast`` takes them), ``name`` the names it was drawn from (a later audit's contrast
+    is paired with it only on the same names)."""
+    frames = []
+    for _, variants, t in _group_texts(scores, groups or {}):
+        for key, _, side in _contrasts(t, variants):
+            rows = t.assign(side=side)[side != 0]
+            rows = rows[rows["value"].notna()]
+            by = ["model", "resume_id", "jd"]
+            plus = rows[rows["side"] > 0].groupby(by)["value"].mean()
+            minus = rows[rows["side"] < 0].groupby(by)["value"].mean()
+            names = rows.groupby(by)["name"].agg(lambda n: "; ".join(sorted(set(map(str, n)))))
+            d = (plus - minus).dropna()
+            if not len(d):
+                continue
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "model": d.index.get_level_values("model").astype(str),
+                        "study": "jd_audit",
+                        "finding": f"fit_group:{key}",
+                        "resume_id": d.index.get_level_values("resume_id").astype(str),
+                        "jd": d.index.get_level_values("jd").astype(str),
+                        "name": names.reindex(d.index).to_numpy(object),
+                        "unit": d.to_numpy(float),
+                    }
+                )
+            )
+    if not frames:
+        return empty_table(FindingUnits)
+    return conform(pd.concat(frames, ignore_index=True), FindingUnits)
+
+
+def fit_units(
+    scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None
+) -> pd.DataFrame:
+    """The ``FindingUnits`` of the fit audit: its levels' and its group contrasts'."""
+    frames = [t for t in (level_units(scores), group_units(scores, groups)) if len(t)]
+    return conform(pd.concat(frames, ignore_index=True), FindingUnits) if frames else empty_table(FindingUnits)
 
 
 def fit_verdicts(

@@ -37,9 +37,11 @@ class AuditChanges(Verdicts):
 
 
 class FindingUnits(PerModel):
-    """One row per (finding, résumé, job description) of an audit: the finding's unit there, the
-    change the level made to that résumé's text under that job description (its value, the
-    exact expectation or the mean of valid runs, minus its baseline's), with the name it carried.
+    """One row per (finding, résumé, job description) of an audit: the finding's unit there (a
+    level: the change it made to that résumé's text under that job description, its value, the
+    exact expectation or the mean of valid runs, minus its baseline's; a name group contrast:
+    the mean of the group's names' texts minus the names it is compared with), with the name it
+    carried (a contrast: the names it was drawn from, "; "-joined).
     Two audits' units on the same résumés compare the finding résumé by résumé (paired,
     core/history/changes.py)."""
 

@@ -14,8 +14,9 @@ from resumebias_dagster.core.compliance.summary import AuditSnapshot
 from resumebias_dagster.core.history.changes import audit_changes as changes_between
 from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
-from resumebias_dagster.core.jd_audit.fit_pooled import level_units
+from resumebias_dagster.core.jd_audit.impact import name_groups
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
+from resumebias_dagster.core.jd_audit.verdicts import fit_units
 from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.defs.report._audited import audited_models
@@ -110,8 +111,8 @@ def audit_snapshots(
     """Every audit snapshot (``audit_history.duckdb`` of the data directory, or the shared
     tables' ``history/`` at scale): materialising it
     keeps each model's current verdicts (both studies and validity), its Local Law 144 rates and
-    its fit levels' units (each résumé's change, which a later audit of the same résumés is
-    paired with) as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
+    its fit findings' units (each résumé's level changes and group contrasts, which a later
+    audit of the same résumés is paired with) as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
     code version, unless they equal the model's latest snapshot. A re-run adds a snapshot; none
     is ever overwritten. The published Local Law 144 summary is produced from these snapshots."""
     folder = catalog.folder()
@@ -124,7 +125,8 @@ def audit_snapshots(
     runs = {m["name"]: int(m["runs_per_cell"]) for m in models}
     prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    units = level_units(separate_snapshots(fit_scores, partition=("model", "jd"))) if len(fit_scores) else None
+    scores = separate_snapshots(fit_scores, partition=("model", "jd")) if len(fit_scores) else None
+    units = fit_units(scores, name_groups(folder)) if scores is not None else None
     store = history_store()
     added: list[str] = []
     kept: list[str] = []

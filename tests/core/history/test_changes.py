@@ -8,7 +8,7 @@ import pytest
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.fit_pooled import level_units
-from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
+from resumebias_dagster.core.jd_audit.verdicts import fit_units, fit_verdicts, group_units
 from resumebias_dagster.core.tables import AuditChanges, FindingUnits
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
 from resumebias_dagster.testing.screener_simulation import deterministic_fit_scores
@@ -100,7 +100,13 @@ def test_shared_resumes_are_compared_resume_by_resume():
     first, second, (base, new) = _shared({"firstName_black_female": -1.0}, {"firstName_black_female": -2.0})
     paired_changes = AuditChanges.validate(
         audit_changes(
-            base, new, SETTINGS, base_id="a", new_id="b", base_units=level_units(first), new_units=level_units(second)
+            base,
+            new,
+            SETTINGS,
+            base_id="a",
+            new_id="b",
+            base_units=fit_units(first, GROUPS),
+            new_units=fit_units(second, GROUPS),
         )
     )
     unpaired = audit_changes(base, new, SETTINGS, base_id="a", new_id="b").set_index("finding")
@@ -112,9 +118,34 @@ def test_shared_resumes_are_compared_resume_by_resume():
     # The level's own effect on each résumé and each name's quirk cancel: a narrower interval.
     assert row["ci_high"] - row["ci_low"] < unpaired.loc[NAME, "ci_high"] - unpaired.loc[NAME, "ci_low"]
     assert not levels.drop(index=NAME)["verdict"].eq("beyond_noise").any()
-    # Findings without units (the name groups' contrasts) stay unpaired.
-    groups = paired_changes[paired_changes["finding"].str.startswith("fit_group:")]
-    assert len(groups) and groups["test"].eq("welch_t").all()
+    # The name groups' contrasts are paired too: the doubled penalty moves the Black and the
+    # female contrasts, and the others stay within noise.
+    groups = paired_changes[paired_changes["finding"].str.startswith("fit_group:")].set_index("finding")
+    assert len(groups) == 4 and groups["test"].eq("t_resume").all()
+    assert groups.loc["fit_group:race:black", "verdict"] == "beyond_noise"
+    assert groups.loc["fit_group:race:black", "ci_high"] < unpaired.loc["fit_group:race:black", "ci_high"]
+    assert not groups.loc[["fit_group:race:asian", "fit_group:race:hispanic"], "verdict"].eq("beyond_noise").any()
+    # Without units, every finding is compared unpaired; impact ratios are left out.
+    assert unpaired["test"].eq("welch_t").all() and not unpaired.index.str.startswith("impact_ratio:").any()
+
+
+def test_group_units_are_what_the_group_contrast_averages():
+    scores = _fit_scores(3, {"firstName_black_female": -1.0}, resumes=6)
+    units = FindingUnits.validate(group_units(scores, GROUPS))
+    verdicts = fit_verdicts(scores, SETTINGS, GROUPS, ARMS).set_index("finding")
+    assert set(units["finding"]) == {
+        "fit_group:sex",
+        "fit_group:race:asian",
+        "fit_group:race:black",
+        "fit_group:race:hispanic",
+    }
+    per_resume = units.groupby(["finding", "resume_id"])["unit"].mean().groupby("finding").mean()
+    for finding, estimate in per_resume.items():
+        assert estimate == pytest.approx(verdicts.loc[finding, "estimate"])
+    # Each unit names the names it was drawn from: a black contrast, black and white names only.
+    black = units.loc[units["finding"] == "fit_group:race:black", "name"].iloc[0].split("; ")
+    assert len(black) == 4 and all(("_black_" in n or "_white_" in n) for n in black)
+    assert group_units(scores, {}).empty and len(fit_units(scores, GROUPS)) == len(units) + len(level_units(scores))
 
 
 def test_level_units_are_what_the_level_finding_averages():
