@@ -77,6 +77,10 @@ def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, c
     assert "<li>A Black or African American female name: worse, from -1" in since  # the first line: worse first
     assert "points on the 1–10 fit scale (change -0." in since
     assert f"Against the audit {listing['snapshot_id'].iloc[0]}: " in since
+    # The count does not silently cover the impact ratios, which are not compared.
+    kept = SnapshotStore(data / "audit_history.duckdb").verdicts(listing["snapshot_id"].iloc[1])
+    ratios = int(kept["kind"].eq("impact_ratio").sum())
+    assert ratios > 1 and f"Its {ratios} impact ratios are not compared between audits" in since
 
     assert main(["audits", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out

@@ -17,8 +17,10 @@ def _worsening(rows: pd.DataFrame) -> pd.Series:
     return (new - 1).abs().where(ratio, new.abs()) - (base - 1).abs().where(ratio, base.abs())
 
 
-def since_lines(changes: pd.DataFrame, words: Words) -> list[str]:
-    """One model's lines: each changed finding, worse first, then the rest in one line."""
+def since_lines(changes: pd.DataFrame, words: Words, not_compared: int = 0) -> list[str]:
+    """One model's lines: each changed finding, worse first, then the rest in one line, which
+    says how many of this audit's findings of a kind ``audit_changes`` leaves out there are
+    (``not_compared``: its impact ratios), so a count is never read as covering them."""
     if not len(changes):
         return []
     rows = changes.assign(_worse=_worsening(changes))
@@ -39,8 +41,14 @@ def since_lines(changes: pd.DataFrame, words: Words) -> list[str]:
     unchanged = int((rows["verdict"] == "equivalent").sum())
     undecided = len(rows) - len(changed) - unchanged
     base_id = str(rows["base_snapshot_id"].iloc[0])
+    left = (
+        f" Its {not_compared} impact ratio{'s are' if not_compared != 1 else ' is'} not compared between audits "
+        "(the Local Law 144 summary gives the prior audit's beside this one's)."
+        if not_compared
+        else ""
+    )
     lines.append(
         f"Against the audit {base_id}: {len(changed)} changed beyond noise, {unchanged} unchanged within their margin, "
-        f"{undecided} not decided by these two audits."
+        f"{undecided} not decided by these two audits.{left}"
     )
     return lines
