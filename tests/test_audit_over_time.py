@@ -5,10 +5,10 @@ on 127.0.0.1) whose version header changes between them and whose name penalty d
 career gap, are audited with `resumebias run --config`. The sensor's probe reads the tool's version
 header; when the version changes it asks for the tool's fit partitions again, and the re-run calls
 the tool afresh (a new epoch in every request key). The second audit's `audit_changes` finds the
-doubled penalty on Black women's names beyond noise (and the sex and race contrasts it is part of)
-and calls every other probe finding unchanged: 300 résumés, above the 264 a change carried by a few
-résumés needs to have shown. The validity sets, on the design's three generated résumés, stay not
-decided.
+doubled penalty on Black women's names beyond noise (and the sex and race contrasts and the impact
+ratios it is part of) and calls every other probe finding and impact ratio unchanged: 300 résumés,
+above the 264 a change carried by a few résumés needs to have shown. The validity sets, on the
+design's three generated résumés, stay not decided.
 """
 
 import json
@@ -29,6 +29,7 @@ from resumebias_dagster.testing.sensors import requested, tick
 PACKAGED_AXES = "resumebias_dagster/catalog/probe_axes.yaml"
 GROUPS = ("white_male", "white_female", "black_male", "black_female")
 JD = "staff-software-engineer"
+SCORE_CUT = 3.5
 
 
 def _catalog(folder):
@@ -93,7 +94,13 @@ def test_a_new_version_whose_name_penalty_doubled_is_reaudited_and_the_change_fo
         audit = {
             "models_file": "models.yaml",
             "catalog_dir": "catalog",
-            "assets": {"user_resumes": {"folder": "resumes"}, "probe_variants": {"resumes": "user"}},
+            "assets": {
+                "user_resumes": {"folder": "resumes"},
+                "probe_variants": {"resumes": "user"},
+                # The scorer gives 2 to 5 points: selected at 3.5 or more, its impact ratios are defined.
+                "fit_verdicts": {"score_cut": SCORE_CUT},
+                "fit_impact_ratios": {"score_cut": SCORE_CUT},
+            },
         }
         (folder / "audit.yaml").write_text(yaml.safe_dump(audit), encoding="utf-8")
         env = resumebias_env(data)
@@ -138,10 +145,20 @@ def test_a_new_version_whose_name_penalty_doubled_is_reaudited_and_the_change_fo
     validity = changes[changes["finding"].str.startswith("validity:")]
     assert len(validity) and validity["verdict"].isin(["within_noise", "inconclusive"]).all()
     assert (validity["n_resumes"] < 264).all()
-    # Both audits scored the same 300 files: the levels and the group contrasts are compared
-    # résumé by résumé, validity unpaired.
-    fit = changes["finding"].str.startswith(("fit_level:", "fit_group:"))
+    # Both audits scored the same 300 files: the levels, the group contrasts and the impact
+    # ratios are compared résumé by résumé, validity unpaired.
+    fit = changes["finding"].str.startswith(("fit_level:", "fit_group:", "impact_ratio:"))
     assert set(changes.loc[fit, "test"]) == {"t_resume"} and set(changes.loc[~fit, "test"]) == {"welch_t"}
+
+    # The impact ratios (selected: a score of 3.5 or more), the later over the earlier, résumé by
+    # résumé: Black women's ratio fell beyond noise (and the Black and female ratios with it); the
+    # other groups' ratios are unchanged within the margin (0.9 to 1.11).
+    ratios = changes[changes["kind"] == "impact_ratio"].set_index("finding")
+    hers = ratios.loc["impact_ratio:score_at_least_3.5:intersection:black_female"]
+    assert hers["verdict"] == "beyond_noise" and hers["ci_high"] < 1 and hers["test"] == "t_resume", hers
+    others = ratios[~ratios.index.str.contains(":black_female|:black$|:female$")]
+    assert len(others) and others["verdict"].eq("equivalent").all(), others[["verdict", "note"]]
+    assert ratios.drop(index=others.index)["verdict"].eq("beyond_noise").all()
 
     assert main(["audits", "--data-dir", str(data)]) == 0
     listing = capsys.readouterr().out

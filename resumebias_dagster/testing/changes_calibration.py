@@ -14,7 +14,17 @@ afresh (paired).
   and one that grows by the declared effect, which is also the margin (0.5 to 0.75 points):
   the printed power checked against the share found, and "unchanged" there is false.
 
-The true change of every finding is known from the design: 0, or the planted difference.
+Impact ratios (the later ratio over the earlier) are in every scenario above; their own
+scenarios report them alone: the LLM-like model's (true ratio of ratios 1 when unchanged), and a
+deterministic scorer that ignores names but takes 2 points off a share of the résumés carrying
+a Black woman's name (12 names a group, drawn per résumé, selected at a score of 7), unchanged
+(40 and 300 résumés, shared and not), and with that share grown so that her group's impact ratio
+falls by the declared factor (0.8: planted; the printed power of a sparse change is the sparse
+rule's, conservative, so it is reported beside the share found but not held to it) or by the
+margin's (0.9: "unchanged" there is false).
+
+The true change of every finding is known from the design: 0 (a ratio of 1), or the planted
+difference.
 """
 
 from __future__ import annotations
@@ -55,6 +65,10 @@ def _llm(resumes: int, doubled: bool, shared: bool = False, later: float = -1.0)
         # A doubled name penalty also moves the group contrasts that hold that name: no truth kept for them.
         group = v["finding"].str.startswith("fit_group:race:black") | v["finding"].eq("fit_group:sex")
         true = np.where(planted & doubled, later + 0.5, np.where(group & doubled, np.nan, 0.0))
+        # An unchanged model's impact ratios are alike in both audits (a ratio of 1); a doubled
+        # penalty moves the highest group's rate too (the winner's curse): no truth kept.
+        ratio = (v["kind"] == "impact_ratio").to_numpy()
+        true = np.where(ratio, np.nan if doubled else 1.0, true)
         return v.assign(true=true, is_planted=planted & doubled)
 
     return study
@@ -78,6 +92,67 @@ def _deterministic(resumes: int, shared: bool = False) -> Callable:
         units = {"base_units": fit_units(first), "new_units": fit_units(second)} if shared else {}
         v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
         return v.assign(true=0.0, is_planted=False)
+
+    return study
+
+
+def _ratios_only(study: Callable) -> Callable:
+    """The impact-ratio rows of ``study``'s changes."""
+
+    def only(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        v = study(seed, settings)
+        return v[v["kind"] == "impact_ratio"]
+
+    return only
+
+
+# A deterministic scorer's selection (a score of 7 or more, scores drawn in 6 to 10 to the
+# hundredth) without and with its 2-point penalty: P(score >= 7) and P(score >= 9).
+SELECTED, PENALISED = 3.005 / 4.0, 1.005 / 4.0
+BLACK_FEMALE = "firstName_black_female"
+
+
+def _ratio_truth(share: float) -> dict[str, float]:
+    """Each impact ratio over the population of résumés when a share of them lose 2 points
+    under a Black woman's name (every other group is selected alike: the highest)."""
+    her = SELECTED - (SELECTED - PENALISED) * share
+    return {
+        "intersection:black_female": her / SELECTED,
+        "race_ethnicity:black": (SELECTED + her) / 2.0 / SELECTED,
+        "sex:female": (3.0 * SELECTED + her) / 4.0 / SELECTED,
+    }
+
+
+def share_for(factor: float, before: float) -> float:
+    """The share of résumés penalised that makes her group's impact ratio ``factor`` times what
+    it was with ``before`` of them penalised."""
+    target = factor * _ratio_truth(before)["intersection:black_female"]
+    return (1.0 - target) * SELECTED / (SELECTED - PENALISED)
+
+
+def _deterministic_names(resumes: int, before: float, after: float, shared: bool = True) -> Callable:
+    """Impact-ratio changes of a deterministic scorer with the penalty on ``before`` of the
+    résumés in the first audit and ``after`` in the second (the same résumés, the same names
+    when ``shared``)."""
+
+    def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        variants = ("baseline", *(f"firstName_{lv}" for lv in NAME_LEVELS))
+        groups = {"firstName": NAME_LEVELS}
+
+        def audit(share: float, s: int) -> pd.DataFrame:
+            sparse = {BLACK_FEMALE: (share, -2.0)}
+            return deterministic_fit_scores(s, resumes=resumes, variants=variants, sparse=sparse, names_per_level=12)
+
+        first, second = audit(before, seed), audit(after, seed if shared else seed + LATER)
+        base, new = (fit_verdicts(s, settings, groups, ARMS) for s in (first, second))
+        units = {"base_units": fit_units(first, groups), "new_units": fit_units(second, groups)} if shared else {}
+        v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
+        v = v[v["kind"] == "impact_ratio"]
+        was, now = _ratio_truth(before), _ratio_truth(after)
+        key = v["finding"].str.split(":", n=2).str[2]
+        true = key.map(lambda k: now.get(k, 1.0) / was.get(k, 1.0))
+        planted = (key == "intersection:black_female") & (before != after)
+        return v.assign(true=true.to_numpy(float), is_planted=planted.to_numpy(bool))
 
     return study
 
@@ -108,5 +183,38 @@ CHANGES_SCENARIOS = [
         _llm(40, True, True, later=-0.75),
         at_margin=True,
         declared=True,
+    ),
+    # Impact ratios alone (the later ratio over the earlier).
+    Scenario("changes: impact ratios, unchanged LLM-like model, 40 résumés", False, _ratios_only(_llm(40, False))),
+    Scenario(
+        "changes (shared résumés): impact ratios, unchanged LLM-like model, 40 résumés",
+        False,
+        _ratios_only(_llm(40, False, True)),
+    ),
+    Scenario(
+        "changes: impact ratios, unchanged deterministic scorer, 300 résumés",
+        False,
+        _deterministic_names(300, 0.1, 0.1, shared=False),
+    ),
+    Scenario(
+        "changes (paired): impact ratios, unchanged deterministic scorer, 40 shared résumés",
+        False,
+        _deterministic_names(40, 0.1, 0.1),
+    ),
+    Scenario(
+        "changes (paired): impact ratios, unchanged deterministic scorer, 300 shared résumés",
+        False,
+        _deterministic_names(300, 0.1, 0.1),
+    ),
+    Scenario(
+        "changes (paired): an impact ratio down by the declared factor 0.8, deterministic scorer, 80 shared résumés",
+        True,
+        _deterministic_names(80, 0.1, share_for(0.8, 0.1)),
+    ),
+    Scenario(
+        "changes (paired): an impact ratio down by the margin's factor 0.9, deterministic scorer, 300 shared résumés",
+        True,
+        _deterministic_names(300, 0.1, share_for(0.9, 0.1)),
+        at_margin=True,
     ),
 ]

@@ -28,13 +28,16 @@ def deterministic_fit_scores(
     arms: Mapping[str, str] | None = None,
     noise: float = 0.0,
     model: str = "tool",
+    names_per_level: int = 0,
 ) -> pd.DataFrame:
     """Fit-score rows (one run) of a deterministic scorer: each (résumé, job description) has
     a baseline score drawn once in ``base`` (hundredths, as a service might answer), and each
     variant of ``sparse`` (variant -> (share, shift)) moves each résumé with probability
     ``share`` by ``shift`` under every job description; every other variant changes nothing.
     ``arms`` maps an axis to its arm (default: placebo for ``placebo``, else probe). ``noise``:
-    a low-noise scorer's own wobble (sd, points) on every score, so that nothing ties exactly."""
+    a low-noise scorer's own wobble (sd, points) on every score, so that nothing ties exactly.
+    ``names_per_level``: each résumé's text of a ``firstName`` level carries one of that many
+    names of the level (drawn per résumé; the scorer ignores them), as the packaged pools do."""
     rng = np.random.default_rng(seed)
     sparse = dict(sparse or {})
     arms = {"placebo": "placebo", **(arms or {})}
@@ -52,6 +55,11 @@ def deterministic_fit_scores(
                 rows.append((model, f"j{j}", f"r{r:03d}", v, 0, float(score[r, j]), axis, level))
     out = pd.DataFrame(rows, columns=["model", "jd", "resume_id", "variant", "run", "score", "axis", "level"])
     out["arm"] = np.where(out["variant"] == "baseline", "baseline", out["axis"].map(arms).fillna("probe"))
+    if names_per_level:
+        named = (out["axis"] == "firstName").to_numpy()
+        drawn = {key: int(rng.integers(names_per_level)) for key in zip(out["variant"], out["resume_id"])}
+        which = [drawn[key] for key in zip(out["variant"], out["resume_id"])]
+        out["name"] = np.where(named, out["variant"] + "_name" + pd.Series(which).astype(str), None)  # type: ignore[call-overload]
     return out
 
 

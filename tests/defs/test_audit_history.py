@@ -3,9 +3,11 @@ snapshots in the data directory's audit_history.duckdb (or the shared tables), `
 audits` listing them, and audit_changes finding the name penalty that doubled between them."""
 
 import json
+import re
 
 import dagster as dg
 import pytest
+import yaml
 
 from resumebias_dagster.cli import main
 from resumebias_dagster.core.history.store import SnapshotStore
@@ -26,6 +28,7 @@ from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
 
 NAME = "fit_level:firstName_black_female"
+PACKAGED_AXES = "resumebias_dagster/catalog/probe_axes.yaml"
 
 
 @pytest.fixture
@@ -34,12 +37,26 @@ def data(tmp_path, monkeypatch):
     return tmp_path / "data"
 
 
-def _snapshot(penalty: float, seed: int):
+@pytest.fixture
+def catalog(data):
+    """A catalog whose firstName axis declares the simulated name levels' groups (the snapshot
+    keeps the impact ratios' units by them, as fit_verdicts reads them)."""
+    axes = yaml.safe_load(open(PACKAGED_AXES, encoding="utf-8"))
+    names = axes["axes"]["firstName"]
+    names["levels"] = {level: [f"Name {level.title().replace('_', '')}"] for level in NAME_LEVELS}
+    names["groups"] = NAME_LEVELS
+    folder = data / "catalog"
+    folder.mkdir(parents=True)
+    (folder / "probe_axes.yaml").write_text(yaml.safe_dump(axes, sort_keys=False), encoding="utf-8")
+    return CatalogResource(catalog_dir=str(folder))
+
+
+def _snapshot(penalty: float, seed: int, catalog: CatalogResource):
     scores = _fit_scores(seed, {"firstName_black_female": penalty}, resumes=60)
     verdicts = fit_verdicts(scores, load_inference_settings(), {"firstName": NAME_LEVELS}, ARMS)
     return audit_snapshots(
         dg.build_asset_context(),
-        catalog=CatalogResource(),
+        catalog=catalog,
         seniority_verdicts=empty_table(Verdicts),
         fit_verdicts=verdicts,
         validity_verdicts=empty_table(Verdicts),
@@ -50,11 +67,11 @@ def _snapshot(penalty: float, seed: int):
     )
 
 
-def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, capsys):
-    first = AuditSnapshots.validate(_snapshot(-1.0, 1))
+def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, catalog, capsys):
+    first = AuditSnapshots.validate(_snapshot(-1.0, 1, catalog))
     assert len(first) == 1 and first["model"].iloc[0] == "m"
-    assert len(_snapshot(-1.0, 1)) == 1  # the same verdicts again: no new snapshot
-    listing = AuditSnapshots.validate(_snapshot(-2.0, 2))
+    assert len(_snapshot(-1.0, 1, catalog)) == 1  # the same verdicts again: no new snapshot
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2, catalog))
     assert len(listing) == 2 and (data / "audit_history.duckdb").is_file()
 
     changes = AuditChanges.validate(
@@ -74,13 +91,20 @@ def test_two_audits_are_two_snapshots_and_the_doubled_penalty_is_changed(data, c
         )
     )
     since = html[html.index("<h3>Since the last audit</h3>") : html.index("<h3>What moved its answers")]
+    since = since.replace("&#39;", "'")
     assert "<li>A Black or African American female name: worse, from -1" in since  # the first line: worse first
     assert "points on the 1–10 fit scale (change -0." in since
     assert f"Against the audit {listing['snapshot_id'].iloc[0]}: " in since
-    # The count does not silently cover the impact ratios, which are not compared.
+    # The impact ratios are compared too (the later ratio over the earlier); the counts cover
+    # every finding of the audit, and what could not be compared is said.
     kept = SnapshotStore(data / "audit_history.duckdb").verdicts(listing["snapshot_id"].iloc[1])
-    ratios = int(kept["kind"].eq("impact_ratio").sum())
-    assert ratios > 1 and f"Its {ratios} impact ratios are not compared between audits" in since
+    ratios = changes[changes["kind"] == "impact_ratio"]
+    assert len(ratios) > 1 and ratios["finding"].isin(kept["finding"]).all()
+    left = len(kept) - len(changes)
+    assert "impact ratios are not compared" not in since
+    assert (f" {left} of this audit's findings" in since) if left else ("not compared" not in since)
+    counts = re.search(r"(\d+) changed beyond noise, (\d+) unchanged within their margin, (\d+) not decided", since)
+    assert counts is not None and sum(map(int, counts.groups())) == len(changes)
 
     assert main(["audits", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
@@ -97,15 +121,15 @@ def test_audits_of_a_data_directory_without_history_says_so(tmp_path, capsys):
     assert not (tmp_path / "audit_history.duckdb").exists()
 
 
-def test_with_shared_tables_the_snapshots_are_kept_there(data, tmp_path, monkeypatch, capsys):
+def test_with_shared_tables_the_snapshots_are_kept_there(data, catalog, tmp_path, monkeypatch, capsys):
     """A deployment's workers share no disk: with RESUMEBIAS_TABLES_URL the assets keep and
     compare the snapshots under the shared tables' history/, and no machine's file holds them."""
     from resumebias_dagster.core.history.store import SharedSnapshotStore
 
     url = f"file://{tmp_path}/shared"
     monkeypatch.setenv("RESUMEBIAS_TABLES_URL", url)
-    _snapshot(-1.0, 1)
-    listing = AuditSnapshots.validate(_snapshot(-2.0, 2))
+    _snapshot(-1.0, 1, catalog)
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2, catalog))
     assert len(listing) == 2 and not (data / "audit_history.duckdb").exists()
     assert list(SharedSnapshotStore(url).snapshots()["snapshot_id"]) == list(listing["snapshot_id"])
     changes = audit_changes(dg.build_asset_context(), catalog=CatalogResource(), audit_snapshots=listing)

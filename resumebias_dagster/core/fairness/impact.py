@@ -55,7 +55,7 @@ from resumebias_dagster.core.common.labels import (
     race_of,
 )
 from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, side_contrast
-from resumebias_dagster.core.tables import SeniorityImpactRatios, columns, conform, empty_table
+from resumebias_dagster.core.tables import FindingUnits, SeniorityImpactRatios, columns, conform, empty_table
 
 CONFIDENCE = 0.95
 DIMENSIONS = ("sex", "race_ethnicity", "intersection")
@@ -198,15 +198,10 @@ def group_ratios(
     return out
 
 
-def _impact_rows(
-    rows: pd.DataFrame, selections: Sequence[str], confidence: float = CONFIDENCE, margin: float = 0.9
-) -> pd.DataFrame:
-    """Every (model, selection, dimension, group) row with its statistics, sorted."""
-    missing = [c for c in ("model", "resume", "sex", "race_ethnicity", *selections) if c not in rows.columns]
-    if missing:
-        raise ValueError(f"impact ratios: missing columns {missing}")
+def _individuals(rows: pd.DataFrame, selections: Sequence[str]):
+    """Per (dimension, model, selection): that model's individuals with a ``group`` in the
+    dimension and their selection values, as ``group_ratios`` takes them."""
     rows = rows.assign(name=rows["name"] if "name" in rows.columns else None)
-    frames = []
     for dimension in DIMENSIONS:
         if dimension == "sex":
             d = rows[rows["sex"].notna()].assign(group=lambda x: x["sex"], race_ethnicity=None)
@@ -217,10 +212,20 @@ def _impact_rows(
             d = d.assign(group=d["race_ethnicity"].astype(str) + "_" + d["sex"].astype(str))
         for model, m in d.groupby("model", sort=True):
             for name in selections:
-                value = pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
-                frames.append(
-                    group_ratios(m, value, confidence, margin).assign(model=model, selection=name, dimension=dimension)
-                )
+                yield dimension, model, name, m, pd.to_numeric(m[name], errors="raise").to_numpy(dtype=float)
+
+
+def _impact_rows(
+    rows: pd.DataFrame, selections: Sequence[str], confidence: float = CONFIDENCE, margin: float = 0.9
+) -> pd.DataFrame:
+    """Every (model, selection, dimension, group) row with its statistics, sorted."""
+    missing = [c for c in ("model", "resume", "sex", "race_ethnicity", *selections) if c not in rows.columns]
+    if missing:
+        raise ValueError(f"impact ratios: missing columns {missing}")
+    frames = [
+        group_ratios(m, value, confidence, margin).assign(model=model, selection=name, dimension=dimension)
+        for dimension, model, name, m, value in _individuals(rows, selections)
+    ]
     if not frames:
         return pd.DataFrame()
     t = pd.concat(frames, ignore_index=True)
@@ -324,6 +329,57 @@ def ratio_findings(t: pd.DataFrame, study: str, settings: InferenceSettings) -> 
             tost=np.fmax(t["_tost"].to_numpy(float), floor),
         )
     ]
+
+
+def impact_units(rows: pd.DataFrame, selections: Sequence[str], study: str) -> pd.DataFrame:
+    """The ``FindingUnits`` of ``impact_findings`` (``rows`` as it takes them, with a ``jd``
+    column where individuals are per job description): per finding (a group below its
+    reference) and (résumé, job description), the group's mean selection there over its rate
+    minus the reference group's over its rate: the résumé's share of the log ratio by the delta
+    method (what ``_pair_estimates`` gives ``side_contrast``; its units lie within the finding's
+    ``unit_low`` and ``unit_high``). ``name``: both groups' names there, so a later audit pairs
+    with it only on the same names and the same reference group."""
+    frames = []
+    for dimension, model, selection, m, value in _individuals(rows, selections):
+        stats_ = group_ratios(m, value).set_index("group")
+        ref = stats_["reference_group"].iloc[0]
+        if ref is None or not stats_.loc[ref, "rate"] > 0:
+            continue
+        d = m.assign(
+            value=value,
+            jd=m["jd"].astype(str) if "jd" in m.columns else "",
+            name=m["name"].astype(object).where(m["name"].notna(), m["group"].astype(str)),
+        )
+        d = d[d["value"].notna()]
+        for group, row in stats_.iterrows():
+            if group == ref or not row["n"] > 0:
+                continue
+            rate = row["rate"] if row["rate"] > 0 else 0.5 / row["n"]  # as the ratio's interval takes it
+            pair = d[d["group"].isin([group, ref])]
+            scaled = np.where(pair["group"] == group, pair["value"] / rate, -pair["value"] / stats_.loc[ref, "rate"])
+            pair = pair.assign(resume=pair["resume"].astype(str), scaled=scaled, own=pair["group"] == group)
+            sides = pair.groupby(["resume", "jd", "own"], sort=True)["scaled"].mean().unstack("own")
+            if not {True, False} <= set(sides.columns):
+                continue
+            unit = (sides[True] + sides[False]).dropna()
+            names = pair.groupby(["resume", "jd"], sort=True)["name"].agg(lambda n: "; ".join(sorted(set(map(str, n)))))
+            names = names.reindex(unit.index)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "model": str(model),
+                        "study": study,
+                        "finding": f"impact_ratio:{selection}:{dimension}:{group}",
+                        "resume_id": unit.index.get_level_values(0).astype(str),
+                        "jd": unit.index.get_level_values(1).astype(str),
+                        "name": names.to_numpy(object),
+                        "unit": unit.to_numpy(float),
+                    }
+                )
+            )
+    if not frames:
+        return empty_table(FindingUnits)
+    return conform(pd.concat(frames, ignore_index=True), FindingUnits)
 
 
 # --------------------------------------------------------------------------- seniority study

@@ -26,8 +26,23 @@ each audit, twice what one audit needs to rule out an effect, and two smaller au
 decided", never "unchanged". A finding stored without its unit's range is never "unchanged".
 
 A share read against chance (criterion validity, seniority accuracy) is compared as a
-difference of two shares (kind ``validity_gap``); an impact ratio as a change of its log ratio
-is not compared here (its interval is the study's own, not a t's): it is listed as left out.
+difference of two shares (kind ``validity_gap``).
+
+An impact ratio (a group's selection rate over the highest group's, as Local Law 144 defines
+it: each audit against its own highest group) is compared as the ratio of the later ratio to
+the earlier, on the log scale. Paired where both audits kept its units on two or more of the
+same résumés with the same names of both groups (``core/fairness/impact.impact_units``: each
+résumé's share of the log ratio by the delta method, so the spread of their changes is the
+spread of the log ratio's change; a reference group that changed between the audits changes
+the names, and the finding is then compared unpaired). Unpaired, each audit's standard error
+is the larger of its stored one (the log ratio to its reference) and the one its printed lower
+bound implies (``(log ratio - log lower bound) / t``: the interval against every other group,
+whose upper bound is cut at 1 and so not read). "Unchanged" is the ratio of ratios' 95%
+interval inside ``[margin, 1 / margin]`` (0.9 to 1.11 by default), with the résumés a change
+carried by a few of them would show in (each résumé's share can move across both audits'
+ranges). Two audits of one unchanged model have the same winner's-curse bias (the reference is
+the highest of noisy rates), so the difference is centred on 1. A group with no selection in
+one audit has no interval (a ratio of 0 has no log).
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ from scipy import stats
 
 from resumebias_dagster.core.inference import Estimate, InferenceSettings, findings, finish, paired
 from resumebias_dagster.core.inference.settings import CHANCE
+from resumebias_dagster.core.inference.verdicts import needed_to_rule_out
 from resumebias_dagster.core.tables import AuditChanges, FindingUnits, columns, conform, empty_table
 
 KEYS = ["model", "study", "finding"]
@@ -47,7 +63,14 @@ KEYS = ["model", "study", "finding"]
 UNKNOWN_REACH = 1e12
 # Kinds whose change is read in another kind's unit and margin.
 CHANGE_KIND = {kind: "validity_gap" for kind in CHANCE}
-LEFT_OUT = ("impact_ratio",)
+# Kinds compared as a ratio of the two audits' values (on the log scale).
+RATIO_KINDS = ("impact_ratio",)
+# A stored impact ratio at or below this is a group nobody in was selected.
+NO_SELECTION = 1e-9
+PAIRED = "paired: the résumés both audits scored"
+UNPAIRED = "unpaired: each audit's interval as a t's"
+NOTE_NO_SELECTION = "no interval: the group had no selection in one of the audits (a ratio of 0 has no log)"
+NOTE_OTHER_REFERENCE = "the earlier audit's highest group was another: each ratio is against its own audit's highest"
 
 
 def _interval_se(rows: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray]:
@@ -76,11 +99,9 @@ def compared(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     cols = [*KEYS, "family", "description", "kind", "estimate", "ci_low", "ci_high", "se", "df", "n_resumes", "n_names"]
     cols += ["unit_low", "unit_high"]
     both = base[cols].merge(new[cols], on=KEYS, suffixes=("_b", "_n"))
-    keep = (
-        both["kind_b"].eq(both["kind_n"])
-        & ~both["kind_n"].isin(LEFT_OUT)
-        & np.isfinite(both[["ci_low_b", "ci_high_b", "ci_low_n", "ci_high_n"]].to_numpy(float)).all(axis=1)
-    )
+    keep = both["kind_b"].eq(both["kind_n"]) & np.isfinite(
+        both[["ci_low_b", "ci_high_b", "ci_low_n", "ci_high_n"]].to_numpy(float)
+    ).all(axis=1)
     return both[keep].reset_index(drop=True)
 
 
@@ -136,18 +157,14 @@ def audit_changes(
     both = both.assign(_paired=n_shared >= 2, _reach=np.where(n_shared >= 2, change_reach(both), 0.0))
     frames = []
     for (kind, is_paired, _), rows in both.groupby(["kind_n", "_paired", "_reach"], sort=True):
-        meta = {
-            "model": rows["model"].to_numpy(),
-            "study": rows["study"].to_numpy(),
-            "finding": rows["finding"].to_numpy(),
-            "family": rows["family_n"].to_numpy(),
-            "description": ("change since the last audit: " + rows["description_n"].astype(str)).to_numpy(),
-            "note": "paired: the résumés both audits scored"
-            if is_paired
-            else "unpaired: each audit's interval as a t's",
-        }
-        est = _paired_rows(rows, shared, float(rows["_reach"].iloc[0])) if is_paired else _unpaired(rows)
+        est = _paired_rows(rows, shared, float(rows["_reach"].iloc[0])) if is_paired else None
         test = "t_resume" if is_paired else "welch_t"
+        note = PAIRED if is_paired else UNPAIRED
+        if kind in RATIO_KINDS:
+            frames.append(_ratio_changes(rows, est, test, note, settings))
+            continue
+        est = est if est is not None else _unpaired(rows)
+        meta = _meta(rows) | {"note": note}
         frames.append(findings(meta, est, None, CHANGE_KIND.get(str(kind), str(kind)), test, settings=settings))
     table = finish(frames, settings)
     sides = both.set_index(KEYS)[["estimate_b", "estimate_n"]].rename(
@@ -157,21 +174,86 @@ def audit_changes(
     return conform(table.assign(snapshot_id=new_id, base_snapshot_id=base_id), AuditChanges)
 
 
-def _unpaired(rows: pd.DataFrame) -> Estimate:
-    """The Welch difference of each row's two estimates, each audit's interval read as a t's."""
-    (se_b, df_b), (se_n, df_n) = _interval_se(rows, "_b"), _interval_se(rows, "_n")
+def _welch(rows: pd.DataFrame, difference: np.ndarray, sides) -> Estimate:
+    """The Welch Estimate of ``difference`` from each audit's (standard error, df) in ``sides``,
+    each résumé's change within the reach of the audits' unit ranges."""
+    (se_b, df_b), (se_n, df_n) = sides
     se = np.sqrt(se_b**2 + se_n**2)
     with np.errstate(invalid="ignore", divide="ignore"):
         welch = se**4 / (se_b**4 / df_b + se_n**4 / df_n)
     df = np.where(se > 0, welch, np.minimum(df_b, df_n))
     n = np.minimum(rows["n_resumes_b"].to_numpy(), rows["n_resumes_n"].to_numpy())
     reach = change_reach(rows)
-    return Estimate(
-        (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float),
-        se,
-        df,
-        n,
-        rows["n_names_n"].to_numpy(),
-        low=-reach,
-        high=reach,
+    return Estimate(difference, se, df, n, rows["n_names_n"].to_numpy(), low=-reach, high=reach)
+
+
+def _unpaired(rows: pd.DataFrame) -> Estimate:
+    """The Welch difference of each row's two estimates, each audit's interval read as a t's."""
+    difference = (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float)
+    return _welch(rows, difference, (_interval_se(rows, "_b"), _interval_se(rows, "_n")))
+
+
+def _log_ratio_se(rows: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """One audit's standard error of its log impact ratio: the stored one or, if larger, the one
+    its printed lower bound implies (the upper bound is cut at 1); NaN without a selection."""
+    df = pd.to_numeric(rows[f"df{side}"], errors="coerce").to_numpy(float)
+    df = np.where(np.isfinite(df) & (df > 0), df, np.maximum(rows[f"n_resumes{side}"].to_numpy(float) - 1.0, 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lower = (np.log(rows[f"estimate{side}"]) - np.log(rows[f"ci_low{side}"])).to_numpy(float)
+    stored = np.nan_to_num(pd.to_numeric(rows[f"se{side}"], errors="coerce").to_numpy(float), nan=0.0)
+    se = np.fmax(lower / stats.t.ppf(0.975, df), stored)
+    return np.where(np.isfinite(se), se, np.nan), df
+
+
+def _ratio_changes(
+    rows: pd.DataFrame, paired_est: Estimate | None, test: str, note: str, settings: InferenceSettings
+) -> pd.DataFrame:
+    """The findings of the impact ratios both audits have: the later ratio over the earlier, on
+    the log scale, from the résumés' paired changes (``paired_est``, its spread around the two
+    audits' log difference) or unpaired (module docstring), shown as a ratio with its interval."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        difference = (np.log(rows["estimate_n"]) - np.log(rows["estimate_b"])).to_numpy(float)
+    if paired_est is None:
+        est = _welch(rows, difference, (_log_ratio_se(rows, "_b"), _log_ratio_se(rows, "_n")))
+    else:
+        est = paired_est.recentred(difference)
+    # A group never selected has a ratio of 0 (stored as the 1e-12 its log is taken at): no
+    # interval, no test.
+    unselected = ((rows["estimate_b"] <= NO_SELECTION) | (rows["estimate_n"] <= NO_SELECTION)).to_numpy()
+    est = replace(est, se=np.where(unselected, np.nan, est.se), tie=np.where(unselected, np.nan, est.tie))
+    low, high = est.interval(0.95)
+    ratio_margin = settings.margins["impact_ratio"]
+    margin = -np.log(ratio_margin)  # a change by that factor, either way
+    floor, tost = est.unseen_floor(margin), est.tost_p(margin)
+    notes = np.full(len(rows), note, dtype=object)
+    other = rows["description_b"].to_numpy() != rows["description_n"].to_numpy()
+    notes[other] = notes[other] + "; " + NOTE_OTHER_REFERENCE
+    notes[~np.isfinite(low)] = NOTE_NO_SELECTION
+    for i in np.flatnonzero((tost < settings.alpha) & (floor >= settings.alpha)):
+        needed = needed_to_rule_out(margin, float(max(est.high[i], -est.low[i])), settings.alpha)
+        notes[i] += (
+            f"; inside the margin, but ruling out a change by a factor of {ratio_margin:g} takes {needed} "
+            f"résumés: a change a few résumés carry could be in none of these {int(est.n_units[i])}"
+        )
+    return findings(
+        _meta(rows) | {"note": notes},
+        est,
+        est.p_value(),
+        "impact_ratio",
+        test,
+        settings=settings,
+        ratio=True,
+        interval=(np.exp(low), np.exp(high)),
+        tost=np.fmax(tost, floor),
     )
+
+
+def _meta(rows: pd.DataFrame) -> dict:
+    """The identifying columns of the change findings of ``rows``."""
+    return {
+        "model": rows["model"].to_numpy(),
+        "study": rows["study"].to_numpy(),
+        "finding": rows["finding"].to_numpy(),
+        "family": rows["family_n"].to_numpy(),
+        "description": ("change since the last audit: " + rows["description_n"].astype(str)).to_numpy(),
+    }

@@ -43,7 +43,9 @@ def classify(adjusted_p, tost_p, estimate, margin, alpha: float, *, ratio: bool 
     """The verdict of each finding (module docstring of catalog/inference.yaml)."""
     adjusted_p, tost_p, estimate = (np.asarray(x, dtype=float) for x in (adjusted_p, tost_p, estimate))
     margin = np.broadcast_to(np.asarray(margin, dtype=float), estimate.shape)
-    inside = estimate >= margin if ratio else np.abs(estimate) < margin
+    # A ratio inside its margin on both sides (an audit's impact ratio is at most 1; a change
+    # between two audits, the later over the earlier, can be either side of 1).
+    inside = ((estimate >= margin) & (estimate <= 1.0 / margin)) if ratio else np.abs(estimate) < margin
     out = np.where(inside, "within_noise", "inconclusive").astype(object)
     out[tost_p < alpha] = "equivalent"
     out[adjusted_p <= alpha] = "beyond_noise"

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.fairness.impact import impact_findings
+from resumebias_dagster.core.fairness.impact import impact_findings, impact_units
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, side_contrast
 from resumebias_dagster.core.jd_audit.fit_pooled import level_units, pooled_levels
 from resumebias_dagster.core.jd_audit.fit_stats import SCORE_RANGE, text_values
@@ -188,10 +188,17 @@ def group_units(
 
 
 def fit_units(
-    scores: pd.DataFrame, groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None
+    scores: pd.DataFrame,
+    groups: Mapping[str, Mapping[str, Mapping[str, str | None]]] | None = None,
+    score_cut: float = DEFAULT_SCORE_CUT,
 ) -> pd.DataFrame:
-    """The ``FindingUnits`` of the fit audit: its levels' and its group contrasts'."""
-    frames = [t for t in (level_units(scores), group_units(scores, groups)) if len(t)]
+    """The ``FindingUnits`` of the fit audit: its levels', its group contrasts' and, with
+    ``groups``, its impact ratios' (selected as ``fit_verdicts`` takes it at ``score_cut``)."""
+    frames = [level_units(scores), group_units(scores, groups)]
+    if groups:
+        rows, selections = fit_selection_rows(scores, groups, score_cut)
+        frames.append(impact_units(rows, selections, "jd_audit"))
+    frames = [t for t in frames if len(t)]
     return conform(pd.concat(frames, ignore_index=True), FindingUnits) if frames else empty_table(FindingUnits)
 
 

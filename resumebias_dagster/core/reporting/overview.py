@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from resumebias_dagster.core.history.changes import LEFT_OUT as NOT_COMPARED
 from resumebias_dagster.core.inference.planning import RANDOMISATION, pilot_noise, pilot_structure, resumes_needed
 from resumebias_dagster.core.inference.settings import CHANCE, InferenceSettings
 from resumebias_dagster.core.inference.verdicts import needed_to_rule_out
@@ -359,7 +358,7 @@ def tool_overviews(
                 "model": model,
                 "id": slug(model),
                 "validity": tasks,
-                "since": since_lines(_of(changes, model), words, int(mine["kind"].isin(NOT_COMPARED).sum())),
+                "since": since_lines(_of(changes, model), words, int((verdicts["model"].astype(str) == model).sum())),
                 "warning": f"{_cap(CHANCE_WARNING)} ({', '.join(warn)})." if warn else "",
                 "moved": moved_lines(mine[mine["verdict"] == "beyond_noise"], words),
                 "ruled_out": ruled_out_lines(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from resumebias_dagster.core.history.changes import RATIO_KINDS
 from resumebias_dagster.core.reporting.wording import Words, number
 
 
@@ -17,10 +18,11 @@ def _worsening(rows: pd.DataFrame) -> pd.Series:
     return (new - 1).abs().where(ratio, new.abs()) - (base - 1).abs().where(ratio, base.abs())
 
 
-def since_lines(changes: pd.DataFrame, words: Words, not_compared: int = 0) -> list[str]:
+def since_lines(changes: pd.DataFrame, words: Words, n_findings: int = 0) -> list[str]:
     """One model's lines: each changed finding, worse first, then the rest in one line, which
-    says how many of this audit's findings of a kind ``audit_changes`` leaves out there are
-    (``not_compared``: its impact ratios), so a count is never read as covering them."""
+    says how many of this audit's ``n_findings`` findings ``audit_changes`` could not compare
+    (not in the earlier audit, or without an interval in one of them), so a count is never
+    read as covering them."""
     if not len(changes):
         return []
     rows = changes.assign(_worse=_worsening(changes))
@@ -34,21 +36,24 @@ def since_lines(changes: pd.DataFrame, words: Words, not_compared: int = 0) -> l
         base, new, diff, low, high = (
             float(r[c]) * f for c in ("base_estimate", "new_estimate", "estimate", "ci_low", "ci_high")
         )
+        change = f"{number(diff)} times the earlier ratio" if r["kind"] in RATIO_KINDS else f"change {number(diff)}"
+        to = " ".join(filter(None, (number(new), unit, scale)))
         lines.append(
-            f"{name[:1].upper()}{name[1:]}: {way}, from {number(base)} to {number(new)} {unit} {scale} "
-            f"(change {number(diff)}, 95% interval {number(low)} to {number(high)})."
+            f"{name[:1].upper()}{name[1:]}: {way}, from {number(base)} to {to} "
+            f"({change}, 95% interval {number(low)} to {number(high)})."
         )
     unchanged = int((rows["verdict"] == "equivalent").sum())
     undecided = len(rows) - len(changed) - unchanged
     base_id = str(rows["base_snapshot_id"].iloc[0])
-    left = (
-        f" Its {not_compared} impact ratio{'s are' if not_compared != 1 else ' is'} not compared between audits "
-        "(the Local Law 144 summary gives the prior audit's beside this one's)."
-        if not_compared
+    left = n_findings - len(rows)
+    rest = (
+        f" {left} of this audit's findings {'are' if left != 1 else 'is'} not compared (not in that audit, or "
+        "without an interval in one of the two)."
+        if left > 0
         else ""
     )
     lines.append(
         f"Against the audit {base_id}: {len(changed)} changed beyond noise, {unchanged} unchanged within their margin, "
-        f"{undecided} not decided by these two audits.{left}"
+        f"{undecided} not decided by these two audits.{rest}"
     )
     return lines

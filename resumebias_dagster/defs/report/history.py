@@ -14,7 +14,7 @@ from resumebias_dagster.core.compliance.summary import AuditSnapshot
 from resumebias_dagster.core.history.changes import audit_changes as changes_between
 from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
-from resumebias_dagster.core.jd_audit.impact import name_groups
+from resumebias_dagster.core.jd_audit.impact import name_groups, score_cut_of
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.jd_audit.verdicts import fit_units
 from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
@@ -126,7 +126,8 @@ def audit_snapshots(
     prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scores = separate_snapshots(fit_scores, partition=("model", "jd")) if len(fit_scores) else None
-    units = fit_units(scores, name_groups(folder)) if scores is not None else None
+    # The impact ratios' units at the score cut the fit verdicts were computed with.
+    units = fit_units(scores, name_groups(folder), score_cut_of(fit_verdicts)) if scores is not None else None
     store = history_store()
     added: list[str] = []
     kept: list[str] = []

@@ -5,9 +5,11 @@ audited twice on few résumés (not enough to call anything unchanged), and the 
 import numpy as np
 import pytest
 
+from resumebias_dagster.core.fairness.impact import impact_units
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.fit_pooled import level_units
+from resumebias_dagster.core.jd_audit.impact import fit_selection_rows
 from resumebias_dagster.core.jd_audit.verdicts import fit_units, fit_verdicts, group_units
 from resumebias_dagster.core.tables import AuditChanges, FindingUnits
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
@@ -33,8 +35,12 @@ def test_a_name_penalty_that_doubles_is_changed_beyond_noise_and_the_rest_is_not
     assert len(others) > 10 and not (others["verdict"] == "beyond_noise").any()
     assert set(changes["snapshot_id"]) == {"s2"} and set(changes["base_snapshot_id"]) == {"s1"}
     assert changes["test"].eq("welch_t").all()
-    # Impact ratios are not compared here (their intervals are their study's own).
-    assert base["kind"].eq("impact_ratio").any() and not changes["kind"].eq("impact_ratio").any()
+    # Impact ratios are compared as the later ratio over the earlier, shown as a ratio.
+    ratios = changes[changes["kind"] == "impact_ratio"].set_index("finding")
+    assert len(ratios) >= 8 and ratios.index.isin(base["finding"]).all()
+    assert np.allclose(ratios["estimate"], ratios["new_estimate"] / ratios["base_estimate"])
+    assert ((ratios["ci_low"] < ratios["estimate"]) & (ratios["estimate"] < ratios["ci_high"])).all()
+    assert (ratios["ci_high"] > 1).any()  # a change either way: not cut at 1 as an audit's ratio is
 
 
 def test_a_deterministic_scorer_audited_twice_on_few_resumes_is_not_called_unchanged():
@@ -125,8 +131,8 @@ def test_shared_resumes_are_compared_resume_by_resume():
     assert groups.loc["fit_group:race:black", "verdict"] == "beyond_noise"
     assert groups.loc["fit_group:race:black", "ci_high"] < unpaired.loc["fit_group:race:black", "ci_high"]
     assert not groups.loc[["fit_group:race:asian", "fit_group:race:hispanic"], "verdict"].eq("beyond_noise").any()
-    # Without units, every finding is compared unpaired; impact ratios are left out.
-    assert unpaired["test"].eq("welch_t").all() and not unpaired.index.str.startswith("impact_ratio:").any()
+    # Without units, every finding is compared unpaired, the impact ratios too.
+    assert unpaired["test"].eq("welch_t").all() and unpaired.index.str.startswith("impact_ratio:").sum() >= 8
 
 
 def test_group_units_are_what_the_group_contrast_averages():
@@ -145,7 +151,9 @@ def test_group_units_are_what_the_group_contrast_averages():
     # Each unit names the names it was drawn from: a black contrast, black and white names only.
     black = units.loc[units["finding"] == "fit_group:race:black", "name"].iloc[0].split("; ")
     assert len(black) == 4 and all(("_black_" in n or "_white_" in n) for n in black)
-    assert group_units(scores, {}).empty and len(fit_units(scores, GROUPS)) == len(units) + len(level_units(scores))
+    ratios = impact_units(*fit_selection_rows(scores, GROUPS), "jd_audit")
+    assert group_units(scores, {}).empty
+    assert len(fit_units(scores, GROUPS)) == len(units) + len(level_units(scores)) + len(ratios)
 
 
 def test_level_units_are_what_the_level_finding_averages():
@@ -208,7 +216,11 @@ def test_the_changes_calibration_runs_on_a_few_simulated_studies():
     from resumebias_dagster.testing.calibration import calibrate
     from resumebias_dagster.testing.changes_calibration import CHANGES_SCENARIOS
 
-    picked = [s for s in CHANGES_SCENARIOS if "deterministic scorer, 40 shared" in s.verdict_type]
+    picked = [
+        s
+        for s in CHANGES_SCENARIOS
+        if s.verdict_type.startswith("changes (paired): unchanged deterministic scorer, 40")
+    ]
     picked += [s for s in CHANGES_SCENARIOS if "declared 0.25" in s.verdict_type]
     assert len(picked) == 3
     table = calibrate(3, load_inference_settings(), seed=11, scenarios=picked).set_index("verdict_type")
@@ -216,3 +228,88 @@ def test_the_changes_calibration_runs_on_a_few_simulated_studies():
     assert deterministic["false_positive_rate"] == 0 and deterministic["coverage_null"] == 1
     at_margin = table[table.index.str.contains("declared 0.25")]
     assert (at_margin["ruled_out_at_margin"] == 0).all() and at_margin["printed_power"].between(0, 1).all()
+
+
+# ---------------------------------------------------------------- impact ratios
+
+
+def _named_tool(seed, resumes, share, shift=-2.0):
+    """A deterministic scorer that ignores names but takes ``shift`` points off ``share`` of the
+    résumés carrying a Black woman's name (12 names a group, drawn per résumé)."""
+    variants = ("baseline", *(f"firstName_{lv}" for lv in NAME_LEVELS))
+    return deterministic_fit_scores(
+        seed, resumes=resumes, variants=variants, sparse={"firstName_black_female": (share, shift)}, names_per_level=12
+    )
+
+
+def _ratio_changes(first, second):
+    base, new = (fit_verdicts(s, SETTINGS, GROUPS, ARMS) for s in (first, second))
+    units = {"base_units": fit_units(first, GROUPS), "new_units": fit_units(second, GROUPS)}
+    changes = AuditChanges.validate(audit_changes(base, new, SETTINGS, base_id="a", new_id="b", **units))
+    return changes[changes["kind"] == "impact_ratio"].set_index("finding")
+
+
+def test_an_unchanged_deterministic_scorer_s_impact_ratios_are_unchanged_only_on_enough_shared_resumes():
+    few = _ratio_changes(_named_tool(0, 40, 0.1), _named_tool(0, 40, 0.1))
+    assert len(few) == 11 and few["test"].eq("t_resume").all() and np.allclose(few["estimate"], 1.0)
+    # A change a few résumés carry could be in none of 40: not decided, never unchanged.
+    assert few["verdict"].isin(["within_noise", "inconclusive"]).all(), few[["verdict", "note"]]
+    many = _ratio_changes(_named_tool(0, 300, 0.1), _named_tool(0, 300, 0.1))
+    assert many["verdict"].eq("equivalent").all(), many[["verdict", "ci_low", "ci_high", "note"]]
+    assert (many["ci_low"] >= 0.9).all() and (many["ci_high"] <= 1 / 0.9).all()
+
+
+def test_a_penalty_on_more_resumes_lowers_her_group_s_impact_ratio_beyond_noise():
+    changes = _ratio_changes(_named_tool(0, 300, 0.1), _named_tool(0, 300, 0.4))
+    hers = changes.loc["impact_ratio:score_at_least_7:intersection:black_female"]
+    assert hers["verdict"] == "beyond_noise" and hers["test"] == "t_resume" and hers["ci_high"] < 0.9
+    # Paired: the same résumés and names; its true ratio of ratios (0.55 / 0.70) is inside the interval.
+    assert hers["ci_low"] < (0.75125 - 0.5 * 0.4) / (0.75125 - 0.5 * 0.1) < hers["ci_high"]
+    reached = ("intersection:black_female", "race_ethnicity:black", "sex:female")
+    others = changes.drop(index=[f"impact_ratio:score_at_least_7:{k}" for k in reached])
+    assert others["verdict"].eq("equivalent").all(), others[["verdict", "note"]]
+
+
+def test_a_group_never_selected_in_one_audit_has_no_ratio_of_ratios():
+    # Every Black woman's résumé loses 9 points in the later audit: none is selected at 7.
+    changes = _ratio_changes(_named_tool(0, 40, 0.1), _named_tool(0, 40, 1.0, shift=-9.0))
+    hers = changes.loc["impact_ratio:score_at_least_7:intersection:black_female"]
+    assert not np.isfinite(hers["ci_low"]) and hers["verdict"] == "inconclusive"
+    assert hers["note"] == "no interval: the group had no selection in one of the audits (a ratio of 0 has no log)"
+
+
+def test_a_reference_group_that_changed_is_said_and_compared_unpaired():
+    first = _named_tool(0, 60, 0.0)
+    second = first.copy()
+    # Every group is selected alike, the first by name (Asian women) the highest; the later audit
+    # selects White men's résumés a little more: they are the highest group now.
+    up = (second["variant"] == "firstName_white_male") & second["score"].between(6.5, 7.0, inclusive="left")
+    second.loc[up, "score"] = 7.0
+    changes = _ratio_changes(first, second)
+    male = changes.loc["impact_ratio:score_at_least_7:intersection:black_male"]
+    assert male["test"] == "welch_t" and "the earlier audit's highest group was another" in male["note"]
+    assert "against white_male" in male["description"]
+
+
+def test_impact_units_are_each_resume_s_share_of_the_log_ratio():
+    scores = _fit_scores(3, {"firstName_black_female": -1.0}, resumes=30)
+    rows, selections = fit_selection_rows(scores, GROUPS)
+    units = FindingUnits.validate(impact_units(rows, selections, "jd_audit"))
+    verdicts = fit_verdicts(scores, SETTINGS, GROUPS, ARMS).set_index("finding")
+    per_resume = units.groupby(["finding", "resume_id"])["unit"].mean()
+    assert set(per_resume.index.get_level_values(0)) == set(verdicts.index[verdicts["kind"] == "impact_ratio"])
+    for finding, values in per_resume.groupby(level=0):
+        # The delta method's influences: they average to 0, each within the finding's unit range.
+        assert abs(values.mean()) < 1e-9
+        low, high = verdicts.loc[finding, "unit_low"], verdicts.loc[finding, "unit_high"]
+        assert values.between(low - 1e-9, high + 1e-9).all()
+    # Each unit names both groups' names there: a later audit pairs with it only on the same ones.
+    black = units.loc[units["finding"].str.endswith(":intersection:black_female"), "name"].iloc[0].split("; ")
+    assert len(black) == 2 and any("black_female" in n for n in black)
+
+
+def test_a_ratio_change_above_its_margin_is_not_read_as_inside_it():
+    from resumebias_dagster.core.inference import classify
+
+    verdicts = classify([0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.95, 1.05, 1.2], 0.9, 0.05, ratio=True)
+    assert list(verdicts) == ["within_noise", "within_noise", "inconclusive"]
