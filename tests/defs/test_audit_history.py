@@ -51,8 +51,8 @@ def catalog(data):
     return CatalogResource(catalog_dir=str(folder))
 
 
-def _snapshot(penalty: float, seed: int, catalog: CatalogResource):
-    scores = _fit_scores(seed, {"firstName_black_female": penalty}, resumes=60)
+def _snapshot(penalty: float, seed: int, catalog: CatalogResource, model: str = "m"):
+    scores = _fit_scores(seed, {"firstName_black_female": penalty}, resumes=60).assign(model=model)
     verdicts = fit_verdicts(scores, load_inference_settings(), {"firstName": NAME_LEVELS}, ARMS)
     return audit_snapshots(
         dg.build_asset_context(),
@@ -136,3 +136,35 @@ def test_with_shared_tables_the_snapshots_are_kept_there(data, catalog, tmp_path
     assert changes.set_index("finding").loc[NAME, "verdict"] == "beyond_noise"
     assert main(["audits"]) == 0
     assert capsys.readouterr().out.startswith(f"2 audit snapshot(s) in {url}/history\n")
+
+
+def test_a_model_s_first_audit_is_compared_with_the_one_it_replaces(data, catalog, monkeypatch, capsys):
+    """`succeeds` in the models file: the vendor's new model is compared, on its first audit, with
+    the latest audit of the model it replaces (which may have left the models file)."""
+    models = data / "models.yaml"
+    models.write_text(
+        yaml.safe_dump({"models": [{"name": "tool-v2", "kind": "python", "entry_point": "x:y", "succeeds": "tool-v1"}]})
+    )
+    monkeypatch.setenv("RESUMEBIAS_MODELS_FILE", str(models))
+    _snapshot(-1.0, 1, catalog, model="tool-v1")
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2, catalog, model="tool-v2"))
+    old, new = listing.set_index("model")["snapshot_id"][["tool-v1", "tool-v2"]]
+    changes = AuditChanges.validate(audit_changes(dg.build_asset_context(), catalog=catalog, audit_snapshots=listing))
+    assert set(changes["model"]) == {"tool-v2"} and set(changes["base_snapshot_id"]) == {old}
+    row = changes.set_index("finding").loc[NAME]
+    assert row["verdict"] == "beyond_noise" and row["test"] == "t_resume"  # the same résumés and names
+
+    # Any two snapshots, from the command line: the same comparison.
+    assert main(["audits", "--data-dir", str(data), "--compare", old, new]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{new} against {old}: {len(changes)} findings compared, ")
+    assert "fit_level:firstName_black_female" in out and "beyond_noise" in out
+    assert main(["audits", "--data-dir", str(data), "--compare", old, new, "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert {r["finding"]: r["verdict"] for r in records}[NAME] == "beyond_noise"
+    assert main(["audits", "--data-dir", str(data), "--compare", old, "tool-v3@never"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"error: {data / 'audit_history.duckdb'}: no audit snapshot 'tool-v3@never' (resumebias audits lists them)\n"
+    )

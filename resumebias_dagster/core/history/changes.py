@@ -187,6 +187,27 @@ def _welch(rows: pd.DataFrame, difference: np.ndarray, sides) -> Estimate:
     return Estimate(difference, se, df, n, rows["n_names_n"].to_numpy(), low=-reach, high=reach)
 
 
+def snapshot_changes(store, base_id: str, new_id: str, settings: InferenceSettings) -> pd.DataFrame:
+    """The ``AuditChanges`` of snapshot ``new_id`` against ``base_id`` of ``store`` (a
+    ``SnapshotStore`` or ``SharedSnapshotStore``), paired where both kept units of the same
+    résumés. The earlier snapshot may be of another model (the one the later model replaces, or
+    any model audited with the same design): its findings are read as the later model's."""
+    new, new_units = store.verdicts(new_id), store.units(new_id)
+    base, base_units = store.verdicts(base_id), store.units(base_id)
+    if len(new) and len(base):
+        model = str(new["model"].iloc[0])
+        base, base_units = base.assign(model=model), base_units.assign(model=model)
+    return audit_changes(
+        base,
+        new,
+        settings,
+        base_id=base_id,
+        new_id=new_id,
+        base_units=base_units if len(base_units) else None,
+        new_units=new_units if len(new_units) else None,
+    )
+
+
 def _unpaired(rows: pd.DataFrame) -> Estimate:
     """The Welch difference of each row's two estimates, each audit's interval read as a t's."""
     difference = (rows["estimate_n"] - rows["estimate_b"]).to_numpy(float)

@@ -200,10 +200,14 @@ class _Snapshots:
                 out[table] = df[df["snapshot_id"].astype(str).isin(listed)].reset_index(drop=True)
         return out
 
-    def latest_pair(self, model: str) -> tuple[str, str] | None:
-        """The model's two latest snapshots (earlier, later), or None with fewer than two."""
+    def latest_pair(self, model: str, predecessor: str = "") -> tuple[str, str] | None:
+        """The model's two latest snapshots (earlier, later); with one, and a ``predecessor`` (the
+        model it replaces) that has one, that model's latest and this one; else None."""
         ids = list(self.snapshots(model)["snapshot_id"])
-        return (ids[-2], ids[-1]) if len(ids) >= 2 else None
+        if len(ids) >= 2:
+            return ids[-2], ids[-1]
+        before = list(self.snapshots(predecessor)["snapshot_id"]) if predecessor and ids else []
+        return (before[-1], ids[-1]) if before else None
 
 
 class SnapshotStore(_Snapshots):

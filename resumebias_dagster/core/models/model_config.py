@@ -159,6 +159,12 @@ def _parse_entry(entry: dict[str, Any], name: str, where: str) -> ModelSpec:
         raise ModelConfigError(f"{where}: temperature {temperature!r} must be a number in [0, 2]")
     if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= 1000:
         raise ModelConfigError(f"{where}: runs_per_cell {runs!r} must be an integer in [1, 1000]")
+    succeeds = entry.get("succeeds", "")
+    if not isinstance(succeeds, str) or (succeeds and not _NAME.match(succeeds)) or succeeds == name:
+        raise ModelConfigError(
+            f"{where}: succeeds {succeeds!r} must name the model this one replaces (another model's name; "
+            "it may have left the file)"
+        )
     if kind.check is not None:
         kind.check(entry, where)
     options = {k: v for k, v in entry.items() if k not in COMMON_FIELDS}
@@ -171,6 +177,7 @@ def _parse_entry(entry: dict[str, Any], name: str, where: str) -> ModelSpec:
         runs_per_cell=int(runs),
         options=options,
         enabled=bool(entry.get("enabled", True)),
+        succeeds=succeeds,
     )
 
 

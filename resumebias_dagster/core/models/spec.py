@@ -19,6 +19,9 @@ class ModelSpec:
     runs_per_cell: int
     options: dict[str, Any] = field(default_factory=dict)
     enabled: bool = True
+    # The model this one replaces ("" if none): audit_changes compares its first audit with that
+    # model's latest (core/history/).
+    succeeds: str = ""
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)

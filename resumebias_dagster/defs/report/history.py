@@ -11,12 +11,13 @@ import pandas as pd
 from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.common.snapshots import separate_snapshots
 from resumebias_dagster.core.compliance.summary import AuditSnapshot
-from resumebias_dagster.core.history.changes import audit_changes as changes_between
+from resumebias_dagster.core.history.changes import snapshot_changes
 from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.impact import name_groups, score_cut_of
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.jd_audit.verdicts import fit_units
+from resumebias_dagster.core.models.model_config import load_models
 from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.defs.report._audited import audited_models
@@ -163,25 +164,16 @@ def audit_changes(
     before (core/history/changes.py): the difference with its 95% interval and verdict, beyond
     noise (changed), equivalent (unchanged within the kind's margin) or not decided; résumé by
     résumé (paired) where both snapshots kept units of the same résumés."""
-    settings = load_inference_settings(catalog.folder())
+    folder = catalog.folder()
+    settings = load_inference_settings(folder)
+    # A model's first audit is compared with the latest of the model it replaces (``succeeds``).
+    replaces = {s.name: s.succeeds for s in load_models(catalog_dir=folder, include_disabled=True)}
     store = history_store()
     frames = []
     for model in sorted(set(audit_snapshots["model"].astype(str))):
-        pair = store.latest_pair(model)
+        pair = store.latest_pair(model, replaces.get(model, ""))
         if pair is not None:
-            base, new = (store.verdicts(s) for s in pair)
-            base_units, new_units = (store.units(s) for s in pair)
-            frames.append(
-                changes_between(
-                    base,
-                    new,
-                    settings,
-                    base_id=pair[0],
-                    new_id=pair[1],
-                    base_units=base_units if len(base_units) else None,
-                    new_units=new_units if len(new_units) else None,
-                )
-            )
+            frames.append(snapshot_changes(store, *pair, settings))
     out = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else None
     table = conform(out, AuditChanges) if out is not None else empty_table(AuditChanges)
     changed = table[table["verdict"] == "beyond_noise"]

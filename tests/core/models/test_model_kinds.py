@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -233,3 +234,23 @@ def test_run_task_refuses_a_task_the_kind_cannot_run(tmp_path):
         match=r"models.fn.kind: 'python' cannot rank candidates \(a python model can label seniority and score fit\)",
     ):
         run_task(spec, RankingWork([], jd="j", jd_text="", template=""), runtime)
+
+
+@pytest.mark.parametrize(
+    ("succeeds", "message"),
+    [
+        ("tool-v1", None),
+        ("tool-v2", "succeeds 'tool-v2' must name the model this one replaces"),
+        (["tool-v1"], "succeeds ['tool-v1'] must name the model this one replaces"),
+        ("Tool V1", "succeeds 'Tool V1' must name the model this one replaces"),
+    ],
+)
+def test_succeeds_names_the_model_an_entry_replaces(succeeds, message):
+    from resumebias_dagster.core.models.model_config import parse_models
+
+    entry = {"name": "tool-v2", "kind": "python", "entry_point": "x:y", "succeeds": succeeds}
+    if message is None:
+        assert parse_models({"models": [entry]}, "test")[0].succeeds == "tool-v1"
+        return
+    with pytest.raises(ModelConfigError, match=rf"^test: model 'tool-v2': {re.escape(message)} "):
+        parse_models({"models": [entry]}, "test")

@@ -33,7 +33,8 @@ TASK_VERBS = {
     "ranking": "rank candidates",
     "pairwise": "choose the more qualified of two candidates",
 }
-COMMON_FIELDS = frozenset({"name", "kind", "temperature", "runs_per_cell", "enabled", "description"})
+# ``succeeds``: the model this one replaces (its first audit is compared with that model's last).
+COMMON_FIELDS = frozenset({"name", "kind", "temperature", "runs_per_cell", "enabled", "description", "succeeds"})
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
 # (spec, the task's work, the runtime, progress) -> (rows, the transport run's stats or None)
