@@ -249,7 +249,7 @@ def _ratio_changes(
     notes = np.full(len(rows), note, dtype=object)
     other = rows["description_b"].to_numpy() != rows["description_n"].to_numpy()
     notes[other] = notes[other] + "; " + NOTE_OTHER_REFERENCE
-    notes[~np.isfinite(low)] = NOTE_NO_SELECTION
+    notes[unselected] = NOTE_NO_SELECTION
     for i in np.flatnonzero((tost < settings.alpha) & (floor >= settings.alpha)):
         needed = needed_to_rule_out(margin, float(max(est.high[i], -est.low[i])), settings.alpha)
         notes[i] += (
