@@ -6,10 +6,12 @@ import json
 import re
 
 import dagster as dg
+import pandas as pd
 import pytest
 import yaml
 
 from resumebias_dagster.cli import main
+from resumebias_dagster.core.compliance.summary import bias_audit_rates, with_prior
 from resumebias_dagster.core.history.store import SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
@@ -23,7 +25,13 @@ from resumebias_dagster.core.tables import (
     Verdicts,
     empty_table,
 )
-from resumebias_dagster.defs.report.history import audit_changes, audit_snapshots
+from resumebias_dagster.defs.report.history import (
+    audit_changes,
+    audit_snapshots,
+    latest_audits,
+    prior_rates,
+    replaced_models,
+)
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, _fit_scores
 
@@ -51,9 +59,10 @@ def catalog(data):
     return CatalogResource(catalog_dir=str(folder))
 
 
-def _snapshot(penalty: float, seed: int, catalog: CatalogResource, model: str = "m"):
+def _snapshot(penalty: float, seed: int, catalog: CatalogResource, model: str = "m", *, rates: bool = False):
     scores = _fit_scores(seed, {"firstName_black_female": penalty}, resumes=60).assign(model=model)
     verdicts = fit_verdicts(scores, load_inference_settings(), {"firstName": NAME_LEVELS}, ARMS)
+    ll144 = bias_audit_rates({"jd_audit": scores}, groups={"firstName": NAME_LEVELS})[0] if rates else None
     return audit_snapshots(
         dg.build_asset_context(),
         catalog=catalog,
@@ -62,7 +71,7 @@ def _snapshot(penalty: float, seed: int, catalog: CatalogResource, model: str = 
         validity_verdicts=empty_table(Verdicts),
         seniority_bias_summary=empty_table(SeniorityBiasSummary),
         fit_model_summary=empty_table(FitModelSummary),
-        bias_audit_rates=empty_table(BiasAuditRates),
+        bias_audit_rates=ll144 if ll144 is not None else empty_table(BiasAuditRates),
         fit_scores=scores,
     )
 
@@ -146,13 +155,22 @@ def test_a_model_s_first_audit_is_compared_with_the_one_it_replaces(data, catalo
         yaml.safe_dump({"models": [{"name": "tool-v2", "kind": "python", "entry_point": "x:y", "succeeds": "tool-v1"}]})
     )
     monkeypatch.setenv("RESUMEBIAS_MODELS_FILE", str(models))
-    _snapshot(-1.0, 1, catalog, model="tool-v1")
-    listing = AuditSnapshots.validate(_snapshot(-2.0, 2, catalog, model="tool-v2"))
+    _snapshot(-1.0, 1, catalog, model="tool-v1", rates=True)
+    listing = AuditSnapshots.validate(_snapshot(-2.0, 2, catalog, model="tool-v2", rates=True))
     old, new = listing.set_index("model")["snapshot_id"][["tool-v1", "tool-v2"]]
     changes = AuditChanges.validate(audit_changes(dg.build_asset_context(), catalog=catalog, audit_snapshots=listing))
     assert set(changes["model"]) == {"tool-v2"} and set(changes["base_snapshot_id"]) == {old}
     row = changes.set_index("finding").loc[NAME]
     assert row["verdict"] == "beyond_noise" and row["test"] == "t_resume"  # the same résumés and names
+
+    # Its Local Law 144 summary sets the replaced model's latest audit beside it, as its prior audit.
+    kept = latest_audits(listing, replaced_models(catalog.folder()))
+    assert kept.audits["tool-v2"].prior_snapshot_id == old and kept.audits["tool-v1"].prior_snapshot_id == ""
+    assert set(kept.prior_rates["model"]) == {"tool-v2"}
+    beside = with_prior(kept.rates, kept.prior_rates)
+    assert beside["prior_impact_ratio"].notna().any() and set(beside["model"]) == {"tool-v1", "tool-v2"}
+    summary = pd.DataFrame({"model": ["tool-v2", "tool-v2"], "prior_snapshot_id": [old, old]})
+    assert prior_rates(summary).equals(kept.prior_rates)
 
     # Any two snapshots, from the command line: the same comparison.
     assert main(["audits", "--data-dir", str(data), "--compare", old, new]) == 0

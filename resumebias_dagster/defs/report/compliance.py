@@ -27,7 +27,7 @@ from resumebias_dagster.core.compliance.summary import (
 from resumebias_dagster.core.jd_audit.impact import name_groups
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.defs.report._audited import audited_models
-from resumebias_dagster.defs.report.history import latest_audits
+from resumebias_dagster.defs.report.history import latest_audits, replaced_models
 from resumebias_dagster.defs.seniority_study.metrics import analysed_predictions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.providers import ProvidersResource
@@ -144,16 +144,18 @@ def bias_audit_summary(
     seniority_verdicts: pd.DataFrame,
     validity_verdicts: pd.DataFrame,
     audit_snapshots: pd.DataFrame,
+    catalog: CatalogResource,
 ) -> pd.DataFrame:
     """The published summary of a Local Law 144 bias audit, one row per model and study,
     produced from each model's latest audit snapshot (audit_snapshots): the audit's date (the
     snapshot's) and the date the next is due, data source and its explanation, individuals and
     unknowns, the tool and its snapshots, its distribution date when given, and beyond the law
     its validity (the snapshot's criterion-validity finding). Written with every rate and
-    impact ratio, pooled and per job description, each beside the prior audit's, to
+    impact ratio, pooled and per job description, each beside the prior audit's (for a model's
+    first audit, the latest of the model it replaces: ``succeeds``), to
     data/reports/bias_audit_summary.json and .csv. A model without a snapshot is summarised
     from bias_audit_rates, dated today."""
-    kept = latest_audits(audit_snapshots)
+    kept = latest_audits(audit_snapshots, replaced_models(catalog.folder()))
     rates, stale = snapshot_rates(bias_audit_rates, kept.rates)
     for model in stale:
         context.log.warning(

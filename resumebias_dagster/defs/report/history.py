@@ -37,6 +37,12 @@ def history_store() -> SnapshotStore | SharedSnapshotStore:
     return SharedSnapshotStore(url) if url else SnapshotStore(data_dir() / HISTORY_FILE)
 
 
+def replaced_models(catalog_dir) -> dict[str, str]:
+    """Each model of the models file that replaces another (``succeeds``), and that model: its
+    first audit is compared with, and its Local Law 144 summary set beside, that model's latest."""
+    return {s.name: s.succeeds for s in load_models(catalog_dir=catalog_dir, include_disabled=True) if s.succeeds}
+
+
 @dataclass(frozen=True)
 class LatestAudits:
     """Per model of an audit_snapshots listing, its latest snapshot and the one before it, with
@@ -49,32 +55,38 @@ class LatestAudits:
     prior_rates: pd.DataFrame
 
 
-def latest_audits(audit_snapshots: pd.DataFrame) -> LatestAudits:
+def latest_audits(audit_snapshots: pd.DataFrame, replaces: dict[str, str] | None = None) -> LatestAudits:
+    """Per model of ``audit_snapshots``: its latest snapshot and the prior audit, the one before
+    it or, for a model's first, the latest of the model it ``replaces`` (its rates then read as
+    this model's)."""
     store = history_store()
+    created = dict(zip(audit_snapshots["snapshot_id"].astype(str), audit_snapshots["created_at"].astype(str)))
     audits: dict[str, AuditSnapshot] = {}
     verdicts, latest, prior = [], [], []
-    for model, mine in audit_snapshots.groupby(audit_snapshots["model"].astype(str), sort=True):
-        ordered = mine.sort_values(["created_at", "snapshot_id"], kind="stable")
-        now = ordered.iloc[-1]
-        before = ordered.iloc[-2] if len(ordered) > 1 else None
-        audits[str(model)] = AuditSnapshot(
-            snapshot_id=str(now["snapshot_id"]),
-            audit_date=str(now["created_at"])[:10],
-            prior_snapshot_id="" if before is None else str(before["snapshot_id"]),
-            prior_audit_date="" if before is None else str(before["created_at"])[:10],
+    for model in sorted(set(audit_snapshots["model"].astype(str))):
+        now = str(store.snapshots(model)["snapshot_id"].iloc[-1])
+        pair = store.latest_pair(model, (replaces or {}).get(model, ""))
+        before = pair[0] if pair is not None else ""
+        audits[model] = AuditSnapshot(
+            snapshot_id=now,
+            audit_date=created[now][:10],
+            prior_snapshot_id=before,
+            prior_audit_date=created.get(before, "")[:10],
         )
-        verdicts.append(store.verdicts(str(now["snapshot_id"])))
-        latest.append(store.rates(str(now["snapshot_id"])))
-        if before is not None:
-            prior.append(store.rates(str(before["snapshot_id"])))
+        verdicts.append(store.verdicts(now))
+        latest.append(store.rates(now))
+        if before:
+            prior.append(store.rates(before).assign(model=model))
     return LatestAudits(audits, _together(verdicts, Verdicts), _together(latest), _together(prior))
 
 
 def prior_rates(bias_audit_summary: pd.DataFrame) -> pd.DataFrame:
-    """The Local Law 144 rates of the prior audits a published summary names (prior_snapshot_id)."""
+    """The Local Law 144 rates of the prior audits a published summary names (prior_snapshot_id),
+    each read as the rates of the model whose summary names it."""
     store = history_store()
-    ids = sorted({str(s) for s in bias_audit_summary.get("prior_snapshot_id", pd.Series(dtype=str)) if s})
-    return _together([store.rates(s) for s in ids])
+    pairs = bias_audit_summary.get("prior_snapshot_id", pd.Series(dtype=str))
+    named = sorted({(str(m), str(s)) for m, s in zip(bias_audit_summary.get("model", pairs), pairs) if s})
+    return _together([store.rates(s).assign(model=m) for m, s in named])
 
 
 def _together(frames: list[pd.DataFrame], table: type = BiasAuditRates) -> pd.DataFrame:
@@ -166,8 +178,7 @@ def audit_changes(
     résumé (paired) where both snapshots kept units of the same résumés."""
     folder = catalog.folder()
     settings = load_inference_settings(folder)
-    # A model's first audit is compared with the latest of the model it replaces (``succeeds``).
-    replaces = {s.name: s.succeeds for s in load_models(catalog_dir=folder, include_disabled=True)}
+    replaces = replaced_models(folder)
     store = history_store()
     frames = []
     for model in sorted(set(audit_snapshots["model"].astype(str))):
