@@ -134,14 +134,10 @@ def _ratio_statistics(pairs: dict[int, Estimate], *, zero: bool, confidence: flo
     return exp
 
 
-def group_ratios(
-    d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDENCE, margin: float = 0.9
-) -> pd.DataFrame:
-    """Rows of one (model, selection, dimension), one per group of ``d`` (columns ``group``,
-    ``resume``, ``name``; ``sex`` and ``race_ethnicity`` are carried where present), each
-    individual's selection value in ``value`` (NaN: none): counts, rates, the impact ratio, its
-    interval, p-value and equivalence p against ``margin`` as the module says. Other studies'
-    tables (the ranking task's) reuse it."""
+def _group_rates(d: pd.DataFrame, value: np.ndarray):
+    """The groups of ``d`` (sorted), each row's group code, each group's individuals with a value
+    (``counts``), selections, individuals and rate, and the reference: the group with the highest
+    rate (ties: the first alphabetically; -1 when no group has a value)."""
     groups = sorted(d["group"].unique())
     k = len(groups)
     code = pd.Categorical(d["group"], categories=groups).codes
@@ -151,6 +147,22 @@ def group_ratios(
     total = np.bincount(code, minlength=k)
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = np.where(counts > 0, selected / counts, np.nan)
+    rated = np.flatnonzero(counts > 0)
+    ref = int(rated[np.argmax(rates[rated])]) if len(rated) else -1
+    return groups, code, counts, selected, total, rates, ref
+
+
+def group_ratios(
+    d: pd.DataFrame, value: np.ndarray, confidence: float = CONFIDENCE, margin: float = 0.9
+) -> pd.DataFrame:
+    """Rows of one (model, selection, dimension), one per group of ``d`` (columns ``group``,
+    ``resume``, ``name``; ``sex`` and ``race_ethnicity`` are carried where present), each
+    individual's selection value in ``value`` (NaN: none): counts, rates, the impact ratio, its
+    interval, p-value and equivalence p against ``margin`` as the module says. Other studies'
+    tables (the ranking task's) reuse it."""
+    groups, code, counts, selected, total, rates, ref = _group_rates(d, value)
+    k = len(groups)
+    defined = ~np.isnan(value)
     out = pd.DataFrame(
         {
             "group": groups,
@@ -163,8 +175,6 @@ def group_ratios(
     if {"sex", "race_ethnicity"} <= set(d.columns):
         first = d.groupby("group", sort=True)[["sex", "race_ethnicity"]].first().reindex(groups)
         out["sex"], out["race_ethnicity"] = first["sex"].to_numpy(), first["race_ethnicity"].to_numpy()
-    rated = np.flatnonzero(counts > 0)
-    ref = rated[np.argmax(rates[rated])] if len(rated) else -1
     out["reference_group"] = groups[ref] if ref >= 0 else None
     out["reference_rate"] = rates[ref] if ref >= 0 else np.nan
     stat = {key: np.full(k, np.nan) for key in ("low", "high", "p", "tost")}
@@ -341,22 +351,22 @@ def impact_units(rows: pd.DataFrame, selections: Sequence[str], study: str) -> p
     with it only on the same names and the same reference group."""
     frames = []
     for dimension, model, selection, m, value in _individuals(rows, selections):
-        stats_ = group_ratios(m, value).set_index("group")
-        ref = stats_["reference_group"].iloc[0]
-        if ref is None or not stats_.loc[ref, "rate"] > 0:
+        groups, _, counts, _, _, rates, at = _group_rates(m, value)
+        if at < 0 or not rates[at] > 0:
             continue
+        ref = groups[at]
         d = m.assign(
             value=value,
             jd=m["jd"].astype(str) if "jd" in m.columns else "",
             name=m["name"].astype(object).where(m["name"].notna(), m["group"].astype(str)),
         )
         d = d[d["value"].notna()]
-        for group, row in stats_.iterrows():
-            if group == ref or not row["n"] > 0:
+        for g, group in enumerate(groups):
+            if g == at or not counts[g] > 0:
                 continue
-            rate = row["rate"] if row["rate"] > 0 else 0.5 / row["n"]  # as the ratio's interval takes it
+            rate = rates[g] if rates[g] > 0 else 0.5 / counts[g]  # as the ratio's interval takes it
             pair = d[d["group"].isin([group, ref])]
-            scaled = np.where(pair["group"] == group, pair["value"] / rate, -pair["value"] / stats_.loc[ref, "rate"])
+            scaled = np.where(pair["group"] == group, pair["value"] / rate, -pair["value"] / rates[at])
             pair = pair.assign(resume=pair["resume"].astype(str), scaled=scaled, own=pair["group"] == group)
             sides = pair.groupby(["resume", "jd", "own"], sort=True)["scaled"].mean().unstack("own")
             if not {True, False} <= set(sides.columns):
