@@ -50,10 +50,12 @@ criterion validity told from chance and a group's gap in it (``testing/validity_
   two audits of an unchanged LLM-like model (9 and 40 résumés) and of an unchanged deterministic
   scorer (40 and 300), unpaired and on shared résumés (paired); a name penalty that doubles, and
   one that grows by the declared effect (printed power against the share found, and "unchanged"
-  there is false).
+  there is false); their impact ratios (the later ratio over the earlier) on their own, and those
+  of a deterministic scorer whose penalty on one group's names spreads to more résumés; and the
+  seniority study's findings of an unchanged LLM-like labeller and argmax classifier.
 
 Run: python benchmarks/bench_inference_calibration.py [--studies 400]
-     [--only screeners|llm|validity|seniority_validity|pairwise|changes]
+     [--only screeners|llm|validity|seniority_validity|pairwise|changes] [--match TEXT]
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ def main() -> int:
         choices=("llm", "screeners", "validity", "seniority_validity", "pairwise", "changes"),
         help="one set of scenarios (default all)",
     )
+    parser.add_argument("--match", help="only the scenarios whose name contains this text (e.g. 'impact ratio')")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     settings = load_inference_settings()
@@ -130,6 +133,8 @@ def main() -> int:
             *CHANGES_SCENARIOS,
         ],
     )
+    if args.match:
+        scenarios = [s for s in scenarios if args.match in s.verdict_type]
     busy, own, started = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()
     table = calibrate(args.studies, settings, args.seed, scenarios)
     plan = plan_check(args.studies, settings, args.seed) if args.only in (None, "screeners") else None

@@ -23,6 +23,11 @@ falls by the declared factor (0.8: planted; the printed power of a sparse change
 rule's, conservative, so it is reported beside the share found but not held to it) or by the
 margin's (0.9: "unchanged" there is false).
 
+The seniority study's findings (``seniority_verdicts``, units from ``seniority_units``): two
+audits of an unchanged LLM-like labeller (120 résumés, names from pools of 9 with their own
+effects, 5 sampled runs), on other résumés and on the same ones answered afresh (paired), and of
+an unchanged argmax classifier on the same 120 résumés.
+
 The true change of every finding is known from the design: 0 (a ratio of 1), or the planted
 difference.
 """
@@ -37,8 +42,10 @@ import pandas as pd
 from resumebias_dagster.core.history.changes import audit_changes
 from resumebias_dagster.core.inference import InferenceSettings
 from resumebias_dagster.core.jd_audit.verdicts import fit_units, fit_verdicts
+from resumebias_dagster.core.seniority.verdicts import seniority_units, seniority_verdicts
 from resumebias_dagster.testing.calibration import ARMS, NAME_LEVELS, PROBES, Scenario, _fit_scores
-from resumebias_dagster.testing.screener_simulation import deterministic_fit_scores
+from resumebias_dagster.testing.screener_simulation import argmax_predictions, deterministic_fit_scores
+from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
 
 NAME = "firstName_black_female"
 # A second audit draws its own résumés: another seed far from the first's.
@@ -157,6 +164,26 @@ def _deterministic_names(resumes: int, before: float, after: float, shared: bool
     return study
 
 
+def _seniority(shared: bool, classifier: bool = False) -> Callable:
+    """Every change finding of two audits of an unchanged seniority labeller (``shared``: the
+    same résumés and names, with their units; ``classifier``: a deterministic argmax classifier)."""
+
+    def study(seed: int, settings: InferenceSettings) -> pd.DataFrame:
+        if classifier:
+            first = argmax_predictions(seed, flip_both=0.05)
+            second = argmax_predictions(seed if shared else seed + LATER, flip_both=0.05)
+        else:
+            first = simulate_seniority_predictions(exact=False, name_sd=0.3, seed=seed, noise_seed=seed + 1)
+            again = (seed, seed + LATER) if shared else (seed + LATER, seed + LATER + 1)
+            second = simulate_seniority_predictions(exact=False, name_sd=0.3, seed=again[0], noise_seed=again[1])
+        base, new = (seniority_verdicts(p, settings) for p in (first, second))
+        units = {"base_units": seniority_units(first), "new_units": seniority_units(second)} if shared else {}
+        v = audit_changes(base, new, settings, base_id="a", new_id="b", **units)
+        return v.assign(true=np.where(v["kind"] == "impact_ratio", 1.0, 0.0), is_planted=False)
+
+    return study
+
+
 CHANGES_SCENARIOS = [
     Scenario("changes: unchanged LLM-like model, 9 résumés", False, _llm(9, False)),
     Scenario("changes: unchanged LLM-like model, 40 résumés", False, _llm(40, False)),
@@ -216,5 +243,15 @@ CHANGES_SCENARIOS = [
         True,
         _deterministic_names(300, 0.1, share_for(0.9, 0.1)),
         at_margin=True,
+    ),
+    # The seniority study.
+    Scenario("changes: seniority study, unchanged LLM-like labeller, 120 résumés", False, _seniority(False)),
+    Scenario(
+        "changes (paired): seniority study, unchanged LLM-like labeller, 120 shared résumés", False, _seniority(True)
+    ),
+    Scenario(
+        "changes (paired): seniority study, unchanged argmax classifier, 120 shared résumés",
+        False,
+        _seniority(True, classifier=True),
     ),
 ]

@@ -53,8 +53,11 @@ def simulate_seniority_predictions(
     resume_sd: float = 1.0,
     seed: int = 0,
     model: str = "sim",
+    noise_seed: int | None = None,
 ) -> pd.DataFrame:
-    """A predictions table (``SeniorityPredictions`` columns the metrics read) of one model."""
+    """A predictions table (``SeniorityPredictions`` columns the metrics read) of one model.
+    ``noise_seed``: the sampled runs draw from it, the résumés and names from ``seed`` (the same
+    résumés answered afresh)."""
     rng = np.random.default_rng(seed)
     style_effects = {s: 0.0 for s in STYLES} | dict(style_effects or {})
     group_effects = {d: 0.0 for d in DEMOGRAPHICS} | dict(group_effects or {})
@@ -62,6 +65,7 @@ def simulate_seniority_predictions(
     base = MU[truth] + rng.normal(0.0, resume_sd, n_resumes)
     name_effect = {d: rng.normal(0.0, name_sd, names_per_group) for d in DEMOGRAPHICS}
     drawn = _names(n_resumes, names_per_group, rng)
+    runs_rng = rng if noise_seed is None else np.random.default_rng(noise_seed)
     frames = []
     for kind, variants in (("style", STYLES), ("demographic", DEMOGRAPHICS)):
         for v in variants:
@@ -72,7 +76,7 @@ def simulate_seniority_predictions(
                 names = np.array([f"{v.title().replace('_', '')}{k} Name" for k in drawn[v]], dtype=object)
             dist = label_distribution(eta)
             cum = dist.cumsum(axis=1)
-            u = rng.random((n_resumes, runs))
+            u = runs_rng.random((n_resumes, runs))
             labels = (u[:, :, None] > cum[:, None, :2]).sum(axis=2)
             frames.append(
                 pd.DataFrame(

@@ -16,6 +16,7 @@ from resumebias_dagster.core.history.store import SnapshotStore
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.verdicts import fit_verdicts
 from resumebias_dagster.core.reporting.render import ReportTables, render_report
+from resumebias_dagster.core.seniority.prediction_import import empty_prediction_table
 from resumebias_dagster.core.tables import (
     AuditChanges,
     AuditSnapshots,
@@ -73,6 +74,8 @@ def _snapshot(penalty: float, seed: int, catalog: CatalogResource, model: str = 
         fit_model_summary=empty_table(FitModelSummary),
         bias_audit_rates=ll144 if ll144 is not None else empty_table(BiasAuditRates),
         fit_scores=scores,
+        seniority_predictions=empty_prediction_table(),
+        imported_predictions=empty_prediction_table(),
     )
 
 

@@ -32,11 +32,16 @@ import numpy as np
 import pandas as pd
 
 from resumebias_dagster.core.common.labels import gender_of, race_of
-from resumebias_dagster.core.fairness.impact import SENIORITY_SELECTIONS, impact_findings, seniority_selection_rows
+from resumebias_dagster.core.fairness.impact import (
+    SENIORITY_SELECTIONS,
+    impact_findings,
+    impact_units,
+    seniority_selection_rows,
+)
 from resumebias_dagster.core.inference import InferenceSettings, findings, finish, paired, side_contrast
 from resumebias_dagster.core.seniority.metrics.scoring import _comb, _score, _Scored
 from resumebias_dagster.core.seniority.validity import seniority_validity_verdicts
-from resumebias_dagster.core.tables import Verdicts, conform
+from resumebias_dagster.core.tables import FindingUnits, Verdicts, conform, empty_table
 
 STYLE_SHIFTS = (
     ("overstated", "overstated minus neutral wording of the same résumé"),
@@ -246,3 +251,51 @@ def seniority_verdicts(predictions: pd.DataFrame, settings: InferenceSettings) -
     table = conform(pd.concat([t for t in (bias, validity) if len(t)] or [bias], ignore_index=True), Verdicts)
     table["model"] = table["model"].astype(str)
     return table
+
+
+def _unit_rows(model: str, finding: str, units: pd.Series, names: pd.Series | None = None) -> pd.DataFrame:
+    """``FindingUnits`` rows of one finding: ``units`` by résumé (``original_idx``)."""
+    return pd.DataFrame(
+        {
+            "model": model,
+            "study": "seniority",
+            "finding": finding,
+            "resume_id": units.index.astype(str),
+            "jd": "",
+            "name": None if names is None else names.reindex(units.index).to_numpy(object),
+            "unit": units.to_numpy(float),
+        }
+    )
+
+
+def seniority_units(predictions: pd.DataFrame) -> pd.DataFrame:
+    """The ``FindingUnits`` of the style shifts, the name contrasts and the impact ratios: per
+    résumé (its ``original_idx``), the rewrite's value minus the neutral text's; the mean of a
+    contrast's one side of names minus the other's (``name``: the first names, "; "-joined, so a
+    later audit pairs with it only on the same names); each résumé's share of a log impact ratio
+    (``impact_units``). A later audit of the same résumés compares these résumé by résumé
+    (core/history/changes.py); inconsistency and validity are compared unpaired."""
+    if not len(predictions):
+        return empty_table(FindingUnits)
+    texts = _texts(_score(predictions), predictions["name"] if "name" in predictions.columns else None)
+    frames = []
+    for model, m in texts.groupby("model", sort=True):
+        style = m[m["variant_kind"] == "style"].pivot(index="original_idx", columns="variant", values="value")
+        for variant, _ in STYLE_SHIFTS:
+            if {"neutral", variant} <= set(style.columns):
+                frames.append(
+                    _unit_rows(str(model), f"style_shift:{variant}", (style[variant] - style["neutral"]).dropna())
+                )
+        demo = m[m["variant_kind"] == "demographic"]
+        for contrast, _, side_of in NAME_CONTRASTS:
+            side = demo["variant"].map(side_of)
+            by = demo.groupby([side.rename("side"), "original_idx"])["value"].mean()
+            if not {1, -1} <= set(by.index.get_level_values("side")):
+                continue
+            units = (by.xs(1, level="side") - by.xs(-1, level="side")).dropna()
+            named = demo[(side != 0) & demo["first_name"].notna()]
+            names = named.groupby("original_idx")["first_name"].agg(lambda n: "; ".join(sorted(set(map(str, n)))))
+            frames.append(_unit_rows(str(model), f"seniority_bias:{contrast}", units, names))
+    frames.append(impact_units(seniority_selection_rows(predictions), SENIORITY_SELECTIONS, "seniority"))
+    kept = [f for f in frames if len(f)]
+    return conform(pd.concat(kept, ignore_index=True), FindingUnits) if kept else empty_table(FindingUnits)

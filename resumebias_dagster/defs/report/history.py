@@ -18,9 +18,11 @@ from resumebias_dagster.core.jd_audit.impact import name_groups, score_cut_of
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
 from resumebias_dagster.core.jd_audit.verdicts import fit_units
 from resumebias_dagster.core.models.model_config import load_models
+from resumebias_dagster.core.seniority.verdicts import seniority_units
 from resumebias_dagster.core.tables import AuditChanges, BiasAuditRates, Verdicts, conform, empty_table
 from resumebias_dagster.defs._metadata import UPDATE_WITH_UPSTREAM, table_metadata
 from resumebias_dagster.defs.report._audited import audited_models
+from resumebias_dagster.defs.seniority_study.metrics import analysed_predictions
 from resumebias_dagster.resources.catalog import CatalogResource
 from resumebias_dagster.resources.storage import EMPTY_UNTIL_MATERIALISED
 from resumebias_dagster.schemas import AuditChangesType, AuditSnapshotsType
@@ -120,12 +122,15 @@ def audit_snapshots(
     fit_model_summary: pd.DataFrame,
     bias_audit_rates: pd.DataFrame,
     fit_scores: pd.DataFrame,
+    seniority_predictions: pd.DataFrame,
+    imported_predictions: pd.DataFrame,
 ) -> pd.DataFrame:
     """Every audit snapshot (``audit_history.duckdb`` of the data directory, or the shared
     tables' ``history/`` at scale): materialising it
     keeps each model's current verdicts (both studies and validity), its Local Law 144 rates and
-    its fit findings' units (each résumé's level changes and group contrasts, which a later
-    audit of the same résumés is paired with) as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
+    its findings' units (each résumé's level changes, group contrasts, style shifts, name
+    contrasts and shares of each impact ratio, which a later audit of the same résumés is paired
+    with) as a new, immutable snapshot with the tool's version, the design, the prompts' hash and the
     code version, unless they equal the model's latest snapshot. A re-run adds a snapshot; none
     is ever overwritten. The published Local Law 144 summary is produced from these snapshots."""
     folder = catalog.folder()
@@ -140,7 +145,10 @@ def audit_snapshots(
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scores = separate_snapshots(fit_scores, partition=("model", "jd")) if len(fit_scores) else None
     # The impact ratios' units at the score cut the fit verdicts were computed with.
-    units = fit_units(scores, name_groups(folder), score_cut_of(fit_verdicts)) if scores is not None else None
+    kinds = [seniority_units(analysed_predictions(seniority_predictions, imported_predictions))]
+    if scores is not None:
+        kinds.append(fit_units(scores, name_groups(folder), score_cut_of(fit_verdicts)))
+    units = pd.concat([u for u in kinds if len(u)], ignore_index=True) if any(len(u) for u in kinds) else None
     store = history_store()
     added: list[str] = []
     kept: list[str] = []

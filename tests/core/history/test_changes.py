@@ -313,3 +313,49 @@ def test_a_ratio_change_above_its_margin_is_not_read_as_inside_it():
 
     verdicts = classify([0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.95, 1.05, 1.2], 0.9, 0.05, ratio=True)
     assert list(verdicts) == ["within_noise", "within_noise", "inconclusive"]
+
+
+# ---------------------------------------------------------------- the seniority study, paired
+
+
+def test_the_seniority_study_s_shared_resumes_are_compared_resume_by_resume():
+    """Two audits of one LLM-like labeller on the same 120 résumés and names, answered afresh, its
+    penalty on African-American names doubled: the style shifts, the name contrasts and the impact
+    ratios are paired (units from seniority_units), inconsistency and validity unpaired."""
+    from resumebias_dagster.core.seniority.verdicts import seniority_units, seniority_verdicts
+    from resumebias_dagster.testing.seniority_simulation import simulate_seniority_predictions
+
+    groups = ("african_american_male", "african_american_female")
+
+    def audit(shift, noise_seed):
+        return simulate_seniority_predictions(
+            exact=False, group_effects=dict.fromkeys(groups, shift), name_sd=0.3, seed=7, noise_seed=noise_seed
+        )
+
+    first, second = audit(-0.3, 1), audit(-0.9, 2)
+    units = FindingUnits.validate(seniority_units(first))
+    base, new = (seniority_verdicts(p, SETTINGS) for p in (first, second))
+    paired_changes = audit_changes(
+        base, new, SETTINGS, base_id="a", new_id="b", base_units=units, new_units=seniority_units(second)
+    ).set_index("finding")
+    unpaired = audit_changes(base, new, SETTINGS, base_id="a", new_id="b").set_index("finding")
+    shifts = [f for f in paired_changes.index if f.startswith(("style_shift:", "seniority_bias:"))]
+    assert len(shifts) == 5 and paired_changes.loc[shifts, "test"].eq("t_resume").all()
+    assert (paired_changes.loc[shifts, "n_resumes"] == 120).all()
+    rest = paired_changes.index.str.startswith(("inconsistency:", "validity:"))
+    assert rest.any() and paired_changes.loc[rest, "test"].eq("welch_t").all()
+    racial = "seniority_bias:racial"
+    assert paired_changes.loc[racial, "verdict"] == "beyond_noise" and paired_changes.loc[racial, "estimate"] > 0
+    width = paired_changes["ci_high"] - paired_changes["ci_low"]
+    assert width[racial] < (unpaired["ci_high"] - unpaired["ci_low"])[racial]
+    # Nothing else about wording moved: the style shifts stay within noise.
+    assert (
+        not paired_changes.loc[["style_shift:overstated", "style_shift:understated"], "verdict"]
+        .eq("beyond_noise")
+        .any()
+    )
+    # The units are what the findings average: per résumé, their mean is the estimate.
+    verdicts = base.set_index("finding")
+    means = units.groupby(["finding", "resume_id"])["unit"].mean().groupby("finding").mean()
+    for finding in shifts:
+        assert means[finding] == pytest.approx(verdicts.loc[finding, "estimate"])
