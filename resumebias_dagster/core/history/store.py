@@ -201,13 +201,19 @@ class _Snapshots:
         return out
 
     def latest_pair(self, model: str, predecessor: str = "") -> tuple[str, str] | None:
-        """The model's two latest snapshots (earlier, later); with one, and a ``predecessor`` (the
-        model it replaces) that has one, that model's latest and this one; else None."""
-        ids = list(self.snapshots(model)["snapshot_id"])
-        if len(ids) >= 2:
-            return ids[-2], ids[-1]
-        before = list(self.snapshots(predecessor)["snapshot_id"]) if predecessor and ids else []
-        return (before[-1], ids[-1]) if before else None
+        """``latest_pair`` of this store's listing."""
+        return latest_pair(self.snapshots(), model, predecessor)
+
+
+def latest_pair(listing: pd.DataFrame, model: str, predecessor: str = "") -> tuple[str, str] | None:
+    """Of a snapshots listing (``AuditSnapshots``): the model's two latest snapshots (earlier,
+    later); with one, and a ``predecessor`` (the model it replaces) that has one, that model's
+    latest and this one; else None."""
+    ordered = listing.sort_values(["created_at", "snapshot_id"], kind="stable")
+    ids, before = (list(ordered.loc[ordered["model"].astype(str) == m, "snapshot_id"]) for m in (model, predecessor))
+    if len(ids) >= 2:
+        return ids[-2], ids[-1]
+    return (before[-1], ids[-1]) if ids and before and predecessor else None
 
 
 class SnapshotStore(_Snapshots):

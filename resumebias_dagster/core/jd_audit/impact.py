@@ -61,11 +61,11 @@ def score_selection(score_cut: float) -> str:
     return f"score_at_least_{score_cut:g}"
 
 
-def score_cut_of(verdicts: pd.DataFrame, model: str | None = None) -> float:
-    """The score cut a fit audit's verdicts (of ``model``, default every model) read as selected,
-    from their impact-ratio findings' names (``DEFAULT_SCORE_CUT`` where they have none)."""
-    rows = verdicts if model is None else verdicts[verdicts["model"].astype(str) == model]
-    cuts = rows["finding"].astype(str).str.extract(r"^impact_ratio:score_at_least_([0-9.]+):")[0].dropna()
+def score_cut_of(verdicts: pd.DataFrame) -> float:
+    """The score cut a fit audit's verdicts read as selected (one for every model, as the
+    ``fit_verdicts`` asset's config sets it), from their impact-ratio findings' names
+    (``DEFAULT_SCORE_CUT`` where they have none)."""
+    cuts = verdicts["finding"].astype(str).str.extract(r"^impact_ratio:score_at_least_([0-9.]+):")[0].dropna()
     return float(cuts.iloc[0]) if len(cuts) else DEFAULT_SCORE_CUT
 
 

@@ -12,7 +12,7 @@ from resumebias_dagster.core.common.prompts import SENIORITY_PROMPT, load_prompt
 from resumebias_dagster.core.common.snapshots import separate_snapshots
 from resumebias_dagster.core.compliance.summary import AuditSnapshot
 from resumebias_dagster.core.history.changes import snapshot_changes
-from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore
+from resumebias_dagster.core.history.store import AuditIdentity, SharedSnapshotStore, SnapshotStore, latest_pair
 from resumebias_dagster.core.inference import load_inference_settings
 from resumebias_dagster.core.jd_audit.impact import name_groups, score_cut_of
 from resumebias_dagster.core.jd_audit.job_descriptions import load_fit_template
@@ -65,9 +65,10 @@ def latest_audits(audit_snapshots: pd.DataFrame, replaces: dict[str, str] | None
     created = dict(zip(audit_snapshots["snapshot_id"].astype(str), audit_snapshots["created_at"].astype(str)))
     audits: dict[str, AuditSnapshot] = {}
     verdicts, latest, prior = [], [], []
+    ordered = audit_snapshots.sort_values(["created_at", "snapshot_id"], kind="stable")
     for model in sorted(set(audit_snapshots["model"].astype(str))):
-        now = str(store.snapshots(model)["snapshot_id"].iloc[-1])
-        pair = store.latest_pair(model, (replaces or {}).get(model, ""))
+        now = str(ordered.loc[ordered["model"].astype(str) == model, "snapshot_id"].iloc[-1])
+        pair = latest_pair(ordered, model, (replaces or {}).get(model, ""))
         before = pair[0] if pair is not None else ""
         audits[model] = AuditSnapshot(
             snapshot_id=now,
@@ -144,9 +145,9 @@ def audit_snapshots(
     prompts = {"seniority": load_prompt(SENIORITY_PROMPT, folder), "fit": load_fit_template(folder)}
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scores = separate_snapshots(fit_scores, partition=("model", "jd")) if len(fit_scores) else None
-    # The impact ratios' units at the score cut the fit verdicts were computed with.
     kinds = [seniority_units(analysed_predictions(seniority_predictions, imported_predictions))]
     if scores is not None:
+        # The impact ratios' units at the score cut the fit verdicts were computed with.
         kinds.append(fit_units(scores, name_groups(folder), score_cut_of(fit_verdicts)))
     units = pd.concat([u for u in kinds if len(u)], ignore_index=True) if any(len(u) for u in kinds) else None
     store = history_store()
@@ -190,7 +191,7 @@ def audit_changes(
     store = history_store()
     frames = []
     for model in sorted(set(audit_snapshots["model"].astype(str))):
-        pair = store.latest_pair(model, replaces.get(model, ""))
+        pair = latest_pair(audit_snapshots, model, replaces.get(model, ""))
         if pair is not None:
             frames.append(snapshot_changes(store, *pair, settings))
     out = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else None
